@@ -1,0 +1,70 @@
+"""ShopNest's HTTP API: POST /chat -> the Reply in the trace contract's wire form."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Literal
+
+from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from shopnest.agent import ShopNestAgent, Turn
+from shopnest.orders import DEFAULT_CUSTOMER
+from tracegrade.errors import TracegradeError
+
+MAX_QUESTION_CHARS = 4000
+
+
+class HistoryTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=MAX_QUESTION_CHARS)
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    customer_id: str = Field(DEFAULT_CUSTOMER, alias="customerId", min_length=1, max_length=64)
+    history: list[HistoryTurn] = Field(default_factory=list, max_length=20)
+    # Tool faults to inject, for outage evals: {"getOrderStatus": "timeout"}.
+    faults: dict[str, Literal["timeout", "server_error", "malformed", "hang"]] = Field(default_factory=dict)
+
+    @field_validator("question")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question must not be empty")
+        return value
+
+
+def create_app(agent: ShopNestAgent, token: str | None = None) -> FastAPI:
+    """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``."""
+    app = FastAPI(title="ShopNest", version="0.1.0")
+
+    def authorise(authorization: str | None) -> None:
+        if token and not hmac.compare_digest(authorization or "", f"Bearer {token}"):
+            raise HTTPException(status_code=401, detail="missing or wrong bearer token")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()]
+        return JSONResponse(status_code=422, content={"error": "invalid request", "problems": problems})
+
+    @app.get("/health")
+    async def health(authorization: str | None = Header(None)) -> dict:
+        authorise(authorization)
+        return {"status": "ok", "model": agent.model.model_id, "promptVersion": agent.prompt_version}
+
+    @app.post("/chat")
+    async def chat(body: ChatRequest, authorization: str | None = Header(None)) -> JSONResponse:
+        authorise(authorization)
+        history = [Turn(t.role, t.content) for t in body.history]
+        try:
+            reply = await agent.chat(body.question, body.customer_id, history, body.faults)
+        except TracegradeError as exc:
+            return JSONResponse(status_code=503, content={"error": f"{type(exc).__name__}: {exc}"})
+        return JSONResponse(reply.to_wire())
+
+    return app

@@ -1,0 +1,86 @@
+"""`shopnest ask` and `shopnest serve`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+from shopnest.orders import DEFAULT_CUSTOMER
+from tracegrade.errors import TracegradeError
+from tracegrade.trace import Reply
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.command(args)
+    except TracegradeError as exc:
+        print(f"shopnest: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shopnest",
+        description="ShopNest, the reference support agent: answers with a trace of what it did.",
+    )
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    model_help = "agent model: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL (env TRACEGRADE_AGENT_MODEL)"
+
+    ask = sub.add_parser("ask", help="answer one question and show the trace")
+    ask.add_argument("question")
+    ask.add_argument("--customer", default=DEFAULT_CUSTOMER, help=f"customer id asking (default {DEFAULT_CUSTOMER})")
+    ask.add_argument("--agent-model", help=model_help)
+    ask.add_argument("--top-k", type=int, default=1, help="policy files to retrieve (default 1)")
+    ask.add_argument("--prompt-version", help="system prompt version: v1 (default) or terse")
+    ask.add_argument("--json", action="store_true", help="print the Reply in the trace contract's wire form")
+    ask.set_defaults(command=_ask)
+
+    serve = sub.add_parser("serve", help="serve POST /chat and GET /health over HTTP")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--agent-model", help=model_help)
+    serve.add_argument("--top-k", type=int, default=1)
+    serve.add_argument("--prompt-version", help="system prompt version: v1 (default) or terse")
+    serve.set_defaults(command=_serve)
+    return parser
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from shopnest.factory import build_agent
+
+    agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
+    started = time.perf_counter()
+    reply = asyncio.run(agent.chat(args.question, args.customer))
+    seconds = time.perf_counter() - started
+    print(json.dumps(reply.to_wire(), indent=2) if args.json else format_reply(reply, seconds))
+    return 0
+
+
+def format_reply(reply: Reply, seconds: float) -> str:
+    sources = ", ".join(f"{s} ({score:.2f})" for s, score in zip(reply.retrieved_sources, reply.retrieval_scores))
+    lines = [f"answer   {reply.answer}", f"sources  {sources or '-'}"]
+    calls = [f"{c.name}({c.argument or ''}) -> {c.result}  [{c.status}]" for c in reply.tool_calls]
+    lines.append("tools    " + ("\n         ".join(calls) if calls else "-"))
+    lines.append(
+        f"model    {reply.model}  {reply.usage.input_tokens} in / {reply.usage.output_tokens} out tokens  {seconds:.1f} s"
+    )
+    return "\n".join(lines)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from shopnest.app import create_app
+    from shopnest.factory import build_agent
+
+    agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
+    token = os.environ.get("SHOPNEST_API_TOKEN")
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
+        print("shopnest: warning: serving beyond loopback without SHOPNEST_API_TOKEN", file=sys.stderr)
+    uvicorn.run(create_app(agent, token), host=args.host, port=args.port, log_level="warning")
+    return 0

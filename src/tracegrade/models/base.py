@@ -1,0 +1,81 @@
+"""The narrow protocol every model provider implements.
+
+    >>> from tracegrade.models.scripted import ScriptedModel
+    >>> model = ScriptedModel(["Hello."])
+    >>> import asyncio
+    >>> asyncio.run(model.complete([Message("user", "Hi")])).text
+    'Hello.'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Sequence
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ModelToolCall:
+    """A tool call the model asked for (before the agent runs it)."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. An assistant message may carry tool calls; a tool
+    message answers the call with ``tool_call_id``."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ModelToolCall, ...] = ()
+    tool_call_id: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: its name, purpose and JSON Schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """What one model call returned: text or tool calls, with its cost in tokens and time."""
+
+    text: str = ""
+    tool_calls: tuple[ModelToolCall, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    model: str = ""
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """How to answer: offered tools, a JSON Schema the reply must follow, sampling."""
+
+    tools: tuple[ToolSpec, ...] = ()
+    json_schema: dict[str, Any] | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ChatModel(Protocol):
+    """Messages in, text or tool calls out. Implementations must be safe to call
+    concurrently from one event loop."""
+
+    model_id: str
+
+    async def complete(
+        self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
+    ) -> ChatResponse: ...

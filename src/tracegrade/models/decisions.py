@@ -1,0 +1,96 @@
+"""Tool use for models that cannot emit tool-call tags reliably.
+
+The small local model writes bare JSON, fenced JSON, ``{{...}}`` or
+``<tool_call>`` tags when asked to call a tool. Instead of hoping, each turn is
+constrained to a JSON Schema of {a tool call | a final answer}, and the reply
+is parsed leniently in case a runtime ignores the constraint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+from tracegrade.models.base import ModelToolCall, ToolSpec
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+
+
+def decision_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """One JSON object: either {"tool": NAME, "arguments": {...}} or {"answer": TEXT}."""
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": tool.name}, "arguments": tool.parameters},
+            "required": ["tool", "arguments"],
+        }
+        for tool in tools
+    ]
+    options.append(
+        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    )
+    return {"oneOf": options}
+
+
+def decision_instructions(tools: Sequence[ToolSpec]) -> str:
+    """The text that tells the model how to call a tool or answer."""
+    lines = ["You can call these tools:"]
+    for tool in tools:
+        params = ", ".join(tool.parameters.get("properties", {}))
+        lines.append(f"- {tool.name}({params}): {tool.description}")
+    lines.append(
+        'Reply with one JSON object only. To call a tool: {"tool": "NAME", "arguments": {...}}. '
+        'To answer the customer: {"answer": "TEXT"}.'
+    )
+    return "\n".join(lines)
+
+
+def parse_decision(text: str, tool_names: Sequence[str]) -> tuple[str, tuple[ModelToolCall, ...]]:
+    """(answer text, tool calls) from a reply in any form the model produces.
+
+    Never raises: text that holds no recognisable tool call is the answer.
+    """
+    for candidate in _json_candidates(text):
+        data = _loads(candidate)
+        if isinstance(data, dict):
+            call = _as_tool_call(data, tool_names)
+            if call is not None:
+                return "", (call,)
+            if isinstance(data.get("answer"), str):
+                return data["answer"].strip(), ()
+    return text.strip(), ()
+
+
+def _json_candidates(text: str) -> list[str]:
+    stripped = text.strip()
+    candidates = [stripped]
+    candidates += _TAG.findall(stripped)
+    candidates += _FENCE.findall(stripped)
+    if stripped.startswith("{{") and stripped.endswith("}}"):
+        candidates.append(stripped[1:-1])
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        candidates.append(stripped[start : end + 1])
+    return candidates
+
+
+def _loads(candidate: str) -> Any:
+    try:
+        return json.loads(candidate)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _as_tool_call(data: dict[str, Any], tool_names: Sequence[str]) -> ModelToolCall | None:
+    # Accept our schema's "tool" and the chat template's native "name".
+    name = data.get("tool", data.get("name"))
+    if not isinstance(name, str) or name not in tool_names:
+        return None
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):
+        arguments = _loads(arguments)
+    if not isinstance(arguments, dict):
+        arguments = {}
+    return ModelToolCall(name=name, arguments=arguments)

@@ -1,0 +1,133 @@
+"""The embedded default: a GGUF model run in-process on the CPU with xllamacpp.
+
+One model instance per process and weights file; requests are serialised with
+a lock because a single llama.cpp context must never interleave two requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from tracegrade.errors import ModelError, WeightsError
+from tracegrade.models import decisions
+from tracegrade.models.base import ChatOptions, ChatResponse, Message
+from tracegrade.models.weights import MODEL_ID, default_model_path
+
+_INSTANCES: dict[Path, "LocalModel"] = {}
+_INSTANCES_LOCK = threading.Lock()
+
+
+def local_model(path: str | None = None) -> "LocalModel":
+    """The process-wide model for ``path`` (default: the embedded Qwen weights)."""
+    resolved = Path(path).expanduser().resolve() if path else default_model_path()
+    if not resolved.is_file():
+        raise WeightsError(f"model file not found: {resolved}")
+    with _INSTANCES_LOCK:
+        if resolved not in _INSTANCES:
+            model_id = MODEL_ID if path is None else resolved.stem.lower()
+            _INSTANCES[resolved] = LocalModel(resolved, model_id)
+        return _INSTANCES[resolved]
+
+
+class LocalModel:
+    """llama.cpp behind the ChatModel protocol; tools via constrained JSON decisions."""
+
+    def __init__(self, path: Path, model_id: str, n_ctx: int = 4096) -> None:
+        self.model_id = model_id
+        self.path = path
+        self._n_ctx = n_ctx
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    async def complete(
+        self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
+    ) -> ChatResponse:
+        request = self._request(messages, options)
+        started = time.perf_counter()
+        raw = await asyncio.to_thread(self._call, request)
+        latency = time.perf_counter() - started
+        text = raw["choices"][0]["message"].get("content") or ""
+        usage = raw.get("usage", {})
+        tool_calls: tuple = ()
+        if options.tools:
+            text, tool_calls = decisions.parse_decision(text, [t.name for t in options.tools])
+        return ChatResponse(
+            text=text.strip(),
+            tool_calls=tool_calls,
+            input_tokens=int(usage.get("prompt_tokens", 0)),
+            output_tokens=int(usage.get("completion_tokens", 0)),
+            latency_s=latency,
+            model=self.model_id,
+        )
+
+    def _request(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
+        schema = options.json_schema
+        chat = [_flatten(message) for message in messages]
+        if options.tools:
+            schema = decisions.decision_schema(options.tools)
+            chat = _with_tool_instructions(chat, decisions.decision_instructions(options.tools))
+        request: dict[str, Any] = {
+            "messages": chat,
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "seed": options.seed,
+        }
+        if schema is not None:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema},
+            }
+        return request
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            server = self._ensure_server()
+            try:
+                raw = server.handle_chat_completions(request)
+            except Exception as exc:  # the runtime raises bare RuntimeErrors
+                raise ModelError(f"local model call failed: {type(exc).__name__}: {exc}") from exc
+        if isinstance(raw, str):
+            raw = json.loads(raw)
+        if "error" in raw:
+            raise ModelError(f"local model call failed: {raw['error']}")
+        return raw
+
+    def _ensure_server(self) -> Any:
+        if self._server is None:
+            import xllamacpp  # heavy; only when the local model is really used
+
+            params = xllamacpp.CommonParams()
+            params.model.path = str(self.path)
+            params.n_ctx = self._n_ctx
+            params.n_batch = 512
+            params.n_parallel = 1
+            threads = int(os.environ.get("TRACEGRADE_THREADS", os.cpu_count() or 2))
+            params.cpuparams.n_threads = threads
+            params.cpuparams_batch.n_threads = threads
+            params.use_jinja = True
+            params.warmup = False
+            params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
+            self._server = xllamacpp.Server(params)
+        return self._server
+
+
+def _flatten(message: Message) -> dict[str, str]:
+    """Tool traffic as plain text: the model never sees template tool tags."""
+    if message.role == "assistant" and message.tool_calls:
+        call = message.tool_calls[0]
+        return {"role": "assistant", "content": json.dumps({"tool": call.name, "arguments": call.arguments})}
+    if message.role == "tool":
+        return {"role": "user", "content": f"TOOL RESULT ({message.name}): {message.content}"}
+    return {"role": message.role, "content": message.content}
+
+
+def _with_tool_instructions(chat: list[dict[str, str]], instructions: str) -> list[dict[str, str]]:
+    if chat and chat[0]["role"] == "system":
+        return [{"role": "system", "content": chat[0]["content"] + "\n\n" + instructions}, *chat[1:]]
+    return [{"role": "system", "content": instructions}, *chat]

