@@ -102,6 +102,11 @@ def reply_json_schema() -> dict[str, Any]:
 
 
 def write_reply_schema(path: Path = SCHEMA_PATH) -> Path:
+    """Write the schema file; ``python -m tracegrade.trace`` regenerates the committed one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(reply_json_schema(), indent=2) + "\n")
     return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_reply_schema()}")

@@ -1,0 +1,54 @@
+"""Shared fixtures. Fakes are plain functions; the real embedding model is
+loaded once per session, offline."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+# The embedding model ships inside a package; a test must never reach a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+_DIMENSIONS = 256
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def hashing_embedder(texts: Sequence[str]) -> np.ndarray:
+    """A cheap, deterministic stand-in for MiniLM: bag of words hashed into
+    256 buckets, each row L2-normalised (an all-zero row stays zero)."""
+    rows = np.zeros((len(texts), _DIMENSIONS), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for word in _WORD.findall(text.lower()):
+            bucket = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big")
+            rows[row, bucket % _DIMENSIONS] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+@pytest.fixture
+def fake_embedder():
+    """The hashing embedder, as a fixture for tests that want one by name."""
+    return hashing_embedder
+
+
+@pytest.fixture(scope="session")
+def minilm_knowledge():
+    """The real knowledge base: the shipped policies embedded with all-MiniLM-L6-v2."""
+    from shopnest.knowledge import KnowledgeBase, load_policies, minilm_embedder
+
+    return KnowledgeBase(load_policies(), minilm_embedder())
+
+
+@pytest.fixture
+def fake_knowledge():
+    """The shipped policies behind the hashing embedder: real files, no torch."""
+    from shopnest.knowledge import KnowledgeBase, load_policies
+
+    return KnowledgeBase(load_policies(), hashing_embedder)
