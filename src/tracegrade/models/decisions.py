@@ -69,11 +69,29 @@ def _json_candidates(text: str) -> list[str]:
     candidates += _TAG.findall(stripped)
     candidates += _FENCE.findall(stripped)
     if stripped.startswith("{{") and stripped.endswith("}}"):
-        candidates.append(stripped[1:-1])
+        # Template-style escaping: either only the outer pair or every brace is doubled.
+        candidates += [stripped[1:-1], stripped.replace("{{", "{").replace("}}", "}")]
     start, end = stripped.find("{"), stripped.rfind("}")
     if 0 <= start < end:
         candidates.append(stripped[start : end + 1])
+    # WHY scan each "{": two calls on two lines are not one JSON document, but
+    # the first of them is still the call the model meant.
+    candidates += _embedded_objects(stripped)
     return candidates
+
+
+def _embedded_objects(text: str) -> list[str]:
+    decoder = json.JSONDecoder()
+    found, position = [], text.find("{")
+    while position >= 0:
+        try:
+            _, end = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            position = text.find("{", position + 1)
+            continue
+        found.append(text[position:end])
+        position = text.find("{", end)
+    return found
 
 
 def _loads(candidate: str) -> Any:
