@@ -57,7 +57,7 @@ ORDERS: tuple[Order, ...] = (
 
 def normalise_order_id(raw: object) -> str:
     """Trimmed and upper-cased: the model sometimes sends ' ord-101'."""
-    return str(raw).strip().upper()
+    return "" if raw is None else str(raw).strip().upper()
 
 
 class OrderBook:

@@ -48,6 +48,7 @@ class ToolBox:
     customer_id: str
     trace: list[ToolCall] = field(default_factory=list)
     faults: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = TOOL_TIMEOUT_S
     _drafts: set[str] = field(default_factory=set)
 
     async def run(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -55,7 +56,7 @@ class ToolBox:
         order_id = normalise_order_id(arguments.get("orderId", ""))
         clean = {**arguments, "orderId": order_id} if "orderId" in arguments else dict(arguments)
         try:
-            result, status = await asyncio.wait_for(self._dispatch(name, order_id, clean), TOOL_TIMEOUT_S)
+            result, status = await asyncio.wait_for(self._dispatch(name, order_id, clean), self.timeout_s)
         except asyncio.TimeoutError:
             result, status = FAULTS["timeout"].format(tool=name), "error"
         except Exception as exc:  # the tool boundary: a broken tool is data, not a crash
@@ -68,7 +69,7 @@ class ToolBox:
             return f"ERROR: unknown tool {name}.", "error"
         fault = self.faults.get(name)
         if fault == "hang":
-            await asyncio.sleep(TOOL_TIMEOUT_S * 2)
+            await asyncio.Event().wait()  # never answers; the timeout above ends it
         if fault in FAULTS:
             return FAULTS[fault].format(tool=name), "error"
         if not order_id:
@@ -111,6 +112,8 @@ def delivery_date(order: Order, book: OrderBook) -> str:
         return f"Order {order.id} was delivered on {book.date_of(order.delivered_days_ago or 0)} ({order.delivered_days_ago} days ago)."
     if order.status == "SHIPPED":
         due_in = SHIPPING_DAYS - (order.shipped_days_ago or 0)
+        if due_in <= 0:  # past the usual transit time: never promise a date in the past
+            return f"Order {order.id} shipped {order.shipped_days_ago} days ago and is late; it should arrive any day now."
         return f"Order {order.id} is expected to be delivered on {book.date_of(-due_in)} (in {due_in} days)."
     if order.status == "PROCESSING":
         return f"Order {order.id} has not shipped yet, so it has no delivery date."
