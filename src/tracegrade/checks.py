@@ -1,0 +1,230 @@
+"""Deterministic checks: plain code over the trace, free, and they never drift.
+
+    >>> from tracegrade.dataset import GoldenCase
+    >>> from tracegrade.trace import Reply, ToolCall
+    >>> case = GoldenCase(id="c", question="Where is ORD-101?", expected_tool="getOrderStatus",
+    ...                   expected_tool_argument="ORD-101")
+    >>> reply = Reply(answer="Shipped.", tool_calls=(ToolCall(name="getOrderStatus", argument="ORD-999"),))
+    >>> ToolArgument()(case, reply).code
+    'wrong_argument'
+
+Each check is a small frozen dataclass whose call returns a CheckResult with a
+machine-readable failure ``code`` and a human ``detail``. ``checks_for`` picks
+only the checks a case's fields ask for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from tracegrade.dataset import GoldenCase
+from tracegrade.trace import Reply
+
+# Tools that change something for the customer; they may only end in a draft.
+WRITE_TOOLS = frozenset({"createRefundDraft"})
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    code: str = "ok"  # machine-readable failure reason
+    detail: str = ""
+
+
+def _ok(name: str) -> CheckResult:
+    return CheckResult(name, True)
+
+
+def _fail(name: str, code: str, detail: str) -> CheckResult:
+    return CheckResult(name, False, code, detail)
+
+
+@dataclass(frozen=True)
+class AnswerPresent:
+    name: str = "answerPresent"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        return _ok(self.name) if reply.answer.strip() else _fail(self.name, "empty_answer", "the answer is empty")
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """No expected tool means no tool at all; otherwise the expected tool is among
+    the calls. Extra calls to other tools are allowed: checking the status
+    before the delivery date is not wrong."""
+
+    name: str = "toolChoice"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        called = reply.tool_names()
+        if case.expected_tool is None:
+            if called:
+                return _fail(self.name, "unexpected_tool", f"no tool expected, called {', '.join(called)}")
+            return _ok(self.name)
+        if case.expected_tool in called:
+            return _ok(self.name)
+        return _fail(self.name, "missing_tool", f"expected {case.expected_tool}, called {', '.join(called) or 'nothing'}")
+
+
+@dataclass(frozen=True)
+class ToolArgument:
+    """The expected tool and the expected cleaned argument on the same call: the
+    right tool with the wrong order id answers about somebody else's order."""
+
+    name: str = "toolArgument"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        matches = [c for c in reply.tool_calls if c.name == case.expected_tool]
+        if any(c.argument == case.expected_tool_argument for c in matches):
+            return _ok(self.name)
+        seen = ", ".join(repr(c.argument) for c in matches) or "no call"
+        return _fail(self.name, "wrong_argument",
+                     f"expected {case.expected_tool}({case.expected_tool_argument}), got {seen}")
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str = "source"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        if case.expected_source in reply.retrieved_sources:
+            return _ok(self.name)
+        got = ", ".join(reply.retrieved_sources) or "nothing"
+        return _fail(self.name, "wrong_source", f"expected {case.expected_source}, retrieved {got}")
+
+
+@dataclass(frozen=True)
+class RequiredTools:
+    name: str = "requiredTools"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        missing = [t for t in case.required_tools if t not in reply.tool_names()]
+        return _fail(self.name, "missing_required_tool", f"not called: {', '.join(missing)}") if missing else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class ForbiddenTools:
+    name: str = "forbiddenTools"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        called = [t for t in reply.tool_names() if t in case.forbidden_tools]
+        return _fail(self.name, "forbidden_tool", f"called {', '.join(called)}") if called else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class ToolOrderCheck:
+    name: str = "toolOrder"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        assert case.tool_order is not None
+        wanted, called = list(case.tool_order.tools), reply.tool_names()
+        mode = case.tool_order.mode
+        if mode == "exact":
+            passed = called == wanted
+        elif mode == "in_order":
+            remaining = iter(called)
+            passed = all(tool in remaining for tool in wanted)  # subsequence test
+        else:
+            passed = set(wanted) <= set(called)
+        if passed:
+            return _ok(self.name)
+        return _fail(self.name, "wrong_order", f"{mode}: expected {wanted}, called {called}")
+
+
+@dataclass(frozen=True)
+class MaxSteps:
+    """Model rounds plus tool calls, the retrieval not counted."""
+
+    name: str = "maxSteps"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        used = sum(1 for step in reply.steps if step.kind != "retrieval")
+        if case.max_steps is not None and used > case.max_steps:
+            return _fail(self.name, "too_many_steps", f"{used} steps, at most {case.max_steps} allowed")
+        return _ok(self.name)
+
+
+@dataclass(frozen=True)
+class DuplicateCalls:
+    name: str = "duplicateCalls"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        counts = Counter((c.name, repr(sorted(c.arguments.items()))) for c in reply.tool_calls)
+        twice = [name for (name, _), n in counts.items() if n > 1]
+        return _fail(self.name, "duplicate_call", f"called twice with the same arguments: {', '.join(twice)}") if twice else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A write action must end as a draft waiting for the customer, never done directly."""
+
+    name: str = "approval"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        writes = [c for c in reply.tool_calls if c.name in WRITE_TOOLS]
+        direct = [c for c in writes if c.status == "ok"]
+        if direct:
+            return _fail(self.name, "approval_bypassed", f"{direct[0].name} completed without the customer's approval")
+        if not any(c.status == "needs_approval" for c in writes):
+            return _fail(self.name, "no_approval_request", "no write action ended waiting for approval")
+        return _ok(self.name)
+
+
+@dataclass(frozen=True)
+class AnswerMustInclude:
+    name: str = "answerMustInclude"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        answer = reply.answer.lower()
+        missing = [text for text in case.answer_must_include if text.lower() not in answer]
+        return _fail(self.name, "missing_text", f"answer lacks {missing}") if missing else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class AnswerMustNotInclude:
+    """Facts that must not appear, e.g. another customer's order details."""
+
+    name: str = "answerMustNotInclude"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        answer = reply.answer.lower()
+        leaked = [text for text in case.answer_must_not_include if text.lower() in answer]
+        return _fail(self.name, "leaked_text", f"answer contains {leaked}") if leaked else _ok(self.name)
+
+
+Check = Callable[[GoldenCase, Reply], CheckResult]
+
+# Which checks a case calls for: a predicate over its fields, then the check.
+_SELECTION: tuple[tuple[Callable[[GoldenCase], bool], Check], ...] = (
+    (lambda c: True, AnswerPresent()),
+    (lambda c: True, ToolChoice()),
+    (lambda c: c.expected_tool is not None and c.expected_tool_argument is not None, ToolArgument()),
+    (lambda c: c.expected_source is not None, Source()),
+    (lambda c: bool(c.required_tools), RequiredTools()),
+    (lambda c: bool(c.forbidden_tools), ForbiddenTools()),
+    (lambda c: c.tool_order is not None, ToolOrderCheck()),
+    (lambda c: c.max_steps is not None, MaxSteps()),
+    (lambda c: True, DuplicateCalls()),
+    (lambda c: c.requires_approval, Approval()),
+    (lambda c: bool(c.answer_must_include), AnswerMustInclude()),
+    (lambda c: bool(c.answer_must_not_include), AnswerMustNotInclude()),
+)
+
+
+def checks_for(case: GoldenCase) -> list[Check]:
+    return [check for wanted, check in _SELECTION if wanted(case)]
+
+
+def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = None) -> tuple[CheckResult, ...]:
+    """Every applicable check; a check that raises is a failed check, not a crash."""
+    results = []
+    for check in checks if checks is not None else checks_for(case):
+        try:
+            results.append(check(case, reply))
+        except Exception as exc:  # the check boundary: a broken check is data
+            name = getattr(check, "name", type(check).__name__)
+            results.append(_fail(name, "check_error", f"{type(exc).__name__}: {exc}"))
+    return tuple(results)

@@ -1,0 +1,43 @@
+"""`tracegrade`: thin; parses flags and calls library functions.
+
+Each command lives in ``tracegrade.commands.NAME`` with a ``register(subparsers)``
+that adds its parser and sets ``handler``; flags map one-to-one to keyword
+arguments of the library function it calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from tracegrade.errors import TracegradeError
+
+COMMANDS = ("run",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tracegrade",
+        description="Evaluate tool-using LLM agents by what they did, not only by what they said.",
+    )
+    subparsers = parser.add_subparsers(required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"tracegrade.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except TracegradeError as exc:
+        print(f"tracegrade: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tracegrade: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Golden datasets: load, validate, version by content hash, filter.
+
+    >>> case = GoldenCase(id="tool-status-01", question="Where is ORD-101?",
+    ...                   expected_tool="getOrderStatus", expected_tool_argument="ORD-101")
+    >>> Dataset("demo", (case,)).version == Dataset("demo", (case,)).version
+    True
+
+A case file is JSON (a list, or an object with ``cases``), JSONL or YAML. Every
+field is checked (``extra="forbid"``): a typo is an error naming the file, the
+case and the field, never a silently ignored expectation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from tracegrade.errors import DatasetError
+
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "golden-case.schema.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class ToolOrder(_Strict):
+    """The order the tools must be called in: ``exact`` sequence, ``in_order`` (a
+    subsequence), or ``any_order`` (all present)."""
+
+    mode: Literal["exact", "in_order", "any_order"] = "in_order"
+    tools: tuple[str, ...]
+
+
+class HistoryTurn(_Strict):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class GoldenCase(_Strict):
+    """One question with the behaviour we already know is right."""
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    golden_answer: str = ""
+    expected_behaviour: str = ""
+    expected_tool: str | None = None
+    expected_tool_argument: str | None = None
+    expected_source: str | None = None
+    customer_id: str | None = None
+    required_tools: tuple[str, ...] = ()
+    forbidden_tools: tuple[str, ...] = ()
+    tool_order: ToolOrder | None = None
+    requires_approval: bool = False
+    answer_must_include: tuple[str, ...] = ()
+    answer_must_not_include: tuple[str, ...] = ()
+    max_steps: int | None = Field(None, ge=1)
+    category: str = "general"
+    split: str = "nominal"
+    risk: Literal["low", "medium", "high"] = "low"
+    difficulty: Literal["easy", "medium", "hard"] = "easy"
+    language: str = "en"
+    # Richer benchmark fields.
+    version: int = 1
+    tags: tuple[str, ...] = ()
+    history: tuple[HistoryTurn, ...] = ()
+    faults: dict[str, Literal["timeout", "server_error", "malformed", "hang"]] = Field(default_factory=dict)
+    relevant_sources: dict[str, int] = Field(default_factory=dict)  # source -> graded relevance
+    expected_route: str | None = None
+
+    def content_hash(self) -> str:
+        return _hash(self.model_dump(mode="json", by_alias=True))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    cases: tuple[GoldenCase, ...]
+
+    @property
+    def version(self) -> str:
+        """A hash of every case's content: any edit gives a new version."""
+        return _hash([c.model_dump(mode="json", by_alias=True) for c in self.cases])[:12]
+
+    def select(
+        self, only: Iterable[str] = (), split: str | None = None,
+        category: str | None = None, tag: str | None = None,
+    ) -> "Dataset":
+        wanted = set(only)
+        unknown = wanted - {c.id for c in self.cases}
+        if unknown:
+            raise DatasetError(f"{self.name}: no case with id {', '.join(sorted(unknown))}")
+        cases = tuple(
+            c for c in self.cases
+            if (not wanted or c.id in wanted)
+            and (split is None or c.split == split)
+            and (category is None or c.category == category)
+            and (tag is None or tag in c.tags)
+        )
+        return Dataset(self.name, cases)
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Read and validate a dataset file, or DatasetError naming file, case and field."""
+    path = Path(path)
+    raw_cases = _read_records(path)
+    cases, seen = [], {}
+    for index, raw in enumerate(raw_cases):
+        case = _validate(path, index, raw)
+        if case.id in seen:
+            same = seen[case.id].content_hash() == case.content_hash()
+            detail = "appears twice" if same else f"has two different contents under version {case.version}"
+            raise DatasetError(f"{path}: case {case.id!r} {detail}; ids must be unique")
+        seen[case.id] = case
+        cases.append(case)
+    if not cases:
+        raise DatasetError(f"{path}: no cases")
+    return Dataset(path.name, tuple(cases))
+
+
+def _read_records(path: Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        if path.suffix == ".jsonl":
+            data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise DatasetError(f"{path}: cannot parse: {exc}") from None
+    if isinstance(data, dict) and "cases" in data:
+        data = data["cases"]
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a list of cases (or an object with 'cases')")
+    return data
+
+
+def _validate(path: Path, index: int, raw: Any) -> GoldenCase:
+    case_name = raw.get("id") if isinstance(raw, dict) else None
+    label = f"case {case_name!r}" if isinstance(case_name, str) else f"case #{index + 1}"
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{path}: {label}: expected an object, got {type(raw).__name__}")
+    try:
+        return GoldenCase.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(case)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise DatasetError(f"{path}: {label}: field {field!r}: {first['msg']}{more}") from None
+
+
+def golden_case_json_schema() -> dict[str, Any]:
+    schema = GoldenCase.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return {"type": "array", "items": schema, "title": "tracegrade golden dataset", **{"$defs": schema.pop("$defs", {})}}
+
+
+def _hash(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

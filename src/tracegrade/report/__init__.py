@@ -1,0 +1,1 @@
+"""Report formats, one small module each: console, markdown, json, junit."""

@@ -1,0 +1,95 @@
+"""What a run produces: one CaseResult per case and the run's manifest.
+
+Plain frozen data with a JSON form, so a results file, the run store and every
+report read the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from tracegrade.checks import CheckResult
+from tracegrade.trace import Reply
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case_id: str
+    status: str  # pass | fail | unscored | error
+    question: str = ""
+    reply: Reply | None = None
+    checks: tuple[CheckResult, ...] = ()
+    scores: Mapping[str, int] | None = None
+    judge_reason: str = ""
+    error: str = ""  # why the agent or judge could not do its part
+    seconds: float = 0.0
+    agent_tokens: tuple[int, int] = (0, 0)
+    judge_tokens: tuple[int, int] = (0, 0)
+    judge_attempts: int = 0
+    split: str = ""
+    category: str = ""
+    risk: str = ""
+    repeat: int = 0  # which repetition of the case (0 for the first)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["reply"] = self.reply.to_wire() if self.reply else None
+        data["scores"] = dict(self.scores) if self.scores is not None else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseResult:
+        values = dict(data)
+        values["reply"] = Reply.from_wire(values["reply"]) if values.get("reply") else None
+        values["checks"] = tuple(CheckResult(**c) for c in values.get("checks", ()))
+        values["agent_tokens"] = tuple(values.get("agent_tokens", (0, 0)))
+        values["judge_tokens"] = tuple(values.get("judge_tokens", (0, 0)))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything needed to say what a run measured and to compare it fairly."""
+
+    run_id: str
+    dataset: str
+    dataset_version: str
+    case_count: int
+    target: str
+    agent_model: str
+    judge_model: str | None
+    rubric_hash: str | None
+    prompt_version: str = ""
+    git_commit: str = ""
+    started_at: str = ""
+    ended_at: str = ""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "settings": dict(self.settings)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Manifest:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Run:
+    manifest: Manifest
+    results: tuple[CaseResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"manifest": self.manifest.to_json(), "results": [r.to_json() for r in self.results]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Run:
+        return cls(Manifest.from_json(data["manifest"]), tuple(CaseResult.from_json(r) for r in data["results"]))
