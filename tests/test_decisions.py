@@ -69,11 +69,13 @@ def test_arguments_that_are_not_an_object_become_empty():
 def test_decision_schema_has_one_option_per_tool_plus_answer():
     options = decision_schema(TOOL_SPECS)["oneOf"]
     assert len(options) == len(TOOL_SPECS) + 1
-    for spec, option in zip(TOOL_SPECS, options):
-        assert option["properties"]["tool"] == {"const": spec.name}
-        assert option["properties"]["arguments"] == spec.parameters
-        assert option["required"] == ["tool", "arguments"]
-    assert options[-1]["required"] == ["answer"]
+    answers = [o for o in options if "answer" in o["properties"]]
+    assert answers == [{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}]
+    tools = {o["properties"]["tool"]["const"]: o for o in options if "tool" in o["properties"]}
+    assert list(tools) == list(TOOL_NAMES)
+    for spec in TOOL_SPECS:
+        assert tools[spec.name]["properties"]["arguments"] == spec.parameters
+        assert tools[spec.name]["required"] == ["tool", "arguments"]
 
 
 def test_decision_schema_accepts_exactly_the_decisions():

@@ -15,12 +15,16 @@ from tracegrade.models import ToolSpec
 from tracegrade.trace import ToolCall, ToolStatus
 
 NOT_FOUND = "Order not found"
-ORDER_ID = {"type": "string", "description": "The order id, like ORD-101"}
+ORDER_ID = {"type": "string", "description": "The order id exactly as the customer wrote it"}
 
+# WHY these descriptions: measured on bench/ask_questions.py, the local model
+# picked getDeliveryDate for "where is my order" until each tool said when to use it.
 TOOL_SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec("getOrderStatus", "Current status of an order (processing, shipped, delivered, cancelled).",
+    ToolSpec("getOrderStatus",
+             "Where an order is now: processing, shipped, delivered (with the date) or cancelled. "
+             "Use it for 'where is my order', returns and anything else about one order.",
              {"type": "object", "properties": {"orderId": ORDER_ID}, "required": ["orderId"]}),
-    ToolSpec("getDeliveryDate", "When an order was or will be delivered.",
+    ToolSpec("getDeliveryDate", "The delivery date of an order, only when the customer asks when it arrives.",
              {"type": "object", "properties": {"orderId": ORDER_ID}, "required": ["orderId"]}),
     ToolSpec("getRefundStatus", "Whether a refund exists for an order and how far it is.",
              {"type": "object", "properties": {"orderId": ORDER_ID}, "required": ["orderId"]}),
