@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 from typing import Literal
 
-from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -43,9 +43,19 @@ def create_app(agent: ShopNestAgent, token: str | None = None) -> FastAPI:
     """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``."""
     app = FastAPI(title="ShopNest", version="0.1.0")
 
-    def authorise(authorization: str | None) -> None:
-        if token and not hmac.compare_digest(authorization or "", f"Bearer {token}"):
-            raise HTTPException(status_code=401, detail="missing or wrong bearer token")
+    if token:
+        expected = f"Bearer {token}".encode()
+
+        @app.middleware("http")
+        async def require_token(request: Request, call_next):
+            # WHY a middleware, not a check inside each route: it runs before the
+            # body is parsed, so an anonymous caller gets a 401 and never a 422
+            # describing the API. Bytes, because compare_digest rejects non-ASCII str.
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
+                                    headers={"WWW-Authenticate": "Bearer"})
+            return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -53,13 +63,11 @@ def create_app(agent: ShopNestAgent, token: str | None = None) -> FastAPI:
         return JSONResponse(status_code=422, content={"error": "invalid request", "problems": problems})
 
     @app.get("/health")
-    async def health(authorization: str | None = Header(None)) -> dict:
-        authorise(authorization)
+    async def health() -> dict:
         return {"status": "ok", "model": agent.model.model_id, "promptVersion": agent.prompt_version}
 
     @app.post("/chat")
-    async def chat(body: ChatRequest, authorization: str | None = Header(None)) -> JSONResponse:
-        authorise(authorization)
+    async def chat(body: ChatRequest) -> JSONResponse:
         history = [Turn(t.role, t.content) for t in body.history]
         try:
             reply = await agent.chat(body.question, body.customer_id, history, body.faults)
