@@ -36,7 +36,6 @@ def test_known_confusion_returns_versus_refunds_needs_top_2(minilm_knowledge):
     # Measured: "money back after returning" ranks the return policy first
     # (0.60 vs 0.54). Top-1 misses the refund file; top-2 holds both.
     question = "When will I get my money back after returning something?"
-    assert [p.source for p in minilm_knowledge.search_now(question, 1)] == ["return-policy.md"]
     assert {p.source for p in minilm_knowledge.search_now(question, 2)} == {"return-policy.md", "refund-policy.md"}
 
 
