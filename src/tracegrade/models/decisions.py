@@ -20,7 +20,10 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 def decision_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     """One JSON object: either {"tool": NAME, "arguments": {...}} or {"answer": TEXT}."""
-    options: list[dict[str, Any]] = [
+    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    # WHY the answer first: listed last, the small local model picked a tool
+    # even for pure policy questions.
+    options: list[dict[str, Any]] = [answer] + [
         {
             "type": "object",
             "properties": {"tool": {"const": tool.name}, "arguments": tool.parameters},
@@ -28,9 +31,6 @@ def decision_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
         }
         for tool in tools
     ]
-    options.append(
-        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    )
     return {"oneOf": options}
 
 
