@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from shopnest.factory import build_agent
 from tracegrade.errors import TracegradeError
@@ -78,6 +79,14 @@ def source_state() -> str:
         return "unknown"
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load: on 2 cores, anything else running shows in the timings."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as handle:
@@ -94,6 +103,7 @@ async def run(agent_model: str | None) -> list[str]:
         f"date     {dt.datetime.now().isoformat(timespec='seconds')}",
         f"machine  nproc={os.cpu_count()}  {cpu_model()}  python {platform.python_version()}",
         f"source   {source_state()}",
+        f"load     {load_average()} at start",
     ]
     started = time.perf_counter()
     agent = build_agent(agent_model)
@@ -125,6 +135,7 @@ async def run(agent_model: str | None) -> list[str]:
         f"  mean {statistics.mean(seconds):.1f}  total {sum(seconds):.0f}"
     )
     lines.append(f"tool-call accuracy    {hits}/{len(QUESTIONS)} = {hits / len(QUESTIONS):.0%}")
+    lines.append(f"load                  {load_average()} at end")
     return lines
 
 
