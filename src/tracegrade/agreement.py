@@ -1,0 +1,111 @@
+"""Agreement statistics for judge calibration: pure functions over two lists.
+
+    >>> spearman([1, 2, 3, 4], [1, 3, 2, 4])
+    0.8
+    >>> mae([5, 4, 3], [5, 5, 1])
+    1.0
+    >>> round(sign_test_p(8, 1), 4)
+    0.0391
+
+Written by hand (numpy only) so the harness needs no scipy or scikit-learn at
+run time; tests hold each function to scipy / scikit-learn on data with ties.
+A statistic that is undefined on its input (a constant list, no items) is
+``nan``, never a made-up 0 or 1: a threshold compared with nan fails.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Sequence
+
+import numpy as np
+
+Weights = Literal["quadratic"] | None
+
+
+def average_ranks(values: Sequence[float]) -> np.ndarray:
+    """Ranks from 1, tied values sharing the mean of the ranks they cover."""
+    data = np.asarray(values, dtype=float)
+    order = np.argsort(data, kind="mergesort")
+    ranks = np.empty(len(data), dtype=float)
+    start = 0
+    while start < len(data):
+        end = start
+        while end + 1 < len(data) and data[order[end + 1]] == data[order[start]]:
+            end += 1
+        ranks[order[start : end + 1]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(a) != len(b):
+        raise ValueError(f"lists differ in length: {len(a)} and {len(b)}")
+    if len(a) < 2:
+        return math.nan
+    da, db = a - a.mean(), b - b.mean()
+    denominator = math.sqrt(float(da @ da) * float(db @ db))
+    return float(da @ db) / denominator if denominator else math.nan
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rho: Pearson on average ranks (nan when either side is constant)."""
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def mae(x: Sequence[float], y: Sequence[float]) -> float:
+    _same_length(x, y)
+    return float(np.mean(np.abs(np.asarray(x, float) - np.asarray(y, float)))) if len(x) else math.nan
+
+
+def exact_agreement(x: Sequence[int], y: Sequence[int]) -> float:
+    _same_length(x, y)
+    return sum(a == b for a, b in zip(x, y)) / len(x) if len(x) else math.nan
+
+
+def confusion_matrix(x: Sequence[int], y: Sequence[int], labels: Sequence[int]) -> list[list[int]]:
+    """Rows are ``x`` (e.g. the human), columns ``y`` (the judge), both in ``labels`` order."""
+    _same_length(x, y)
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for a, b in zip(x, y):
+        matrix[index[a]][index[b]] += 1
+    return matrix
+
+
+def cohen_kappa(x: Sequence[int], y: Sequence[int], labels: Sequence[int], weights: Weights = None) -> float:
+    """Cohen's kappa; ``weights="quadratic"`` penalises a disagreement by its squared distance."""
+    observed = np.asarray(confusion_matrix(x, y, labels), dtype=float)
+    if not observed.sum():
+        return math.nan
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    k = len(labels)
+    if weights is None:
+        penalty = 1.0 - np.eye(k)
+    elif weights == "quadratic":
+        steps = np.arange(k)
+        penalty = (steps[:, None] - steps[None, :]) ** 2 / max(1, (k - 1) ** 2)
+    else:
+        raise ValueError(f"unknown weights {weights!r}: use None or 'quadratic'")
+    chance = float((penalty * expected).sum())
+    return 1.0 - float((penalty * observed).sum()) / chance if chance else math.nan
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """Two-sided exact sign test (binomial, p = 0.5) of wins against losses; ties are left out."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def sample_variance(values: Sequence[float]) -> float:
+    """Unbiased (n - 1) variance; 0.0 for a single value, which cannot vary."""
+    return float(np.var(np.asarray(values, dtype=float), ddof=1)) if len(values) > 1 else 0.0
+
+
+def _same_length(x: Sequence, y: Sequence) -> None:
+    if len(x) != len(y):
+        raise ValueError(f"lists differ in length: {len(x)} and {len(y)}")
