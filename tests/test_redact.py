@@ -21,6 +21,10 @@ from tracegrade.redact import redact
         ("call +49 30 1234 5678 now", "call [REDACTED_PHONE] now"),
         ("phone (555) 123-4567.", "phone [REDACTED_PHONE]."),
         ("ip 192.168.100.200", "ip [REDACTED_IP]"),
+        ("token=abcdEFGH1234 and auth_token: xyz12345", "token=[REDACTED_KEY] and auth_token: [REDACTED_KEY]"),
+        ("client_secret=abc", "client_secret=[REDACTED_KEY]"),
+        ("mobile 07700 900123.", "mobile [REDACTED_PHONE]."),
+        ("appelez +33 6 12 34 56 78", "appelez [REDACTED_PHONE]"),
     ],
 )
 def test_secrets_and_personal_data_are_replaced(text, expected):
@@ -38,6 +42,7 @@ def test_secrets_and_personal_data_are_replaced(text, expected):
         "sha256 cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         "key-performance-indicators and api-compatible-endpoints",  # prose, no digits
         "tokens: 812",
+        "in 0 12 days, +1 2 points, scores 0.7123 and 0.4211",
     ],
 )
 def test_ordinary_trace_text_is_left_alone(text):
