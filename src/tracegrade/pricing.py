@@ -1,0 +1,93 @@
+"""What model calls cost: a price table per model id, and each case's cost.
+
+    >>> table = PriceTable({"gpt-4o-mini*": Price(0.15, 0.60)})
+    >>> round(table.cost("gpt-4o-mini-2024-07-18", 1_000_000, 100_000), 4)
+    0.21
+    >>> table.cost("qwen-local", 10, 10) is None
+    True
+
+Prices are USD per million tokens, read from a TOML file (the shipped
+``prices.toml`` by default). An agent that reports its own cost in the trace
+(``usage.costUsd``) is believed over the table.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from tracegrade.errors import ConfigError
+from tracegrade.results import CaseResult
+
+DEFAULT_PRICES = Path(__file__).parent / "prices.toml"
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Model id -> Price; a key ending in ``*`` is a prefix, the longest one wins."""
+
+    prices: Mapping[str, Price]
+
+    def price(self, model_id: str) -> Price | None:
+        if model_id in self.prices:
+            return self.prices[model_id]
+        prefixes = [k for k in self.prices if k.endswith("*") and model_id.startswith(k[:-1])]
+        return self.prices[max(prefixes, key=len)] if prefixes else None
+
+    def cost(self, model_id: str, input_tokens: int, output_tokens: int) -> float | None:
+        """USD for one call's tokens, or None when the model has no price."""
+        price = self.price(model_id)
+        if price is None:
+            return None
+        return (input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok) / 1e6
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    path = Path(path or DEFAULT_PRICES)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"price table {path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"price table {path}: {exc}") from None
+    prices = {}
+    for model_id, entry in data.get("models", {}).items():
+        if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
+            raise ConfigError(f"price table {path}: model {model_id!r} needs exactly 'input' and 'output'")
+        prices[model_id] = Price(float(entry["input"]), float(entry["output"]))
+    return PriceTable(prices)
+
+
+def agent_model_of(result: CaseResult, fallback: str) -> str:
+    """The model the agent says it used, else the run's agent model."""
+    return (result.reply.model if result.reply is not None and result.reply.model else "") or fallback
+
+
+def price_case(result: CaseResult, table: PriceTable, agent_model: str, judge_model: str | None) -> CaseResult:
+    """The result with its agent and judge cost filled in (0 for an unpriced model)."""
+    reported = result.reply.usage.cost_usd if result.reply is not None else 0.0
+    agent = reported or table.cost(agent_model_of(result, agent_model), *result.agent_tokens) or 0.0
+    judge = (table.cost(judge_model, *result.judge_tokens) or 0.0) if judge_model else 0.0
+    return replace(result, agent_cost_usd=agent, judge_cost_usd=judge)
+
+
+def unpriced_models(
+    results: Iterable[CaseResult], table: PriceTable, agent_model: str, judge_model: str | None
+) -> list[str]:
+    """Models that made calls the table cannot price (their cost was counted as 0)."""
+    missing = set()
+    for r in results:
+        reported = r.reply is not None and r.reply.usage.cost_usd > 0
+        if not reported and any(r.agent_tokens) and table.price(agent_model_of(r, agent_model)) is None:
+            missing.add(agent_model_of(r, agent_model))
+        if judge_model and any(r.judge_tokens) and table.price(judge_model) is None:
+            missing.add(judge_model)
+    return sorted(missing)

@@ -1,0 +1,289 @@
+"""The run store: every run and every finished case, as it happens.
+
+    >>> store = open_store("sqlite:///:memory:")
+    >>> [m.version for m in MIGRATIONS] == store.applied_migrations()
+    True
+
+SQLite by default (``.tracegrade/runs.db`` under the current directory); any
+store by URL (``TRACEGRADE_DB``): ``sqlite:///relative.db``,
+``sqlite:////absolute.db``, ``postgresql://user@host:port/db``. Both backends
+get the same tables from the same migrations, and store the same JSON text.
+
+WHY one transaction per case: a run killed at any moment (Ctrl-C, kill -9,
+power loss) keeps every case that finished, and never half of one. SQLite runs
+in WAL mode with ``synchronous=FULL`` so a commit survives a power cut too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from tracegrade.errors import StoreError
+from tracegrade.manifest import now_iso
+from tracegrade.results import CaseResult, Manifest, Run
+
+DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
+ENV_VAR = "TRACEGRADE_DB"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "runs and case results", (
+        """CREATE TABLE runs (
+             run_id TEXT PRIMARY KEY,
+             dataset TEXT NOT NULL,
+             dataset_version TEXT NOT NULL,
+             status TEXT NOT NULL,
+             created_ns BIGINT NOT NULL,
+             started_at TEXT NOT NULL,
+             ended_at TEXT NOT NULL DEFAULT '',
+             manifest TEXT NOT NULL)""",
+        "CREATE INDEX runs_by_dataset ON runs (dataset, created_ns)",
+        """CREATE TABLE case_results (
+             run_id TEXT NOT NULL REFERENCES runs (run_id),
+             case_id TEXT NOT NULL,
+             repetition INTEGER NOT NULL,
+             position INTEGER NOT NULL,
+             status TEXT NOT NULL,
+             recorded_at TEXT NOT NULL,
+             result TEXT NOT NULL,
+             PRIMARY KEY (run_id, case_id, repetition))""",
+    )),
+)
+
+# running: cases may still arrive (or the process died: resume it);
+# finished: every case ran; stopped: the budget ran out (resume to finish).
+RUN_STATUSES = ("running", "finished", "stopped")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One row of the run list: enough for history without loading every case."""
+
+    run_id: str
+    dataset: str
+    dataset_version: str
+    status: str
+    started_at: str
+    ended_at: str
+    manifest: Manifest
+    cases_done: int
+
+
+class RunStore:
+    """Reads and writes runs; safe to call from worker threads (one lock)."""
+
+    def __init__(self, backend: "_Backend") -> None:
+        self._backend = backend
+        self._lock = threading.Lock()
+        self.url = backend.display_url
+        self._migrate()
+
+    def start_run(self, manifest: Manifest) -> None:
+        with self._transaction() as run:
+            run("INSERT INTO runs (run_id, dataset, dataset_version, status, created_ns, started_at, manifest) "
+                "VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                (manifest.run_id, manifest.dataset, manifest.dataset_version, time.time_ns(),
+                 manifest.started_at, _dump(manifest.to_json())))
+
+    def save_case(self, run_id: str, result: CaseResult, position: int) -> None:
+        """One case, atomically; saving the same (case, repetition) twice is an error."""
+        with self._transaction() as run:
+            run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, result) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, result.case_id, result.repeat, position, result.status, now_iso(), _dump(result.to_json())))
+
+    def finish_run(self, manifest: Manifest, status: str = "finished") -> None:
+        if status not in RUN_STATUSES:
+            raise StoreError(f"unknown run status {status!r}")
+        with self._transaction() as run:
+            run("UPDATE runs SET status = ?, ended_at = ?, manifest = ? WHERE run_id = ?",
+                (status, manifest.ended_at, _dump(manifest.to_json()), manifest.run_id))
+
+    def reopen_run(self, run_id: str) -> None:
+        """Mark a run as running again (it is being resumed)."""
+        with self._transaction() as run:
+            run("UPDATE runs SET status = 'running', ended_at = '' WHERE run_id = ?", (run_id,))
+
+    def info(self, run_id: str) -> RunInfo:
+        rows = self._query(_INFO_SQL + " WHERE r.run_id = ? GROUP BY " + _INFO_GROUP, (run_id,))
+        if not rows:
+            raise StoreError(f"no run {run_id!r} in {self.url}")
+        return _info(rows[0])
+
+    def runs(self, limit: int = 20, dataset: str | None = None) -> list[RunInfo]:
+        """The most recent runs first, optionally only those on one dataset."""
+        where, params = (" WHERE r.dataset = ?", (dataset,)) if dataset else ("", ())
+        rows = self._query(_INFO_SQL + where + " GROUP BY " + _INFO_GROUP +
+                           " ORDER BY r.created_ns DESC LIMIT ?", (*params, limit))
+        return [_info(row) for row in rows]
+
+    def run_ids(self, prefix: str) -> list[str]:
+        rows = self._query("SELECT run_id FROM runs WHERE run_id LIKE ? ORDER BY run_id", (prefix + "%",))
+        return [row[0] for row in rows]
+
+    def load_run(self, run_id: str) -> Run:
+        """The run with every stored case, in dataset order then repetition."""
+        manifest = self.info(run_id).manifest
+        rows = self._query("SELECT result FROM case_results WHERE run_id = ? ORDER BY position, repetition, case_id",
+                           (run_id,))
+        return Run(manifest, tuple(CaseResult.from_json(json.loads(row[0])) for row in rows))
+
+    def done_keys(self, run_id: str) -> set[tuple[str, int]]:
+        rows = self._query("SELECT case_id, repetition FROM case_results WHERE run_id = ?", (run_id,))
+        return {(row[0], int(row[1])) for row in rows}
+
+    def applied_migrations(self) -> list[int]:
+        return [int(row[0]) for row in self._query("SELECT version FROM tracegrade_migrations ORDER BY version", ())]
+
+    def close(self) -> None:
+        with self._lock:
+            self._backend.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        with self._transaction(migration=True) as run:
+            run("CREATE TABLE IF NOT EXISTS tracegrade_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)", ())
+        for migration in MIGRATIONS:
+            with self._transaction(migration=True) as run:
+                if run("SELECT 1 FROM tracegrade_migrations WHERE version = ?", (migration.version,)):
+                    continue  # another process got there first
+                for statement in migration.statements:
+                    run(statement, ())
+                run("INSERT INTO tracegrade_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, now_iso()))
+
+    @contextlib.contextmanager
+    def _transaction(self, migration: bool = False) -> Iterator:
+        with self._lock, self._backend.transaction(migration) as run:
+            yield run
+
+    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        with self._transaction() as run:
+            return run(sql, params)
+
+
+_INFO_SQL = ("SELECT r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, r.manifest, "
+             "COUNT(c.case_id) FROM runs r LEFT JOIN case_results c ON c.run_id = r.run_id")
+_INFO_GROUP = "r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, r.manifest, r.created_ns"
+
+
+def _info(row: tuple) -> RunInfo:
+    manifest = Manifest.from_json(json.loads(row[6]))
+    return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], manifest, int(row[7]))
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+class _Backend:
+    """A DB-API connection and how to open a transaction on it. SQL is written
+    with ``?`` placeholders; the Postgres backend translates them."""
+
+    display_url: str
+
+    def transaction(self, migration: bool) -> contextlib.AbstractContextManager: ...
+
+    def close(self) -> None: ...
+
+
+class _SqliteBackend(_Backend):
+    def __init__(self, path: str) -> None:
+        self.display_url = f"sqlite:///{path}"
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.display_url}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def transaction(self, migration: bool) -> Iterator:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
+            try:
+                yield lambda sql, params: self._conn.execute(sql, params).fetchall()
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.display_url}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class _PostgresBackend(_Backend):
+    def __init__(self, url: str) -> None:
+        import psycopg  # optional: only a Postgres store needs it
+
+        self._psycopg = psycopg
+        self.display_url = _hide_password(url)
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.display_url}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def transaction(self, migration: bool) -> Iterator:
+        try:
+            with self._conn.transaction(), self._conn.cursor() as cursor:
+                if migration:
+                    # WHY a lock: two runs starting at once on a new database would both migrate.
+                    cursor.execute("SELECT pg_advisory_xact_lock(7472616365)")
+                yield lambda sql, params: _fetch(cursor, sql.replace("?", "%s"), params)
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.display_url}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _fetch(cursor: Any, sql: str, params: Sequence[Any]) -> list[tuple]:
+    cursor.execute(sql, params)
+    return cursor.fetchall() if cursor.description is not None else []
+
+
+def _hide_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
+
+
+def open_store(url: str | None = None) -> RunStore:
+    """The store at ``url``, else ``$TRACEGRADE_DB``, else ``.tracegrade/runs.db``."""
+    url = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    if url.startswith(("postgresql://", "postgres://")):
+        return RunStore(_PostgresBackend(url))
+    if url.startswith("sqlite:///"):
+        return RunStore(_SqliteBackend(url[len("sqlite:///"):]))
+    if "://" in url:
+        raise StoreError(f"unknown store URL {_hide_password(url)!r}: use sqlite:///PATH or postgresql://...")
+    return RunStore(_SqliteBackend(url))
