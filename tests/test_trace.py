@@ -40,7 +40,7 @@ def test_round_trip_through_the_wire_form_is_lossless():
 def test_wire_keys_are_camel_case():
     wire = full_reply().to_wire()
     assert {"answer", "retrievedSources", "retrievalScores", "toolCalls", "context", "steps", "model", "usage"} <= set(wire)
-    assert set(wire["steps"][1]) == {"kind", "name", "startMs", "durationMs", "inputTokens", "outputTokens", "error"}
+    assert set(wire["steps"][1]) == {"kind", "name", "startMs", "durationMs", "inputTokens", "outputTokens", "error", "retries"}
     assert set(wire["usage"]) == {"inputTokens", "outputTokens", "costUsd"}
     assert wire["toolCalls"][0] == {
         "name": "getOrderStatus", "arguments": {"orderId": "ORD-102"}, "argument": "ORD-102",

@@ -100,7 +100,7 @@ class ShopNestAgent:
             tokens_out += response.output_tokens
             steps.append(Step(kind="model", name=f"round {round_number}", start_ms=start,
                               duration_ms=clock.ms() - start, input_tokens=response.input_tokens,
-                              output_tokens=response.output_tokens))
+                              output_tokens=response.output_tokens, retries=response.retries))
             if not response.tool_calls:
                 if not response.text.strip():
                     raise AgentError("the model returned an empty answer")

@@ -44,6 +44,7 @@ class Scores:
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 1
+    retries: int = 0  # transport retries of the judge calls (429, 5xx, timeouts)
 
     def lowest(self) -> int:
         return min(self.values.values())
@@ -57,6 +58,7 @@ class Unscored:
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 1
+    retries: int = 0
 
 
 JudgeOutcome = Scores | Unscored
@@ -127,7 +129,7 @@ class Judge:
         return await self.score_messages(messages)
 
     async def score_messages(self, messages: list[Message]) -> JudgeOutcome:
-        tokens_in = tokens_out = 0
+        tokens_in = tokens_out = retries = 0
         problem = ""
         for attempt in range(1, self.attempts + 1):
             # WHY a little temperature on retries: at 0 the same input gives the same bad reply.
@@ -141,13 +143,14 @@ class Judge:
                 continue
             tokens_in += response.input_tokens
             tokens_out += response.output_tokens
+            retries += response.retries
             try:
                 scores = parse_scores(response.text)
             except JudgeReplyError as exc:
                 problem = f"judge reply unusable: {exc}"
                 continue
-            return Scores(scores.values, scores.reason, tokens_in, tokens_out, attempt)
-        return Unscored(problem, tokens_in, tokens_out, self.attempts)
+            return Scores(scores.values, scores.reason, tokens_in, tokens_out, attempt, retries)
+        return Unscored(problem, tokens_in, tokens_out, self.attempts, retries)
 
 
 def load_rubric(path: str | Path | None = None) -> str:

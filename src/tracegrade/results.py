@@ -28,6 +28,10 @@ class CaseResult:
     agent_tokens: tuple[int, int] = (0, 0)
     judge_tokens: tuple[int, int] = (0, 0)
     judge_attempts: int = 0
+    # Transport retries (429, 5xx, timeouts, drops) the agent's and the judge's
+    # model calls needed; a call that gave up says how often it tried in ``error``.
+    agent_retries: int = 0
+    judge_retries: int = 0
     split: str = ""
     category: str = ""
     risk: str = ""

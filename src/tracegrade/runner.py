@@ -58,6 +58,8 @@ async def evaluate_case(
         agent_tokens=(reply.usage.input_tokens, reply.usage.output_tokens),
         judge_tokens=(outcome.input_tokens, outcome.output_tokens) if outcome else (0, 0),
         judge_attempts=outcome.attempts if outcome else 0,
+        agent_retries=sum(step.retries for step in reply.steps),
+        judge_retries=outcome.retries if outcome else 0,
         **base,
     )
 

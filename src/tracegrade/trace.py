@@ -59,6 +59,9 @@ class Step(_Wire):
     input_tokens: int = 0
     output_tokens: int = 0
     error: str | None = None
+    # Transport retries (429, 5xx, timeouts, dropped connections) before a model
+    # round answered: a run that only passed thanks to retries should say so.
+    retries: int = 0
 
 
 class Usage(_Wire):

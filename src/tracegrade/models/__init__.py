@@ -3,16 +3,19 @@
 apart (``--agent-model``/``TRACEGRADE_AGENT_MODEL``, ``--judge-model``/
 ``TRACEGRADE_JUDGE_MODEL``), each with its own base URL
 (``TRACEGRADE_AGENT_BASE_URL``/``TRACEGRADE_JUDGE_BASE_URL``, else
-``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``).
+``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``). The HTTP providers share one
+timeout and retry policy: ``TRACEGRADE_MODEL_TIMEOUT_S`` (default 60) and
+``TRACEGRADE_MODEL_RETRIES`` (retries after the first attempt, default 3).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from tracegrade.errors import ConfigError
 from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, ToolSpec
+from tracegrade.models.retry import RetryPolicy
 
 Role = Literal["agent", "judge"]
 DEFAULT_SPEC = "local"
@@ -41,11 +44,30 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     if provider == "openai":
         from tracegrade.models.openai_compat import OpenAIModel
 
-        return OpenAIModel(name, base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"))
+        return OpenAIModel(name, base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"),
+                           **http_settings())
     if provider == "anthropic":
         from tracegrade.models.anthropic_model import AnthropicModel
 
-        return AnthropicModel(name, base_url or os.environ.get("ANTHROPIC_BASE_URL"), os.environ.get("ANTHROPIC_API_KEY"))
+        return AnthropicModel(name, base_url or os.environ.get("ANTHROPIC_BASE_URL"), os.environ.get("ANTHROPIC_API_KEY"),
+                              **http_settings())
     raise ConfigError(
         f"unknown model spec {spec!r}: use local, local:/path/to/model.gguf, openai:MODEL or anthropic:MODEL"
     )
+
+
+def http_settings() -> dict[str, Any]:
+    """``timeout_s`` and ``retry`` for the HTTP providers, from the environment."""
+    timeout_s = _env_number("TRACEGRADE_MODEL_TIMEOUT_S", 60.0, float)
+    retries = _env_number("TRACEGRADE_MODEL_RETRIES", 3, int)
+    if timeout_s <= 0 or retries < 0:
+        raise ConfigError("TRACEGRADE_MODEL_TIMEOUT_S must be > 0 and TRACEGRADE_MODEL_RETRIES >= 0")
+    return {"timeout_s": timeout_s, "retry": RetryPolicy(attempts=retries + 1)}
+
+
+def _env_number(name: str, default: Any, kind: type) -> Any:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return kind(raw) if raw else default
+    except ValueError:
+        raise ConfigError(f"{name} must be a {kind.__name__}, got {raw!r}") from None

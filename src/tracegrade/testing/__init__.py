@@ -1,0 +1,1 @@
+"""Test tools that ship with tracegrade: servers that misbehave on purpose."""
