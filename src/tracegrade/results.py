@@ -36,10 +36,19 @@ class CaseResult:
     category: str = ""
     risk: str = ""
     repeat: int = 0  # which repetition of the case (0 for the first)
+    case_hash: str = ""  # the case's content hash: tells an edited case from an unchanged one
+    attempts: tuple[str, ...] = ()  # statuses of every attempt when failed cases are re-run
+    agent_cost_usd: float = 0.0
+    judge_cost_usd: float = 0.0
 
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def flaky(self) -> bool:
+        """Re-run attempts disagreed: at least one passed and one did not."""
+        return "pass" in self.attempts and any(s != "pass" for s in self.attempts)
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -57,6 +66,7 @@ class CaseResult:
         values["checks"] = tuple(CheckResult(**c) for c in values.get("checks", ()))
         values["agent_tokens"] = tuple(values.get("agent_tokens", (0, 0)))
         values["judge_tokens"] = tuple(values.get("judge_tokens", (0, 0)))
+        values["attempts"] = tuple(values.get("attempts", ()))
         return cls(**values)
 
 
@@ -77,9 +87,10 @@ class Manifest:
     started_at: str = ""
     ended_at: str = ""
     settings: Mapping[str, Any] = field(default_factory=dict)
+    totals: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost, latency; filled at the end
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "settings": dict(self.settings)}
+        return {**dataclasses.asdict(self), "settings": dict(self.settings), "totals": dict(self.totals)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:

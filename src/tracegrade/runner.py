@@ -3,23 +3,31 @@
 One idiom: a task group bounded by a semaphore. A case is the boundary where an
 exception becomes data: an agent error, a timeout or a judge failure fails (or
 unscores) that case with the reason, and the run goes on.
+
+A job is one (case, repetition). Jobs already done (a resumed run) are skipped;
+a failed job is re-run under the flaky policy; a budget stops new jobs and
+cancels the ones in flight, so only finished cases ever reach ``on_result``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import sys
 import time
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Awaitable, Callable, Collection, Sequence
 
 from tracegrade.checks import run_checks
 from tracegrade.dataset import GoldenCase
+from tracegrade.flaky import RETRIED, FlakyPolicy
 from tracegrade.judge import Judge, Scores, Unscored
+from tracegrade.pricing import PriceTable, price_case
 from tracegrade.results import CaseResult
 from tracegrade.targets import Target
 from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
 
-OnResult = Callable[[CaseResult], None]
+OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,39 @@ class RunSettings:
     concurrency: int = 4
     timeout_s: float = 600.0
     checks_only: bool = False
+    repeat: int = 1
+    flaky: FlakyPolicy | None = None  # None: a failed case is not re-run
+    prices: PriceTable | None = None  # None: costs stay 0
+
+
+def _say(message: str) -> None:
+    print(f"tracegrade: {message}", file=sys.stderr)
+
+
+@dataclass
+class Budget:
+    """Spend against a limit in USD: says so at 80%, and is exhausted at 100%.
+
+    Mutable on purpose: it is the one running total the jobs of a run share.
+    """
+
+    limit_usd: float
+    spent_usd: float = 0.0
+    say: Callable[[str], None] = field(default=_say, repr=False)
+    _warned: bool = field(default=False, repr=False)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent_usd >= self.limit_usd
+
+    def add(self, usd: float) -> None:
+        was_exhausted = self.exhausted
+        self.spent_usd += usd
+        if self.exhausted and not was_exhausted:
+            self.say(f"budget reached: ${self.spent_usd:.4f} of ${self.limit_usd:.4f}; stopping (finished cases kept)")
+        elif self.spent_usd >= 0.8 * self.limit_usd and not self._warned:
+            self._warned = True
+            self.say(f"budget warning: ${self.spent_usd:.4f} spent, 80% of ${self.limit_usd:.4f}")
 
 
 async def evaluate_case(
@@ -35,8 +76,8 @@ async def evaluate_case(
 ) -> CaseResult:
     """Agent, checks, judge, verdict for one case; never raises."""
     started = time.perf_counter()
-    base = dict(case_id=case.id, question=case.question, split=case.split,
-                category=case.category, risk=case.risk, repeat=repeat)
+    base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
+                risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
         reply = await asyncio.wait_for(target(case), settings.timeout_s)
     except asyncio.TimeoutError:
@@ -64,25 +105,86 @@ async def evaluate_case(
     )
 
 
+async def evaluate_with_retries(
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0
+) -> CaseResult:
+    """One job: the case, then more attempts while the flaky policy is undecided.
+
+    The result kept is the last attempt that agrees with the decision, carrying
+    every attempt's status and the tokens, cost and time of all of them.
+    """
+    attempts = [await _priced(case, target, judge, settings, repeat)]
+    policy = settings.flaky
+    if policy is None or attempts[0].status not in RETRIED:
+        return attempts[0]
+    while (decision := policy.decide([a.status for a in attempts])) is None:
+        attempts.append(await _priced(case, target, judge, settings, repeat))
+    agreeing = [a for a in attempts if (a.status in RETRIED) == (decision == "fail")]
+    return replace(
+        agreeing[-1],
+        attempts=tuple(a.status for a in attempts),
+        seconds=sum(a.seconds for a in attempts),
+        agent_tokens=_sum_pairs(a.agent_tokens for a in attempts),
+        judge_tokens=_sum_pairs(a.judge_tokens for a in attempts),
+        agent_cost_usd=sum(a.agent_cost_usd for a in attempts),
+        judge_cost_usd=sum(a.judge_cost_usd for a in attempts),
+    )
+
+
+async def _priced(case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int) -> CaseResult:
+    result = await evaluate_case(case, target, judge, settings, repeat)
+    if settings.prices is None:
+        return result
+    agent_model = getattr(target, "model_id", "")
+    return price_case(result, settings.prices, agent_model, judge.model.model_id if judge else None)
+
+
+def _sum_pairs(pairs) -> tuple[int, int]:
+    pairs = list(pairs)
+    return (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
+
+
 async def run_cases(
     cases: Sequence[GoldenCase],
     target: Target,
     judge: Judge | None,
     settings: RunSettings = RunSettings(),
     on_result: OnResult | None = None,
+    done: Collection[tuple[str, int]] = (),
+    budget: Budget | None = None,
 ) -> list[CaseResult]:
-    """Every case's result, in dataset order; ``on_result`` sees each as it finishes."""
-    gate = asyncio.Semaphore(max(1, settings.concurrency))
-    results: list[CaseResult | None] = [None] * len(cases)
+    """The results of every job not in ``done`` (case id, repetition), repetition-major
+    in dataset order; ``on_result`` sees (and may await on) each as it finishes.
 
-    async def one(index: int, case: GoldenCase) -> None:
+    With a ``budget``, no job starts once it is exhausted and jobs in flight are
+    cancelled: their results are not returned and not passed to ``on_result``.
+    """
+    gate = asyncio.Semaphore(max(1, settings.concurrency))
+    skip = set(done)
+    jobs = [(case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip]
+    results: list[CaseResult | None] = [None] * len(jobs)
+    tasks: list[asyncio.Task] = []
+
+    async def one(index: int, case: GoldenCase, repeat: int) -> None:
         async with gate:
-            result = await evaluate_case(case, target, judge, settings)
+            if budget is not None and budget.exhausted:
+                return
+            result = await evaluate_with_retries(case, target, judge, settings, repeat)
+        if budget is not None and budget.exhausted:
+            return  # finished after the stop: its spend was not allowed
         results[index] = result
         if on_result is not None:
-            on_result(result)
+            outcome = on_result(result)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if budget is not None:
+            budget.add(result.agent_cost_usd + result.judge_cost_usd)
+            if budget.exhausted:
+                for task in tasks:
+                    if task is not asyncio.current_task():
+                        task.cancel()
 
     async with asyncio.TaskGroup() as group:
-        for index, case in enumerate(cases):
-            group.create_task(one(index, case))
+        for index, (case, repeat) in enumerate(jobs):
+            tasks.append(group.create_task(one(index, case, repeat)))
     return [r for r in results if r is not None]

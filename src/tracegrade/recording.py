@@ -1,0 +1,73 @@
+"""A run that records itself: the manifest when it starts, each case the moment
+it finishes, the totals when it ends. Resuming is the same call on a stored
+run: the cases already in the store are not run again.
+
+    >>> # run, status = asyncio.run(record_run(cases, target, judge, settings, store, manifest))
+
+The store is the truth: the Run returned is read back from it, so a resumed
+run reports the cases of every session that worked on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from tracegrade.aggregate import run_totals
+from tracegrade.dataset import GoldenCase
+from tracegrade.errors import StoreError
+from tracegrade.judge import Judge
+from tracegrade.manifest import now_iso
+from tracegrade.pricing import unpriced_models
+from tracegrade.results import CaseResult, Manifest, Run
+from tracegrade.runner import Budget, RunSettings, run_cases
+from tracegrade.store import RunStore
+from tracegrade.targets import Target
+
+
+async def record_run(
+    cases: Sequence[GoldenCase],
+    target: Target,
+    judge: Judge | None,
+    settings: RunSettings,
+    store: RunStore,
+    manifest: Manifest,
+    resume: bool = False,
+    budget: Budget | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> tuple[Run, str]:
+    """Run (or finish) the run ``manifest`` names; returns it and its status:
+    ``finished``, or ``stopped`` when the budget ran out first."""
+    run_id = manifest.run_id
+    positions = {case.id: index for index, case in enumerate(cases)}
+    await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
+    done = await asyncio.to_thread(store.done_keys, run_id)
+
+    async def save(result: CaseResult) -> None:
+        await asyncio.to_thread(store.save_case, run_id, result, positions[result.case_id])
+        if on_result is not None:
+            on_result(result)
+
+    try:
+        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget)
+    except* StoreError as group:
+        raise group.exceptions[0] from None  # one store failure is the story, not the group
+    stored = await asyncio.to_thread(store.load_run, run_id)
+    expected = len(cases) * settings.repeat
+    status = "finished" if len(stored.results) >= expected else "stopped"
+    final = replace(manifest, ended_at=now_iso(), totals=_totals(stored.results, settings, manifest))
+    await asyncio.to_thread(store.finish_run, final, status)
+    return Run(final, stored.results), status
+
+
+def _totals(results: Sequence[CaseResult], settings: RunSettings, manifest: Manifest) -> dict:
+    totals = run_totals(results)
+    if settings.prices is not None:
+        totals["unpricedModels"] = unpriced_models(results, settings.prices, manifest.agent_model, manifest.judge_model)
+    return totals
+
+
+def spent_usd(results: Sequence[CaseResult]) -> float:
+    """What the stored cases already cost: a resumed run's budget starts there."""
+    return sum(r.agent_cost_usd + r.judge_cost_usd for r in results)
