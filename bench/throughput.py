@@ -1,0 +1,237 @@
+"""Harness throughput, overhead and memory: `tracegrade run` against a mock model.
+
+    python bench/throughput.py [--sizes 200,1000,10000] [--latencies 0,200] [--concurrency 32]
+
+For each latency it starts ``bench/mock_openai.py`` on loopback; for each size
+it writes N synthetic cases and runs ``tracegrade run`` on them in a fresh
+process (so each peak RSS is that run's own): the deterministic checks and one
+judge call per case, agent and judge both on the mock. Per run it reports the
+wall time of the run command, the requests the mock received, the ideal time
+(requests x latency / concurrency), wall / ideal, the harness's cost in ms per
+case (meaningful at 0 ms latency) and the peak RSS of the run's process.
+
+The agent is ShopNest's own agent loop, tools, order book and prompt
+(`ShopNestAgent`) on the mock model, with one change: retrieval uses a keyword
+embedder instead of MiniLM, because MiniLM costs ~3 ms of CPU per question and
+~700 MB of RAM, which would measure torch rather than the harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from tracegrade.dataset import GoldenCase
+from tracegrade.trace import Reply
+
+BENCH = Path(__file__).resolve().parent
+TARGET = "throughput:shopnest_on_mock"
+KEYWORDS = ("refund", "return", "ship", "warranty")
+
+# (question, expected tool, expected argument, expected source); {n} varies the text.
+TEMPLATES: tuple[tuple[str, str | None, str | None, str | None], ...] = (
+    ("Where is my order ORD-101? (ticket {n})", "getOrderStatus", "ORD-101", None),
+    ("When will ORD-104 be delivered? (ticket {n})", "getDeliveryDate", "ORD-104", None),
+    ("How is the refund for ORD-106 going? (ticket {n})", "getRefundStatus", "ORD-106", None),
+    ("Can I still return ORD-102? (ticket {n})", "getOrderStatus", "ORD-102", "return-policy.md"),
+    ("How long does shipping take? (ticket {n})", None, None, "shipping-policy.md"),
+)
+
+
+def synthetic_cases(n: int) -> list[GoldenCase]:
+    cases = []
+    for i in range(n):
+        question, tool, argument, source = TEMPLATES[i % len(TEMPLATES)]
+        cases.append(GoldenCase(
+            id=f"synthetic-{i:05d}", question=question.format(n=i), golden_answer="See the tool result.",
+            expected_tool=tool, expected_tool_argument=argument, expected_source=source,
+            answer_must_include=("found",) if tool else (), max_steps=3,
+        ))
+    return cases
+
+
+def write_dataset(cases: Sequence[GoldenCase], path: Path) -> Path:
+    path.write_text(json.dumps([c.model_dump(mode="json", by_alias=True, exclude_defaults=True) for c in cases]))
+    return path
+
+
+def keyword_embedder(texts: Sequence[str]) -> np.ndarray:
+    """Counts of four policy keywords, L2-normalised; a policy file counts only its title."""
+    rows = np.zeros((len(texts), len(KEYWORDS)), dtype=np.float32)
+    for row, text in enumerate(texts):
+        words = (text.split("\n", 1)[0] if text.startswith("# ") else text).lower()
+        rows[row] = [words.count(k) for k in KEYWORDS]
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+class InstantModel:
+    """The mock's answers in-process, with no socket: what is left is the harness's own cost."""
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+
+    async def complete(self, messages, options=None):
+        from mock_openai import SCORES, decide
+        from tracegrade.models import ChatResponse, ModelToolCall
+
+        if options is None or not options.tools:
+            return ChatResponse(text=SCORES, input_tokens=300, output_tokens=20, model=self.model_id)
+        question = next(m.content for m in reversed(messages) if m.role == "user")
+        text, tool, order_id = decide(question, messages[-1].content if messages[-1].role == "tool" else None)
+        calls = (ModelToolCall(tool, {"orderId": order_id}, "call_1"),) if tool else ()
+        return ChatResponse(text=text, tool_calls=calls, input_tokens=300, output_tokens=20, model=self.model_id)
+
+
+def instant_models(spec: str, role: str = "agent") -> InstantModel:
+    """Stands in for ``load_model`` inside the measured process when --in-process is given."""
+    return InstantModel(f"instant-{role}")
+
+
+_AGENT = None
+
+
+async def shopnest_on_mock(case: GoldenCase) -> Reply:
+    """The target: ShopNest's agent on the model TRACEGRADE_AGENT_MODEL names (the mock)."""
+    global _AGENT
+    if _AGENT is None:
+        from shopnest.agent import ShopNestAgent
+        from shopnest.knowledge import KnowledgeBase, load_policies
+        from tracegrade.models import load_model, model_spec
+
+        _AGENT = ShopNestAgent(load_model(model_spec("agent"), role="agent"),
+                               KnowledgeBase(load_policies(), keyword_embedder))
+    return await _AGENT.chat(case.question, case.customer_id or "C-100")
+
+
+class MockServer:
+    """bench/mock_openai.py in its own process (so it has its own core and GIL)."""
+
+    def __init__(self, latency_ms: float) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(BENCH / "mock_openai.py"), "--latency-ms", str(latency_ms)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        found = re.search(r"(http://\S+)", line)
+        if found is None:
+            self.close()
+            raise RuntimeError(f"mock server did not start: {line!r}")
+        self.base_url = found.group(1)
+
+    def stats(self) -> dict[str, int]:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats", timeout=10) as response:
+            return json.load(response)
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def __enter__(self) -> "MockServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_child(dataset: Path, out: Path, concurrency: int, base_url: str, extra: Sequence[str]) -> dict:
+    """One `tracegrade run` in a fresh process; its wall time and peak RSS."""
+    env = {**os.environ, "TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": base_url,
+           "TRACEGRADE_JUDGE_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed",
+           "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
+    argv = ["run", str(dataset), "--target", TARGET, "--judge-model", "openai:mock-judge",
+            "--concurrency", str(concurrency), "--quiet", "--out", str(out), *extra]
+    process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(argv)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"run failed ({process.returncode}): {stderr[-2000:]}")
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def child(argv: list[str]) -> int:
+    """Inside the measured process: import first, then time the run command alone."""
+    import openai  # noqa: F401  (import cost is not the run's)
+
+    from tracegrade import cli
+
+    if os.environ.get("BENCH_IN_PROCESS"):
+        import tracegrade.commands.run
+        import tracegrade.models
+
+        # WHY swap the loader, not the flags: the measured path stays exactly `tracegrade run`.
+        tracegrade.commands.run.load_model = instant_models
+        tracegrade.models.load_model = instant_models
+    sys.stdout = open(os.devnull, "w")  # the report is not what is measured
+    started = time.perf_counter()
+    code = cli.main(argv)
+    wall = time.perf_counter() - started
+    sys.stdout = sys.__stdout__
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"wall_s": wall, "peak_rss_mb": peak_mb, "exit": code}))
+    return 0
+
+
+def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, extra: Sequence[str]) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tracegrade-bench-") as scratch:
+        for latency in latencies:
+            for n in sizes:
+                dataset = write_dataset(synthetic_cases(n), Path(scratch) / f"synthetic-{n}.json")
+                with MockServer(latency) as mock:
+                    measured = run_child(dataset, Path(scratch) / "runs", concurrency, mock.base_url, extra)
+                    requests = mock.stats()["requests"]
+                ideal = requests * latency / 1000 / concurrency
+                rows.append({
+                    "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": requests,
+                    "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
+                    "ratio": round(measured["wall_s"] / ideal, 3) if ideal else None,
+                    "ms_per_case": round(measured["wall_s"] * 1000 / n, 3),
+                    "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
+                })
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def table(rows: Sequence[dict]) -> str:
+    lines = ["| cases | latency ms | requests | wall s | ideal s | wall/ideal | ms/case | peak RSS MB |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
+        lines.append(f"| {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
+                     f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200,1000,10000", help="case counts, comma-separated")
+    parser.add_argument("--latencies", default="0,200", help="mock latencies in ms, comma-separated")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON to this file")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args, extra = parser.parse_known_args(argv)
+    if args.child:
+        return child(json.loads(args.child))
+    rows = measure([int(s) for s in args.sizes.split(",")], [float(x) for x in args.latencies.split(",")],
+                   args.concurrency, extra)
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
