@@ -1,4 +1,4 @@
-"""`tracegrade run DATASET`: the eval run."""
+"""`tracegrade run DATASET`: the eval run, recorded in the run store as it goes."""
 
 from __future__ import annotations
 
@@ -7,22 +7,37 @@ import asyncio
 import sys
 from pathlib import Path
 
+from pydantic.alias_generators import to_camel
+
 from tracegrade.dataset import Dataset, load_dataset
+from tracegrade.errors import ConfigError
+from tracegrade.flaky import parse_policy
 from tracegrade.judge import Judge, load_rubric
 from tracegrade.manifest import git_commit, new_run_id, now_iso
 from tracegrade.models import load_model, model_spec
+from tracegrade.pricing import load_prices
 from tracegrade.progress import progress_bar
-from tracegrade.report import console, json_report, junit, markdown
+from tracegrade.recording import record_run, spent_usd
+from tracegrade.report import console, costs, json_report, junit, markdown, repeats
 from tracegrade.results import Manifest, Run
-from tracegrade.runner import RunSettings, run_cases
+from tracegrade.runner import Budget, RunSettings
+from tracegrade.store import RunStore, open_store
 from tracegrade.targets import resolve_target
+
+# The flags that define what a run measures: stored in its manifest, and
+# restored from there by --resume so the finished run is one consistent run.
+RUN_FLAGS = ("target", "agent_model", "judge_model", "prompt_version", "rubric", "pass_score", "concurrency",
+             "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget")
+EXIT_STOPPED = 3
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "run", help="run a golden dataset against an agent, check traces, judge answers",
         description="Run every case against the agent, check each trace with code, score each answer "
-        "with the LLM judge, and pass a case only when both layers pass. Exits 0 only when every case passed.",
+        "with the LLM judge, and pass a case only when both layers pass. Every finished case is stored "
+        "at once (TRACEGRADE_DB). Exits 0 only when every case passed, 1 otherwise, "
+        f"{EXIT_STOPPED} when --budget stopped the run.",
     )
     p.add_argument("dataset", type=Path, help="dataset file (.json, .jsonl, .yaml)")
     p.add_argument("--target", default="shopnest",
@@ -41,6 +56,18 @@ def register(subparsers) -> None:
     p.add_argument("--category", help="run only cases of this category")
     p.add_argument("--smoke", action="store_true", help="run only cases tagged 'smoke'")
     p.add_argument("--checks-only", action="store_true", help="skip the judge: a free, deterministic smoke run")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each case N times: per-case mean and variance, run-level mean ± sd (default 1)")
+    p.add_argument("--flaky", nargs="?", const="2/3", metavar="K/N",
+                   help="re-run a failed case; it counts as failed only when it fails K of N attempts "
+                   "(bare --flaky: 2/3; default: no re-runs)")
+    p.add_argument("--budget", type=float, metavar="USD",
+                   help="warn at 80%% of this spend, stop cleanly at 100%% (finished cases kept)")
+    p.add_argument("--prices", type=Path, help="price table TOML, USD per million tokens per model id "
+                   "(default: the shipped prices.toml)")
+    p.add_argument("--resume", metavar="RUN_ID",
+                   help="finish an interrupted or stopped run: only its missing cases run, with its own settings")
+    p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--out", type=Path, default=Path(".tracegrade/runs"),
                    help="folder for results JSON, JUnit XML and Markdown (default .tracegrade/runs)")
     p.add_argument("--quiet", action="store_true", help="print only the final report")
@@ -48,25 +75,58 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    dataset = load_dataset(args.dataset).select(args.only, args.split, args.category, "smoke" if args.smoke else None)
-    target = resolve_target(args.target, args.agent_model, args.prompt_version)
-    judge = None
-    if not args.checks_only:
-        rubric = load_rubric(args.rubric)
-        judge = Judge(load_model(model_spec("judge", args.judge_model), role="judge"), rubric)
-    settings = RunSettings(args.pass_score, args.concurrency, args.timeout, args.checks_only)
-    manifest = _manifest(args, dataset, target, judge, settings)
-    print(f"tracegrade: {len(dataset.cases)} cases from {dataset.name} (version {dataset.version}), run {manifest.run_id}",
-          file=sys.stderr)
-    with progress_bar(len(dataset.cases), "cases") as advance:
-        results = asyncio.run(run_cases(dataset.cases, target, judge, settings, on_result=lambda r: advance()))
-    run = Run(_finish(manifest), tuple(results))
+    with open_store(args.db) as store:
+        manifest = _resumed(store, args) if args.resume else None
+        dataset = load_dataset(args.dataset).select(args.only, args.split, args.category, "smoke" if args.smoke else None)
+        target = resolve_target(args.target, args.agent_model, args.prompt_version)
+        judge = None if args.checks_only else Judge(load_model(model_spec("judge", args.judge_model), role="judge"),
+                                                    load_rubric(args.rubric))
+        settings = _settings(args)
+        manifest = _check_resumable(manifest, dataset, judge) if manifest else _manifest(args, dataset, target, judge)
+        run, status = _execute(args, store, dataset, target, judge, settings, manifest)
     print(console.render(run) if not args.quiet else console.final_report(run))
+    print(costs.render(run))
+    if repeats.wanted(run):
+        print(repeats.render(run))
     _write_outputs(run, args.out)
-    return 0 if all(r.passed for r in results) else 1
+    if status == "stopped":
+        print(f"tracegrade: run {run.manifest.run_id} stopped before every case ran; "
+              f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
+              file=sys.stderr)
+        return EXIT_STOPPED
+    return 0 if all(r.passed for r in run.results) else 1
 
 
-def _manifest(args, dataset: Dataset, target, judge: Judge | None, settings: RunSettings) -> Manifest:
+def _execute(args, store: RunStore, dataset: Dataset, target, judge, settings: RunSettings, manifest: Manifest):
+    resume = bool(args.resume)
+    budget = None
+    if args.budget is not None:
+        already = spent_usd(store.load_run(manifest.run_id).results) if resume else 0.0
+        budget = Budget(args.budget, already)
+    todo = len(dataset.cases) * settings.repeat - (len(store.done_keys(manifest.run_id)) if resume else 0)
+    verb = "resuming" if resume else "run"
+    print(f"tracegrade: {len(dataset.cases)} cases x {settings.repeat} from {dataset.name} "
+          f"(version {dataset.version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}", file=sys.stderr)
+    try:
+        with progress_bar(todo, "cases") as advance:
+            return asyncio.run(record_run(dataset.cases, target, judge, settings, store, manifest, resume=resume,
+                                          budget=budget, on_result=lambda r: advance()))
+    except KeyboardInterrupt:
+        print(f"tracegrade: interrupted; finished cases are stored. Resume with: "
+              f"tracegrade run {args.dataset} --resume {manifest.run_id}", file=sys.stderr)
+        raise
+
+
+def _settings(args: argparse.Namespace) -> RunSettings:
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    if args.budget is not None and args.budget <= 0:
+        raise ConfigError("--budget must be more than 0 USD")
+    return RunSettings(args.pass_score, args.concurrency, args.timeout, args.checks_only, args.repeat,
+                       parse_policy(args.flaky) if args.flaky else None, load_prices(args.prices))
+
+
+def _manifest(args, dataset: Dataset, target, judge: Judge | None) -> Manifest:
     return Manifest(
         run_id=new_run_id(),
         dataset=dataset.name,
@@ -76,19 +136,41 @@ def _manifest(args, dataset: Dataset, target, judge: Judge | None, settings: Run
         agent_model=getattr(target, "model_id", args.target),
         judge_model=judge.model.model_id if judge else None,
         rubric_hash=judge.rubric_hash if judge else None,
-        prompt_version=getattr(target, "prompt_version", ""),
+        prompt_version=getattr(target, "prompt_version", "") or args.prompt_version or "",
         git_commit=git_commit(),
         started_at=now_iso(),
-        settings={"passScore": settings.pass_score, "concurrency": settings.concurrency,
-                  "timeoutS": settings.timeout_s, "checksOnly": settings.checks_only,
-                  "only": args.only, "split": args.split, "category": args.category, "smoke": args.smoke},
+        settings={to_camel(flag): _plain(getattr(args, flag)) for flag in RUN_FLAGS},
     )
 
 
-def _finish(manifest: Manifest) -> Manifest:
-    from dataclasses import replace
+def _resumed(store: RunStore, args: argparse.Namespace) -> Manifest:
+    """The stored run's manifest; its flags replace the ones given now (a new --budget excepted)."""
+    ids = store.run_ids(args.resume)
+    if len(ids) != 1:
+        raise ConfigError(f"--resume {args.resume}: {'no run' if not ids else 'several runs'} with that id in {store.url}")
+    info = store.info(ids[0])
+    if info.status == "finished":
+        raise ConfigError(f"run {info.run_id} already finished; nothing to resume")
+    stored = info.manifest.settings
+    for flag in RUN_FLAGS:
+        if flag == "budget" and args.budget is not None:
+            continue
+        value = stored.get(to_camel(flag), getattr(args, flag))
+        setattr(args, flag, Path(value) if flag in ("rubric", "prices") and value else value)
+    return info.manifest
 
-    return replace(manifest, ended_at=now_iso())
+
+def _check_resumable(manifest: Manifest, dataset: Dataset, judge: Judge | None) -> Manifest:
+    if dataset.version != manifest.dataset_version:
+        raise ConfigError(f"run {manifest.run_id} measured dataset version {manifest.dataset_version}, "
+                          f"this file's selection is {dataset.version}: resume refuses to mix the two")
+    if judge is not None and judge.rubric_hash != manifest.rubric_hash:
+        raise ConfigError(f"run {manifest.run_id} used rubric {manifest.rubric_hash}, this one is {judge.rubric_hash}")
+    return manifest
+
+
+def _plain(value):
+    return str(value) if isinstance(value, Path) else value
 
 
 def _write_outputs(run: Run, folder: Path) -> None:

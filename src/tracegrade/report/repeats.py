@@ -1,0 +1,25 @@
+"""The repetitions block of a run report: run-level mean ± sd, and each case's
+mean (variance) per score."""
+
+from __future__ import annotations
+
+from tracegrade.judge import METRICS
+from tracegrade.repeats import case_spreads, repetitions, run_level
+from tracegrade.results import Run
+
+
+def wanted(run: Run) -> bool:
+    return repetitions(run.results) > 1
+
+
+def render(run: Run) -> str:
+    results = run.results
+    level = run_level(results)
+    lines = [f"REPEATS ({repetitions(results)} per case)",
+             "  run level  " + "   ".join(f"{m} {mean:.2f} ± {sd:.2f}" for m, (mean, sd) in level.items()),
+             f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in METRICS)]
+    for spread in case_spreads(results):
+        cells = [f"{spread.means[m]:>9.2f} ({spread.variances[m]:.2f})" if m in spread.means else f"{'-':>17}"
+                 for m in METRICS]
+        lines.append(f"  {spread.case_id:<26}{spread.runs:>5}{spread.pass_rate:>7.2f}  " + "  ".join(f"{c:>17}" for c in cells))
+    return "\n".join(lines)
