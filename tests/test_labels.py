@@ -1,0 +1,63 @@
+"""The human-labels file: the shipped one is complete, a malformed one fails loudly."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tracegrade.errors import DatasetError
+from tracegrade.judge import METRICS
+from tracegrade.labels import DEFAULT_LABELS, load_labels
+
+SCORES = dict.fromkeys(METRICS, 5)
+
+
+def _item(item_id: str = "hl-01", **scores: int) -> dict:
+    return {"id": item_id, "caseId": "c", "question": "q", "evidence": {"context": "", "toolCalls": []},
+            "answer": "a", "kind": "right",
+            "labels": [{"annotator": "A", "scores": {**SCORES, **scores}, "rationale": "r"}]}
+
+
+def _write(tmp_path: Path, items: list[dict]) -> Path:
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps({"items": items}))
+    return path
+
+
+def test_shipped_labels_cover_every_kind_with_a_second_annotator_on_a_subset():
+    items, version = load_labels(DEFAULT_LABELS)
+    assert len(items) >= 40 and len(version) == 12
+    assert set(Counter(i.kind for i in items)) == {"right", "partial", "wrong", "hallucinated", "refusal"}
+    assert sum(1 for i in items if i.label_by("B")) >= 15
+    assert all(i.label_by("A") for i in items)
+    assert all("\n" not in label.rationale for i in items for label in i.labels)
+    # Every metric must vary, or its Spearman rho is undefined.
+    assert all(len({i.label_by("A").scores[m] for i in items}) >= 3 for m in METRICS)
+
+
+@pytest.mark.parametrize("scores, message", [
+    ({"correctness": 7}, "1..5"),
+    ({"correctness": 0}, "1..5"),
+    ({"correctness": True}, "valid integer"),
+])
+def test_a_score_out_of_range_names_the_field(tmp_path, scores, message):
+    with pytest.raises(DatasetError, match=rf"items\.0\.labels\.0\.scores.*{message}"):
+        load_labels(_write(tmp_path, [_item(**scores)]))
+
+
+def test_a_missing_metric_and_an_unknown_field_are_errors(tmp_path):
+    missing = _item()
+    del missing["labels"][0]["scores"]["relevance"]
+    with pytest.raises(DatasetError, match="exactly"):
+        load_labels(_write(tmp_path, [missing]))
+    typo = {**_item(), "annswer": "x"}
+    with pytest.raises(DatasetError, match="annswer"):
+        load_labels(_write(tmp_path, [typo]))
+
+
+def test_duplicate_ids_are_rejected(tmp_path):
+    with pytest.raises(DatasetError, match="unique.*hl-01"):
+        load_labels(_write(tmp_path, [_item(), _item()]))
