@@ -63,6 +63,18 @@ MIGRATIONS: tuple[Migration, ...] = (
              result TEXT NOT NULL,
              PRIMARY KEY (run_id, case_id, repetition))""",
     )),
+    Migration(2, "judge calibrations", (
+        """CREATE TABLE calibrations (
+             calibration_id TEXT PRIMARY KEY,
+             judge_model TEXT NOT NULL,
+             rubric_hash TEXT NOT NULL,
+             labels_version TEXT NOT NULL,
+             passed INTEGER NOT NULL,
+             created_ns BIGINT NOT NULL,
+             created_at TEXT NOT NULL,
+             result TEXT NOT NULL)""",
+        "CREATE INDEX calibrations_by_judge ON calibrations (judge_model, rubric_hash, created_ns)",
+    )),
 )
 
 # running: cases may still arrive (or the process died: resume it);
@@ -82,6 +94,19 @@ class RunInfo:
     ended_at: str
     manifest: Manifest
     cases_done: int
+
+
+@dataclass(frozen=True)
+class CalibrationRecord:
+    """One `tracegrade calibrate` outcome for a judge model and rubric; ``result`` is its JSON report."""
+
+    calibration_id: str
+    judge_model: str
+    rubric_hash: str
+    labels_version: str
+    passed: bool
+    created_at: str
+    result: dict[str, Any]
 
 
 class RunStore:
@@ -146,6 +171,24 @@ class RunStore:
     def done_keys(self, run_id: str) -> set[tuple[str, int]]:
         rows = self._query("SELECT case_id, repetition FROM case_results WHERE run_id = ?", (run_id,))
         return {(row[0], int(row[1])) for row in rows}
+
+    def save_calibration(self, record: CalibrationRecord) -> None:
+        with self._transaction() as run:
+            run("INSERT INTO calibrations (calibration_id, judge_model, rubric_hash, labels_version, passed, "
+                "created_ns, created_at, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.calibration_id, record.judge_model, record.rubric_hash, record.labels_version,
+                 int(record.passed), time.time_ns(), record.created_at, _dump(record.result)))
+
+    def latest_calibration(self, judge_model: str, rubric_hash: str) -> CalibrationRecord | None:
+        """The most recent calibration of this judge model with this rubric, passed or not."""
+        rows = self._query(
+            "SELECT calibration_id, judge_model, rubric_hash, labels_version, passed, created_at, result "
+            "FROM calibrations WHERE judge_model = ? AND rubric_hash = ? ORDER BY created_ns DESC LIMIT 1",
+            (judge_model, rubric_hash))
+        if not rows:
+            return None
+        row = rows[0]
+        return CalibrationRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], json.loads(row[6]))
 
     def applied_migrations(self) -> list[int]:
         return [int(row[0]) for row in self._query("SELECT version FROM tracegrade_migrations ORDER BY version", ())]
