@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from tracegrade.dataset import GoldenCase
 from tracegrade.errors import JudgeReplyError
@@ -119,6 +119,7 @@ class Judge:
     attempts: int = 3
     temperature: float = 0.0
     max_tokens: int = 200
+    seed: int = 0  # added to each attempt's seed: calibration samples a judge k times with k seeds
 
     @property
     def rubric_hash(self) -> str:
@@ -129,28 +130,54 @@ class Judge:
         return await self.score_messages(messages)
 
     async def score_messages(self, messages: list[Message]) -> JudgeOutcome:
-        tokens_in = tokens_out = retries = 0
-        problem = ""
-        for attempt in range(1, self.attempts + 1):
-            # WHY a little temperature on retries: at 0 the same input gives the same bad reply.
-            temperature = self.temperature if attempt == 1 else max(self.temperature, 0.3)
-            options = ChatOptions(json_schema=SCORE_SCHEMA, temperature=temperature,
-                                  max_tokens=self.max_tokens, seed=attempt)
-            try:
-                response = await self.model.complete(messages, options)
-            except Exception as exc:  # the judge-call boundary
-                problem = f"judge call failed: {type(exc).__name__}: {exc}"
-                continue
-            tokens_in += response.input_tokens
-            tokens_out += response.output_tokens
-            retries += response.retries
-            try:
-                scores = parse_scores(response.text)
-            except JudgeReplyError as exc:
-                problem = f"judge reply unusable: {exc}"
-                continue
-            return Scores(scores.values, scores.reason, tokens_in, tokens_out, attempt, retries)
-        return Unscored(problem, tokens_in, tokens_out, self.attempts, retries)
+        asked = await ask_json(self.model, messages, SCORE_SCHEMA, parse_scores, attempts=self.attempts,
+                               temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+        if not isinstance(asked.value, Scores):
+            return Unscored(asked.problem, asked.input_tokens, asked.output_tokens, asked.attempts, asked.retries)
+        return Scores(asked.value.values, asked.value.reason, asked.input_tokens, asked.output_tokens,
+                      asked.attempts, asked.retries)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What ``ask_json`` got: the parsed value, or None and the last problem."""
+
+    value: Any
+    problem: str
+    input_tokens: int
+    output_tokens: int
+    attempts: int
+    retries: int
+
+
+async def ask_json(
+    model: ChatModel, messages: list[Message], schema: dict[str, Any], parse: Callable[[str], Any],
+    *, attempts: int = 3, temperature: float = 0.0, max_tokens: int = 200, seed: int = 0,
+) -> Asked:
+    """Ask for a schema-constrained JSON reply until ``parse`` accepts one (it raises
+    JudgeReplyError otherwise), at most ``attempts`` times. The scoring judge and
+    the pairwise judge share this one loop."""
+    tokens_in = tokens_out = retries = 0
+    problem = ""
+    for attempt in range(1, attempts + 1):
+        # WHY a little temperature on retries: at 0 the same input gives the same bad reply.
+        options = ChatOptions(json_schema=schema, temperature=temperature if attempt == 1 else max(temperature, 0.3),
+                              max_tokens=max_tokens, seed=seed + attempt)
+        try:
+            response = await model.complete(messages, options)
+        except Exception as exc:  # the judge-call boundary
+            problem = f"judge call failed: {type(exc).__name__}: {exc}"
+            continue
+        tokens_in += response.input_tokens
+        tokens_out += response.output_tokens
+        retries += response.retries
+        try:
+            value = parse(response.text)
+        except JudgeReplyError as exc:
+            problem = f"judge reply unusable: {exc}"
+            continue
+        return Asked(value, "", tokens_in, tokens_out, attempt, retries)
+    return Asked(None, problem, tokens_in, tokens_out, attempts, retries)
 
 
 def load_rubric(path: str | Path | None = None) -> str:
