@@ -13,7 +13,7 @@ import sys
 
 from tracegrade.errors import TracegradeError
 
-COMMANDS = ("run",)
+COMMANDS = ("run", "history", "compare")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,64 @@
+"""`tracegrade compare BASE CANDIDATE`: a measured verdict with an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tracegrade import runref
+from tracegrade.comparison import compare_runs
+from tracegrade.errors import TracegradeError
+from tracegrade.gate import decide, load_gate
+from tracegrade.report import compare_console, compare_json, compare_markdown
+from tracegrade.store import open_store
+
+# WHY not 2 for errors (as other commands do): 2 means "warn" here, and a CI
+# job must never read "could not compare" as "fine, with warnings".
+EXIT_ERROR = 3
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare", help="compare two runs case by case and gate the candidate",
+        description="Align two runs by case id, compare every metric with paired statistics, apply the gate "
+        "file's thresholds. Exit 0 pass, 1 block, 2 warn only, 3 could not compare.",
+    )
+    p.add_argument("baseline", help="run id (or unique prefix), latest, previous, or a results.json file")
+    p.add_argument("candidate", help="same forms as baseline")
+    p.add_argument("--gate", type=Path, help="gate thresholds TOML (default evals/gate.toml, else built-in defaults)")
+    p.add_argument("--allow-dataset-change", action="store_true",
+                   help="compare runs on different dataset versions: only the shared unchanged cases")
+    p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as Markdown")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON verdict")
+    p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    try:
+        return _compare(args)
+    except TracegradeError as exc:
+        print(f"tracegrade: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _compare(args: argparse.Namespace) -> int:
+    config = load_gate(args.gate)
+    refs = (args.baseline, args.candidate)
+    store = None if all(runref.is_file_ref(r) for r in refs) else open_store(args.db)
+    try:
+        baseline, candidate = (runref.load(r, store) for r in refs)
+    finally:
+        if store is not None:
+            store.close()
+    stats = config.statistics
+    comparison = compare_runs(baseline, candidate, args.allow_dataset_change, stats.alpha,
+                              stats.bootstrap_resamples, stats.seed)
+    verdict = decide(comparison, config)
+    print(compare_console.render(comparison, verdict, stats.alpha))
+    if args.markdown:
+        compare_markdown.write(comparison, verdict, stats.alpha, args.markdown)
+    if args.json:
+        compare_json.write(comparison, verdict, config, args.json)
+    return verdict.exit_code
