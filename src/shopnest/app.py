@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import hmac
+import time
 from typing import Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from opentelemetry.trace import Tracer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER
+from shopnest.tools import TOOL_NAMES
 from tracegrade.errors import TracegradeError
+from tracegrade.telemetry import RequestInfo, provider_name, record_request
+from tracegrade.trace import Reply
 
 MAX_QUESTION_CHARS = 4000
 
@@ -39,8 +44,9 @@ class ChatRequest(BaseModel):
         return value
 
 
-def create_app(agent: ShopNestAgent, token: str | None = None) -> FastAPI:
-    """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``."""
+def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | None = None) -> FastAPI:
+    """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``;
+    with ``tracer``, every answered or failed chat is recorded as an ``agent_request`` span tree."""
     app = FastAPI(title="ShopNest", version="0.1.0")
 
     if token:
@@ -69,10 +75,25 @@ def create_app(agent: ShopNestAgent, token: str | None = None) -> FastAPI:
     @app.post("/chat")
     async def chat(body: ChatRequest) -> JSONResponse:
         history = [Turn(t.role, t.content) for t in body.history]
+        started_ns = time.time_ns()
         try:
             reply = await agent.chat(body.question, body.customer_id, history, body.faults)
         except TracegradeError as exc:
+            _record(tracer, agent, body, started_ns, error=exc)
             return JSONResponse(status_code=503, content={"error": f"{type(exc).__name__}: {exc}"})
+        _record(tracer, agent, body, started_ns, reply=reply)
         return JSONResponse(reply.to_wire())
 
     return app
+
+
+def _record(tracer: Tracer | None, agent: ShopNestAgent, body: ChatRequest, started_ns: int,
+            reply: Reply | None = None, error: Exception | None = None) -> None:
+    if tracer is None:
+        return
+    info = RequestInfo(
+        question=body.question, started_ns=started_ns, ended_ns=time.time_ns(), customer_id=body.customer_id,
+        agent_name="shopnest", prompt_version=agent.prompt_version, model=agent.model.model_id,
+        provider=provider_name(agent.model), allowed_tools=TOOL_NAMES, faults=body.faults,
+    )
+    record_request(tracer, info, reply, error)

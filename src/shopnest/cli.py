@@ -77,10 +77,17 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shopnest.app import create_app
     from shopnest.factory import build_agent
+    from tracegrade.telemetry import open_telemetry
 
     agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
     token = os.environ.get("SHOPNEST_API_TOKEN")
     if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
         print("shopnest: warning: serving beyond loopback without SHOPNEST_API_TOKEN", file=sys.stderr)
-    uvicorn.run(create_app(agent, token), host=args.host, port=args.port, log_level="warning")
+    # Every request's trace goes to the local span store (env TRACEGRADE_SPANS_DB) for
+    # `tracegrade monitor`, and over OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    telemetry = open_telemetry("shopnest")
+    try:
+        uvicorn.run(create_app(agent, token, telemetry.tracer), host=args.host, port=args.port, log_level="warning")
+    finally:
+        telemetry.shutdown()
     return 0

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Collection, Sequence
 
+from opentelemetry import trace as otel
+
 from tracegrade.checks import run_checks
 from tracegrade.dataset import GoldenCase
 from tracegrade.flaky import RETRIED, FlakyPolicy
@@ -25,9 +27,13 @@ from tracegrade.judge import Judge, Scores, Unscored
 from tracegrade.pricing import PriceTable, price_case
 from tracegrade.results import CaseResult
 from tracegrade.targets import Target
+from tracegrade.telemetry import add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes
 from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
+# WHY the global (API) tracer: it does nothing until a command installs a
+# provider (tracegrade.telemetry.open_telemetry), so library callers pay nothing.
+_TRACER = otel.get_tracer("tracegrade.runner")
 
 
 @dataclass(frozen=True)
@@ -74,20 +80,38 @@ class Budget:
 async def evaluate_case(
     case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0
 ) -> CaseResult:
-    """Agent, checks, judge, verdict for one case; never raises."""
+    """Agent, checks, judge, verdict for one case, in a ``case`` span; never raises."""
+    with _TRACER.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
+        result = await _evaluate_case(case, target, judge, settings, repeat)
+        finish_case_span(span, result.status, result.error, result.seconds)
+        return result
+
+
+async def _evaluate_case(
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int
+) -> CaseResult:
     started = time.perf_counter()
     base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
                 risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
-        reply = await asyncio.wait_for(target(case), settings.timeout_s)
+        with _TRACER.start_as_current_span("agent"):
+            agent_started_ns = time.time_ns()
+            reply = await asyncio.wait_for(target(case), settings.timeout_s)
+            add_reply_spans(_TRACER, reply, agent_started_ns)
     except asyncio.TimeoutError:
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary
         return CaseResult(status="error", error=f"agent failed: {type(exc).__name__}: {exc}",
                           seconds=time.perf_counter() - started, **base)
-    checks = run_checks(case, reply)
-    outcome = None if settings.checks_only or judge is None else await judge.score(case, reply)
+    with _TRACER.start_as_current_span("checks") as span:
+        checks = run_checks(case, reply)
+        span.set_attributes(checks_attributes(checks))
+    outcome = None
+    if not settings.checks_only and judge is not None:
+        with _TRACER.start_as_current_span("judge") as span:
+            outcome = await judge.score(case, reply)
+            span.set_attributes(judge_attributes(outcome, judge.model.model_id))
     return CaseResult(
         status=case_status(checks, outcome, settings.pass_score),
         reply=reply,

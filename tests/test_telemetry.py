@@ -1,0 +1,338 @@
+"""Spans: the request tree and its attributes, eval-run spans, redaction before
+any exporter, the SQLite store round trip, and OTLP/HTTP to a loopback receiver."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import httpx
+import pytest
+from opentelemetry import trace as otel
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from shopnest.agent import ShopNestAgent
+from shopnest.app import create_app
+from shopnest.orders import OrderBook
+from tracegrade.dataset import GoldenCase
+from tracegrade.errors import ModelError
+from tracegrade.judge import METRICS, Judge
+from tracegrade.models import ChatResponse, ModelToolCall
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.runner import RunSettings, run_cases
+from tracegrade.spanstore import SpanStore, StoredSpan, reply_from_spans
+from tracegrade.telemetry import (
+    RedactingExporter, RequestInfo, hash_customer, memory_telemetry, open_telemetry, record_request,
+)
+from tracegrade.trace import Reply, Step, ToolCall, Usage
+
+TODAY = dt.date(2026, 6, 15)
+# One of each kind the issue names, planted in every place a span can carry text.
+PLANTED = {
+    "email": "ann.lee@example.com",
+    "card": "4111 1111 1111 1111",
+    "phone": "+44 7700 900123",
+    "bearer": "Bearer abcDEF123456789xyz",
+    "api_key": "sk-live-1234567890abcdefghij",
+}
+SECRET_TEXT = " ".join(PLANTED.values())
+
+
+def tool(name: str, order_id: str, call_id: str = "c1", **extra) -> ChatResponse:
+    return ChatResponse(tool_calls=(ModelToolCall(name, {"orderId": order_id, **extra}, id=call_id),),
+                        input_tokens=100, output_tokens=10, model="m1", retries=1)
+
+
+def answer(text: str) -> ChatResponse:
+    return ChatResponse(text=text, input_tokens=150, output_tokens=20, model="m1")
+
+
+def shop_agent(fake_knowledge, script) -> ShopNestAgent:
+    return ShopNestAgent(ScriptedModel(script, model_id="m1"), fake_knowledge, OrderBook(today=TODAY))
+
+
+async def chat(app, question: str, customer: str = "C-100") -> httpx.Response:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://shop") as client:
+        return await client.post("/chat", json={"question": question, "customerId": customer})
+
+
+def by_name(spans) -> dict:
+    return {span.name: span for span in spans}
+
+
+# --- the request tree ------------------------------------------------------------
+
+
+async def test_a_request_becomes_one_span_tree_with_genai_attributes(fake_knowledge):
+    telemetry, memory = memory_telemetry()
+    agent = shop_agent(fake_knowledge, [
+        tool("getOrderStatus", "ORD-102"),
+        tool("createRefundDraft", "ORD-102", "c2", reason="too small"),
+        answer("A refund draft for ORD-102 is waiting for your confirmation."),
+    ])
+    response = await chat(create_app(agent, tracer=telemetry.tracer), "Please refund ORD-102, it is too small.")
+    assert response.status_code == 200
+
+    spans = memory.get_finished_spans()
+    assert sorted(s.name for s in spans) == sorted([
+        "agent_request", "retrieval", "model_call", "tool_call:getOrderStatus", "model_call",
+        "tool_call:createRefundDraft", "approval", "final_generation",
+    ])
+    named = by_name(spans)
+    root = named["agent_request"]
+    assert root.parent is None and len({s.context.trace_id for s in spans}) == 1
+    # Every step hangs off the request; the approval hangs off the tool call that asked for it.
+    assert {s.name for s in spans if s.parent and s.parent.span_id == root.context.span_id} == {
+        "retrieval", "model_call", "tool_call:getOrderStatus", "tool_call:createRefundDraft", "final_generation"}
+    assert named["approval"].parent.span_id == named["tool_call:createRefundDraft"].context.span_id
+    # Children start in step order, inside the request.
+    children = sorted((s for s in spans if s.parent and s.parent.span_id == root.context.span_id), key=lambda s: s.start_time)
+    assert [s.name for s in children][:3] == ["retrieval", "model_call", "tool_call:getOrderStatus"]
+    assert all(root.start_time <= s.start_time <= s.end_time <= root.end_time for s in spans)
+
+    a = root.attributes
+    assert a["gen_ai.operation.name"] == "invoke_agent" and a["gen_ai.agent.name"] == "shopnest"
+    assert (a["gen_ai.request.model"], a["gen_ai.response.model"], a["gen_ai.provider.name"]) == ("m1", "m1", "scripted")
+    assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (350, 40)
+    assert a["tracegrade.prompt_version"] == "v1" and a["tracegrade.status"] == "ok"
+    assert a["tracegrade.customer.hash"] == hash_customer("C-100") != "C-100"
+    assert (a["tracegrade.steps"], a["tracegrade.retries"], a["tracegrade.approvals.asked"]) == (5, 2, 1)
+    assert a["tracegrade.latency_ms"] >= 0 and a["tracegrade.cost_usd"] == 0.0
+    model = named["final_generation"].attributes
+    assert (model["gen_ai.operation.name"], model["gen_ai.usage.input_tokens"], model["gen_ai.usage.output_tokens"]) == ("chat", 150, 20)
+    status = named["tool_call:getOrderStatus"].attributes
+    assert status["gen_ai.tool.name"] == "getOrderStatus" and json.loads(status["gen_ai.tool.call.arguments"]) == {"orderId": "ORD-102"}
+    assert status["tracegrade.tool.status"] == "ok" and "DELIVERED" in status["gen_ai.tool.call.result"]
+    assert named["approval"].attributes["tracegrade.approval.state"] == "asked"
+    assert json.loads(named["retrieval"].attributes["gen_ai.retrieval.documents"])[0]["id"].endswith(".md")
+
+
+async def test_guardrail_counts_and_a_failed_request(fake_knowledge):
+    telemetry, memory = memory_telemetry()
+    agent = shop_agent(fake_knowledge, [
+        tool("getOrderStatus", "ORD-109"),          # another customer's order: denied
+        tool("deleteAccount", "ORD-101", "c2"),     # not a ShopNest tool: forbidden
+        tool("getOrderStatus", "ORD-114", "c3"),    # the order note carries an injection
+        answer("I cannot find that order."),
+    ])
+    app = create_app(agent, tracer=telemetry.tracer)
+    assert (await chat(app, "Where are ORD-109 and ORD-114?")).status_code == 200
+    root = by_name(memory.get_finished_spans())["agent_request"].attributes
+    assert (root["tracegrade.guardrail.denied"], root["tracegrade.guardrail.forbidden"],
+            root["tracegrade.guardrail.injection"]) == (1, 1, 1)
+
+    memory.clear()
+    broken = shop_agent(fake_knowledge, [ModelError("m1: gave up after 4 attempts")])
+    response = await chat(create_app(broken, tracer=telemetry.tracer), "Where is ORD-101?")
+    assert response.status_code == 503
+    [span] = memory.get_finished_spans()
+    assert (span.name, span.status.status_code) == ("agent_request", otel.StatusCode.ERROR)
+    assert (span.attributes["error.type"], span.attributes["tracegrade.status"]) == ("ModelError", "error")
+
+
+def test_the_same_customer_hashes_the_same_and_a_salt_changes_it():
+    assert hash_customer("C-100", "") == hash_customer("C-100", "")
+    assert hash_customer("C-100", "pepper") != hash_customer("C-100", "")
+    assert hash_customer("C-100", "") != hash_customer("C-200", "")
+
+
+# --- eval runs -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def global_spans():
+    """The global provider the runner's API tracer uses: installed once per process."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(RedactingExporter(memory)))
+    otel.set_tracer_provider(provider)
+    if otel.get_tracer_provider() is not provider:
+        pytest.skip("another test installed the global tracer provider first")
+    return memory
+
+
+async def test_an_eval_run_emits_case_agent_checks_judge_spans(global_spans):
+    global_spans.clear()
+    case = GoldenCase(id="tool-status-01", question="Where is ORD-101?", expected_tool="getOrderStatus",
+                      expected_tool_argument="ORD-101")
+    reply = Reply(answer="It shipped.", tool_calls=(ToolCall(name="getOrderStatus", argument="ORD-101",
+                                                             arguments={"orderId": "ORD-101"}),),
+                  steps=(Step(kind="model", name="round 1", duration_ms=2), Step(kind="tool", name="getOrderStatus", start_ms=2),
+                         Step(kind="model", name="round 2", start_ms=3)))
+
+    async def target(_case):
+        return reply
+
+    scores = json.dumps({**{m: 5 for m in METRICS}, "reason": "fine"})
+    judge = Judge(ScriptedModel([scores], model_id="judge-m"), rubric="R")
+    tracer = otel.get_tracer("test")
+    with tracer.start_as_current_span("eval_run"):
+        [result] = await run_cases([case], target, judge, RunSettings(concurrency=1))
+    assert result.status == "pass"
+
+    named = by_name(global_spans.get_finished_spans())
+    parent = lambda name: next(s.name for s in global_spans.get_finished_spans()  # noqa: E731
+                               if s.context.span_id == named[name].parent.span_id)
+    assert parent("case") == "eval_run"
+    assert parent("agent") == parent("checks") == parent("judge") == "case"
+    assert parent("tool_call:getOrderStatus") == parent("final_generation") == "agent"
+    assert named["case"].attributes["tracegrade.case.id"] == "tool-status-01"
+    assert named["case"].attributes["tracegrade.status"] == "pass"
+    assert named["checks"].attributes["tracegrade.checks.failed"] == ()
+    judged = named["judge"].attributes
+    assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
+
+
+# --- redaction -------------------------------------------------------------------
+
+
+def planted_reply() -> Reply:
+    return Reply(
+        answer=f"Sure. I sent it to {PLANTED['email']}; call {PLANTED['phone']}.",
+        retrieved_sources=("return-policy.md",), retrieval_scores=(0.7,),
+        tool_calls=(ToolCall(name="createRefundDraft", arguments={"orderId": "ORD-102", "reason": SECRET_TEXT},
+                             argument="ORD-102", result=f"Draft for card {PLANTED['card']}", status="needs_approval"),),
+        context=f"SOURCE: return-policy.md\nkey {PLANTED['api_key']}",
+        steps=(Step(kind="retrieval", name="policies", duration_ms=1),
+               Step(kind="approval", name="createRefundDraft", start_ms=1, duration_ms=1, error=PLANTED["bearer"]),
+               Step(kind="model", name="round 1", start_ms=2, duration_ms=1)),
+        model="m1", usage=Usage(input_tokens=5, output_tokens=5),
+    )
+
+
+def planted_info() -> RequestInfo:
+    return RequestInfo(question=f"My card is {SECRET_TEXT}, refund ORD-102", started_ns=1_000_000_000,
+                       ended_ns=1_010_000_000, customer_id=PLANTED["email"], model="m1", provider="scripted")
+
+
+def assert_clean(text: str) -> None:
+    found = [kind for kind, value in PLANTED.items() if value in text or value.split()[-1] in text]
+    assert not found, f"planted {found} reached an exporter"
+
+
+def test_planted_secrets_reach_no_exporter(tmp_path):
+    telemetry, memory = memory_telemetry()
+    record_request(telemetry.tracer, planted_info(), planted_reply())
+    record_request(telemetry.tracer, planted_info(), error=ModelError(f"call failed with {SECRET_TEXT}"))
+    span = telemetry.tracer.start_span(f"custom {PLANTED['email']}")
+    span.record_exception(RuntimeError(SECRET_TEXT))
+    span.end()
+
+    spans = memory.get_finished_spans()
+    dumped = json.dumps([[s.name, dict(s.attributes), [dict(e.attributes) for e in s.events], s.status.description]
+                         for s in spans], default=list)
+    assert "[REDACTED_EMAIL]" in dumped and "[REDACTED_CARD]" in dumped and "[REDACTED_PHONE]" in dumped
+    assert_clean(dumped)
+
+    # And what the store keeps, and what is rebuilt from it for the judge and golden cases.
+    store_path = tmp_path / "spans.db"
+    stored = open_telemetry("test", spans_db=store_path, otlp_endpoint=None, secrets=())
+    record_request(stored.tracer, planted_info(), planted_reply())
+    stored.shutdown()
+    assert_clean(store_path.read_bytes().decode("utf-8", "replace"))
+    [request] = SpanStore(store_path).requests()
+    assert_clean(reply_from_spans(request).model_dump_json())
+
+
+def test_known_secret_values_are_redacted_whatever_their_shape():
+    telemetry, memory = memory_telemetry(secrets=("hunter2hunter2",))
+    record_request(telemetry.tracer, RequestInfo(question="the token is hunter2hunter2", started_ns=0, ended_ns=1))
+    assert "hunter2hunter2" not in json.dumps(dict(memory.get_finished_spans()[0].attributes))
+
+
+# --- the SQLite store ------------------------------------------------------------
+
+
+def test_the_store_gives_back_the_reply_a_tree_was_built_from(tmp_path):
+    reply = Reply(
+        answer="ORD-101 shipped yesterday.", retrieved_sources=("shipping-policy.md",), retrieval_scores=(0.61,),
+        tool_calls=(ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-101"}, argument="ORD-101",
+                             result="Order ORD-101 is SHIPPED.", status="ok"),),
+        context="SOURCE: shipping-policy.md\n# Shipping",
+        steps=(Step(kind="retrieval", name="policies", duration_ms=3.0),
+               Step(kind="model", name="round 1", start_ms=3.0, duration_ms=40.0, input_tokens=80, output_tokens=9, retries=1),
+               Step(kind="tool", name="getOrderStatus", start_ms=43.0, duration_ms=0.5),
+               Step(kind="model", name="round 2", start_ms=44.0, duration_ms=30.0, input_tokens=120, output_tokens=12)),
+        model="m1", usage=Usage(input_tokens=200, output_tokens=21, cost_usd=0.002), route="order_status",
+    )
+    telemetry = open_telemetry("test", spans_db=tmp_path / "spans.db", otlp_endpoint=None)
+    record_request(telemetry.tracer, RequestInfo(question="Where is ORD-101?", started_ns=5_000_000_000,
+                                                 ended_ns=5_080_000_000), reply)
+    telemetry.shutdown()
+
+    [spans] = SpanStore(tmp_path / "spans.db").requests()
+    assert spans[0].name == "agent_request" and spans[0].duration_ms == 80.0
+    rebuilt = reply_from_spans(spans)
+    assert rebuilt.model_dump(exclude={"steps"}) == reply.model_dump(exclude={"steps"})
+    assert [(s.kind, s.name, round(s.start_ms, 3), s.retries) for s in rebuilt.steps] == [
+        (s.kind, s.name, s.start_ms, s.retries) for s in reply.steps]
+
+
+# --- OTLP/HTTP -------------------------------------------------------------------
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    received: list[tuple[str, bytes]] = []
+
+    def do_POST(self):  # noqa: N802 (the http.server name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        _Receiver.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+        self.wfile.write(b"")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def otlp_receiver():
+    _Receiver.received = []
+    server = HTTPServer(("127.0.0.1", 0), _Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", _Receiver.received
+    server.shutdown()
+    server.server_close()
+
+
+def test_spans_arrive_over_otlp_http_when_the_standard_variable_is_set(otlp_receiver, tmp_path, monkeypatch):
+    endpoint, received = otlp_receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    telemetry = open_telemetry("shopnest", spans_db=tmp_path / "spans.db")
+    record_request(telemetry.tracer, planted_info(), planted_reply())
+    telemetry.shutdown()  # flushes the batch
+
+    assert received and {path for path, _ in received} == {"/v1/traces"}
+    spans = []
+    for _, body in received:
+        request = ExportTraceServiceRequest.FromString(body)
+        for resource_spans in request.resource_spans:
+            service = {a.key: a.value.string_value for a in resource_spans.resource.attributes}["service.name"]
+            assert service == "shopnest"
+            spans += [span for scope in resource_spans.scope_spans for span in scope.spans]
+    assert sorted(s.name for s in spans) == ["agent_request", "approval", "final_generation", "retrieval",
+                                            "tool_call:createRefundDraft"]
+    root = next(s for s in spans if s.name == "agent_request")
+    attributes = {a.key: a.value for a in root.attributes}
+    assert attributes["gen_ai.request.model"].string_value == "m1"
+    assert attributes["gen_ai.usage.input_tokens"].int_value == 5
+    assert (root.end_time_unix_nano - root.start_time_unix_nano) == 10_000_000
+    assert_clean(b"".join(body for _, body in received).decode("utf-8", "replace"))
+    # The local store got the same request.
+    assert len(SpanStore(tmp_path / "spans.db").requests()) == 1
+
+
+def test_stored_span_from_a_readable_span_keeps_ids_and_parent():
+    telemetry, memory = memory_telemetry()
+    record_request(telemetry.tracer, RequestInfo(question="q", started_ns=0, ended_ns=10),
+                   Reply(answer="a", steps=(Step(kind="model", name="round 1"),)))
+    child, root = (StoredSpan.from_readable(s) for s in memory.get_finished_spans())
+    assert child.parent_id == root.span_id and root.parent_id is None and child.trace_id == root.trace_id
