@@ -12,7 +12,7 @@ At configurable rates it drops the connection, answers 429 with Retry-After,
 500 or 503, hangs past any client timeout, or returns a body that is not JSON.
 A question can force one fault on every request that carries it:
 ``[[fault:http_503]]`` on agent turns, ``[[judge-fault:bad_scores]]`` on judge
-calls. Every request is logged with its role, case tag (``[case ID]`` in the
+calls; ``[[fault:http_503*2]]`` forces it on the first two only. Every request is logged with its role, case tag (``[case ID]`` in the
 question) and fault, so a test can match what the server did against what the
 results say.
 
@@ -50,8 +50,8 @@ RANDOM_FAULTS = ("drop", "rate_limit", "http_500", "http_503", "hang", "malforme
 FORCED_ONLY = ("bad_scores", "echo_key")
 _STATUS = {"rate_limit": 429, "http_500": 500, "http_503": 503}
 _CASE = re.compile(r"\[case ([^\]\s]+)\]")
-_AGENT_FAULT = re.compile(r"\[\[fault:(\w+)\]\]")
-_JUDGE_FAULT = re.compile(r"\[\[judge-fault:(\w+)\]\]")
+_AGENT_FAULT = re.compile(r"\[\[fault:(\w+)(?:\*(\d+))?\]\]")
+_JUDGE_FAULT = re.compile(r"\[\[judge-fault:(\w+)(?:\*(\d+))?\]\]")
 _ORDER = re.compile(r"ORD-\d+", re.IGNORECASE)
 # Cut inside a string: no JSON parser can read it.
 _MALFORMED = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assis'
@@ -113,6 +113,7 @@ class FaultServer:
         self.max_hang_s = max_hang_s
         self.log: list[Served] = []
         self._rng = random.Random(seed)
+        self._forced: Counter = Counter()  # (role, case, marker) -> times forced so far
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -182,8 +183,8 @@ class FaultServer:
         role = "judge" if payload.get("response_format") else "agent" if payload.get("tools") else "other"
         text = _last_user_text(messages)
         case = m.group(1) if (m := _CASE.search(text)) else ""
-        forced = (_JUDGE_FAULT if role == "judge" else _AGENT_FAULT).search(text)
-        fault = forced.group(1) if forced else self.rates.draw(self._rng)
+        fault = self._forced_fault(role, case, text)
+        fault = self.rates.draw(self._rng) if fault is None else fault
         self.log.append(Served(role, case, fault))
         if fault == "hang":
             # Until the client gives up and closes, which is the point.
@@ -191,6 +192,18 @@ class FaultServer:
         elif fault != "drop":
             writer.write(self._answer(fault, role, case, messages, payload, headers))
             await writer.drain()
+
+    def _forced_fault(self, role: str, case: str, text: str) -> str | None:
+        """The fault the question forces on this request, "" once its count is used up, else None."""
+        marker = (_JUDGE_FAULT if role == "judge" else _AGENT_FAULT).search(text)
+        if marker is None:
+            return None
+        key = (role, case, marker.group(0))
+        limit = int(marker.group(2)) if marker.group(2) else None
+        if limit is not None and self._forced[key] >= limit:
+            return ""
+        self._forced[key] += 1
+        return marker.group(1)
 
     def _answer(self, fault: str, role: str, case: str, messages: list, payload: dict, headers: dict) -> bytes:
         if fault in _STATUS:

@@ -1,0 +1,170 @@
+"""A 200-case `tracegrade run` with the agent and the judge on the fault server.
+
+The CLI runs in a subprocess in an empty working directory, with a planted API
+key. Afterwards every case is accounted for, exactly once, with its scores or
+the exact reason it has none; the averages are over the scored cases; every
+retry the server forced is visible in the results; and the key appears in
+nothing the run printed or wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from statistics import mean
+
+import pytest
+
+from shopnest.orders import ORDERS
+from tracegrade.judge import METRICS
+from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("openai")
+
+CASES = 200
+PLANTED = "sk-test-PLANTED" + secrets.token_hex(12)
+RATES = FaultRates(drop=0.04, rate_limit=0.04, http_500=0.04, http_503=0.04, hang=0.02, malformed=0.04)
+ATTEMPTS = 3  # TRACEGRADE_MODEL_RETRIES=2
+TRANSIENT = r"(HTTP 429|HTTP 500|HTTP 503|APIConnectionError|APITimeoutError|malformed response: JSONDecodeError)"
+AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
+JUDGE_GAVE_UP = re.compile(rf"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
+# Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
+FORCED = {
+    "f190": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
+    "f191": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: APITimeoutError"),
+    "f192": ("[[fault:malformed]]", "error",
+             f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: malformed response: JSONDecodeError"),
+    "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: APIConnectionError"),
+    "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: Error code: 401 - "
+                                            "Incorrect API key provided: [REDACTED_KEY]."),
+    "f195": ("[[judge-fault:echo_key]]", "unscored", "judge call failed: ModelError: fault-judge: HTTP 401: Error code: 401 - "
+                                                     "Incorrect API key provided: [REDACTED_KEY]."),
+    "f196": ("[[judge-fault:bad_scores]]", "unscored", "judge reply unusable: correctness must be 1..5, got 7"),
+    "f197": ("[[judge-fault:rate_limit]]", "unscored",
+             f"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: HTTP 429"),
+}
+
+
+def fault_cases() -> list[dict]:
+    cases = []
+    for index in range(CASES):
+        case_id = f"f{index:03d}"
+        order = ORDERS[index % len(ORDERS)]
+        marker = FORCED.get(case_id, ("",))[0]
+        cases.append({
+            "id": case_id, "question": f"[case {case_id}] Where is my order {order.id}? {marker}".strip(),
+            "goldenAnswer": f"The status of {order.id}.", "expectedTool": "getOrderStatus",
+            "expectedToolArgument": order.id, "customerId": order.customer_id,
+        })
+    return cases
+
+
+@pytest.fixture(scope="module")
+def fault_run(tmp_path_factory):
+    """(server, results by id, stdout + stderr, working dir) of one CLI run."""
+    work = tmp_path_factory.mktemp("fault-run")
+    (work / "home").mkdir()
+    (work / "cases.json").write_text(json.dumps(fault_cases()))
+    with FaultServer(RATES, seed=8, retry_after="1") as server:
+        env = {
+            **os.environ,
+            "HOME": str(work / "home"), "XDG_CACHE_HOME": str(work / "home" / ".cache"),
+            "OPENAI_API_KEY": PLANTED,
+            "TRACEGRADE_AGENT_BASE_URL": server.base_url, "TRACEGRADE_JUDGE_BASE_URL": server.base_url,
+            "TRACEGRADE_MODEL_TIMEOUT_S": "1", "TRACEGRADE_MODEL_RETRIES": str(ATTEMPTS - 1),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "shopnest",
+             "--agent-model", "openai:fault-agent", "--judge-model", "openai:fault-judge",
+             "--concurrency", "16", "--timeout", "60", "--out", "runs"],
+            cwd=work, env=env, capture_output=True, text=True, timeout=240,
+        )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output[-3000:]  # some cases fail; none crashes the run
+    [results_file] = (work / "runs").glob("*/results.json")
+    results = json.loads(results_file.read_text())["results"]
+    return server, results, output, work
+
+
+def test_every_case_is_accounted_for_exactly_once(fault_run):
+    _, results, output, _ = fault_run
+    assert [r["case_id"] for r in results] == [f"f{i:03d}" for i in range(CASES)]
+    assert "Traceback" not in output
+    for r in results:
+        forced = FORCED.get(r["case_id"])
+        if forced:
+            assert (r["case_id"], r["status"], r["error"]) == (r["case_id"], forced[1], forced[2])
+        elif r["status"] in ("pass", "fail"):
+            assert r["scores"] == scores_for(r["case_id"]), r
+            assert all(c["passed"] for c in r["checks"]), r
+            assert r["status"] == ("pass" if min(r["scores"].values()) >= 4 else "fail")
+            assert r["error"] == ""
+        elif r["status"] == "error":
+            assert AGENT_GAVE_UP.fullmatch(r["error"]), r["error"]
+        else:
+            assert r["status"] == "unscored" and JUDGE_GAVE_UP.fullmatch(r["error"]), r
+        if r["status"] in ("error", "unscored"):
+            assert r["scores"] is None
+
+
+def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_run):
+    _, results, output, _ = fault_run
+    statuses = [r["status"] for r in results]
+    counts = re.search(r"cases (\d+)\s+passed (\d+)\s+failed (\d+)\s+unscored (\d+)", output)
+    assert counts, output[-2000:]
+    assert [int(n) for n in counts.groups()] == [
+        CASES, statuses.count("pass"), statuses.count("fail") + statuses.count("error"), statuses.count("unscored")]
+    scored = [r["case_id"] for r in results if r["status"] in ("pass", "fail")]
+    assert len(scored) >= 150  # the faults are survivable: most cases get through
+    average_line = re.search(r"average\s+(.*)", output).group(1)
+    printed = dict(re.findall(r"(\w+) (\d+\.\d\d)", average_line))
+    assert printed == {m: f"{mean(scores_for(c)[m] for c in scored):.2f}" for m in METRICS}
+
+
+def test_retries_are_bounded_and_each_one_the_server_forced_is_in_the_results(fault_run):
+    server, results, _, _ = fault_run
+    agent_faults, judge_faults = server.faults_by_case("agent"), server.faults_by_case("judge")
+    assert sum(agent_faults.values()) + sum(judge_faults.values()) > 60  # faults really were injected
+    for r in results:
+        case = r["case_id"]
+        # Bounded: a call is tried at most ATTEMPTS times; a case makes two agent calls
+        # and at most three judge calls.
+        assert agent_faults[case] <= 2 * ATTEMPTS and judge_faults[case] <= 3 * ATTEMPTS
+        if r["status"] in ("pass", "fail") and r["judge_attempts"] == 1:
+            steps = [s["retries"] for s in r["reply"]["steps"] if s["kind"] == "model"]
+            assert (sum(steps), r["agent_retries"], r["judge_retries"]) == (
+                agent_faults[case], agent_faults[case], judge_faults[case]), case
+    assert sum(r["agent_retries"] + r["judge_retries"] for r in results) > 50
+
+
+def test_no_case_was_run_twice(fault_run):
+    server, results, _, _ = fault_run
+    answered = {}
+    for served in server.log:
+        if not served.fault:
+            answered[(served.role, served.case)] = answered.get((served.role, served.case), 0) + 1
+    for r in results:
+        if r["status"] in ("pass", "fail"):
+            # One lookup turn and one answer turn; one judge call when it scored at once.
+            assert answered[("agent", r["case_id"])] == 2, r["case_id"]
+            if r["judge_attempts"] == 1:
+                assert answered[("judge", r["case_id"])] == 1, r["case_id"]
+
+
+def test_the_planted_key_is_in_nothing_the_run_printed_or_wrote(fault_run):
+    _, results, output, work = fault_run
+    secret_part = PLANTED.removeprefix("sk-test-PLANTED")
+    written = [path for path in work.rglob("*") if path.is_file()]
+    assert any(path.name == "results.json" for path in written)
+    for path in written:
+        data = path.read_bytes()
+        assert PLANTED.encode() not in data and secret_part.encode() not in data, path
+    assert PLANTED not in output and secret_part not in output
+    # The key did reach an error path: the provider echoed it and it was redacted.
+    assert "Incorrect API key provided: [REDACTED_KEY]" in json.dumps(results)
