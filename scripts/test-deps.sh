@@ -3,6 +3,10 @@
 set -euo pipefail
 need=()
 # (services are added here as the suite grows: postgresql, chromium)
+# Postgres: the run-store tests start a throwaway server (initdb + pg_ctl) themselves.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  need+=(postgresql)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
