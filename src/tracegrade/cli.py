@@ -13,7 +13,7 @@ import sys
 
 from tracegrade.errors import TracegradeError
 
-COMMANDS = ("run", "history", "compare")
+COMMANDS = ("run", "history", "compare", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,167 @@
+"""The HTML report: one self-contained file per run that opens from disk, offline.
+
+    >>> from tracegrade.results import CaseResult, Manifest, Run
+    >>> m = Manifest("r1", "demo.json", "abc", 1, "shopnest", "m", None, None)
+    >>> "r1" in to_html(Run(m, (CaseResult("c1", "pass"),)))
+    True
+
+Summary, score distributions per metric (inline SVG), and a table of cases
+filterable by split and status; a click on a case opens its trace, checks,
+scores and the judge's reason. Free text is redacted on the way out: a report
+is an export of traces like any other.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+from pathlib import Path
+
+from tracegrade.judge import MAX_SCORE, METRICS, MIN_SCORE
+from tracegrade.redact import redact
+from tracegrade.report import svg
+from tracegrade.report.htmlpage import card, page
+from tracegrade.results import CaseResult, Run
+from tracegrade.stats import pass_rate, score_averages, status_counts
+from tracegrade.trace import Reply
+
+STATUSES = ("pass", "fail", "error", "unscored")
+
+_SCRIPT = """
+const rows = Array.from(document.querySelectorAll('tr.case'));
+function applyFilters() {
+  const split = document.getElementById('split').value, status = document.getElementById('status').value;
+  const text = document.getElementById('search').value.toLowerCase();
+  let shown = 0;
+  for (const row of rows) {
+    const ok = (!split || row.dataset.split === split) && (!status || row.dataset.status === status)
+      && (!text || row.textContent.toLowerCase().includes(text));
+    row.hidden = !ok; if (!ok) row.nextElementSibling.hidden = true; shown += ok;
+  }
+  document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' cases shown';
+}
+for (const id of ['split', 'status', 'search']) document.getElementById(id).addEventListener('input', applyFilters);
+for (const row of rows) row.addEventListener('click', () => { row.nextElementSibling.hidden = !row.nextElementSibling.hidden; });
+applyFilters();
+"""
+
+
+def to_html(run: Run) -> str:
+    m = run.manifest
+    header = escape(f"run {m.run_id} · dataset {m.dataset} (version {m.dataset_version}) · agent {m.agent_model} · "
+                    f"judge {m.judge_model or 'none (checks only)'} · prompt {m.prompt_version or '-'} · "
+                    f"commit {m.git_commit or '-'} · {m.started_at} → {m.ended_at}")
+    body = _summary(run) + _distributions(run.results) + _cases(run.results)
+    return page(f"tracegrade report: {m.dataset}", body, _SCRIPT, header)
+
+
+def write(run: Run, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_html(run), encoding="utf-8")
+    return path
+
+
+def _summary(run: Run) -> str:
+    results = run.results
+    counts = status_counts(results)
+    tokens_in = sum(r.agent_tokens[0] + r.judge_tokens[0] for r in results)
+    tokens_out = sum(r.agent_tokens[1] + r.judge_tokens[1] for r in results)
+    cost = sum(r.agent_cost_usd + r.judge_cost_usd for r in results)
+    cards = [
+        card("cases", str(len(results))),
+        card("passed", str(counts["pass"]), "pass"),
+        card("failed", str(counts["fail"]), "fail"),
+        card("errors", str(counts["error"]), "error"),
+        card("unscored", str(counts["unscored"]), "unscored"),
+        card("pass rate", f"{pass_rate(results):.0%}"),
+        card("tokens in / out", f"{tokens_in} / {tokens_out}"),
+        card("cost", f"${cost:.4f}"),
+        card("agent + judge time", f"{sum(r.seconds for r in results):.1f} s"),
+    ]
+    averages = score_averages(results)
+    cards += [card(f"avg {metric}", f"{averages[metric]:.2f}") for metric in METRICS if metric in averages]
+    return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
+
+
+def _distributions(results: tuple[CaseResult, ...]) -> str:
+    scored = [r.scores for r in results if r.scores]
+    if not scored:
+        return '<section id="scores"><h2>Score distributions</h2><p class="muted">No judge scores in this run.</p></section>'
+    charts = []
+    for metric in METRICS:
+        counts = Counter(s[metric] for s in scored if metric in s)
+        charts.append(svg.bars([(str(v), counts.get(v, 0)) for v in range(MIN_SCORE, MAX_SCORE + 1)], title=metric))
+    return f'<section id="scores"><h2>Score distributions ({len(scored)} scored cases)</h2><div class="charts">{"".join(charts)}</div></section>'
+
+
+def _cases(results: tuple[CaseResult, ...]) -> str:
+    splits = sorted({r.split for r in results if r.split})
+    options = lambda values: "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)  # noqa: E731
+    filters = (
+        '<div class="filters"><label>split <select id="split"><option value="">all</option>'
+        f"{options(splits)}</select></label>"
+        f'<label>status <select id="status"><option value="">all</option>{options(STATUSES)}</select></label>'
+        '<label>search <input id="search" type="search" placeholder="id, question, check"></label>'
+        '<span id="shown" class="muted"></span></div>'
+    )
+    head = "<tr><th>case</th><th>split</th><th>category</th><th>status</th><th>failed checks</th>" \
+           "<th>lowest score</th><th>seconds</th></tr>"
+    rows = "".join(_case_row(r) + _case_detail(r) for r in results)
+    return f'<section id="cases"><h2>Cases</h2>{filters}<table>{head}{rows}</table></section>'
+
+
+def _case_row(r: CaseResult) -> str:
+    failed = ", ".join(c.name for c in r.failed_checks()) or "-"
+    lowest = str(min(r.scores.values())) if r.scores else "-"
+    repeat = f" #{r.repeat + 1}" if r.repeat else ""
+    return (f'<tr class="case" data-split="{escape(r.split)}" data-status="{escape(r.status)}">'
+            f"<td>{escape(r.case_id + repeat)}</td><td>{escape(r.split)}</td><td>{escape(r.category)}</td>"
+            f'<td class="status {escape(r.status)}">{escape(r.status)}</td><td>{escape(failed)}</td>'
+            f"<td>{lowest}</td><td>{r.seconds:.2f}</td></tr>")
+
+
+def _case_detail(r: CaseResult) -> str:
+    parts = [f"<h3>Question</h3><pre>{_text(r.question)}</pre>"]
+    if r.reply is not None:
+        parts.append(f"<h3>Answer</h3><pre>{_text(r.reply.answer)}</pre>")
+        parts.append(_trace(r.reply))
+    if r.checks:
+        items = "".join(
+            f'<tr><td>{escape(c.name)}</td><td class="status {"pass" if c.passed else "fail"}">{"pass" if c.passed else "fail"}</td>'
+            f"<td>{escape(c.code)}</td><td>{_text(c.detail)}</td></tr>" for c in r.checks)
+        parts.append(f"<h3>Checks</h3><table><tr><th>check</th><th>result</th><th>code</th><th>detail</th></tr>{items}</table>")
+    if r.scores:
+        parts.append("<h3>Scores</h3><p>" + " · ".join(f"{escape(m)} <b>{v}</b>" for m, v in r.scores.items()) + "</p>")
+    if r.judge_reason:
+        parts.append(f"<h3>Judge reason</h3><pre>{_text(r.judge_reason)}</pre>")
+    if r.error:
+        parts.append(f'<h3>Error</h3><pre class="error">{_text(r.error)}</pre>')
+    return f'<tr class="detail" hidden><td colspan="7">{"".join(parts)}</td></tr>'
+
+
+def _trace(reply: Reply) -> str:
+    sources = ", ".join(f"{s} ({score:.2f})" for s, score in zip(reply.retrieved_sources, reply.retrieval_scores)) \
+        or ", ".join(reply.retrieved_sources) or "none"
+    calls = "".join(
+        f"<tr><td>{escape(c.name)}</td><td>{_text(str(c.arguments))}</td>"
+        f'<td class="status {"ok" if c.status == "ok" else "warn"}">{escape(c.status)}</td><td>{_text(c.result)}</td></tr>'
+        for c in reply.tool_calls)
+    total = max((s.start_ms + s.duration_ms for s in reply.steps), default=0) or 1
+    steps = "".join(
+        f"<tr><td>{escape(s.kind)}</td><td>{escape(s.name)}</td><td>{s.start_ms:.0f}</td><td>{s.duration_ms:.0f} ms "
+        f'<span class="bar" style="margin-left:{200 * s.start_ms / total:.0f}px;width:{max(1, 200 * s.duration_ms / total):.0f}px"></span></td>'
+        f"<td>{s.input_tokens} / {s.output_tokens}</td><td>{_text(s.error or '')}</td></tr>" for s in reply.steps)
+    return (
+        f"<h3>Trace</h3><p>model {escape(reply.model or '-')} · sources {escape(sources)} · "
+        f"tokens {reply.usage.input_tokens} in / {reply.usage.output_tokens} out</p>"
+        + (f"<details><summary>context the agent saw ({len(reply.context)} characters)</summary>"
+           f"<pre>{_text(reply.context)}</pre></details>" if reply.context else "")
+        + (f"<table><tr><th>tool</th><th>arguments</th><th>status</th><th>result</th></tr>{calls}</table>" if calls
+           else "<p class=\"muted\">no tool calls</p>")
+        + (f"<table><tr><th>step</th><th>name</th><th>start ms</th><th>duration</th><th>tokens in / out</th>"
+           f"<th>error</th></tr>{steps}</table>" if steps else "")
+    )
+
+
+def _text(value: str) -> str:
+    return escape(redact(value))
