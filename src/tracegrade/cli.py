@@ -13,7 +13,7 @@ import sys
 
 from tracegrade.errors import TracegradeError
 
-COMMANDS = ("run", "history", "compare", "report")
+COMMANDS = ("run", "history", "compare", "calibrate", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:
