@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic.alias_generators import to_camel
 
+from tracegrade.calibrate import calibration_problem
 from tracegrade.dataset import Dataset, load_dataset
 from tracegrade.errors import ConfigError
 from tracegrade.flaky import parse_policy
@@ -71,6 +72,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", type=Path, default=Path(".tracegrade/runs"),
                    help="folder for results JSON, JUnit XML and Markdown (default .tracegrade/runs)")
     p.add_argument("--quiet", action="store_true", help="print only the final report")
+    p.add_argument("--require-calibrated", action="store_true",
+                   help="refuse to run when the judge (model + rubric) has no passing `tracegrade calibrate` "
+                   "in the store; without it, a warning")
     p.set_defaults(handler=handle)
 
 
@@ -83,6 +87,7 @@ def handle(args: argparse.Namespace) -> int:
                                                     load_rubric(args.rubric))
         settings = _settings(args)
         manifest = _check_resumable(manifest, dataset, judge) if manifest else _manifest(args, dataset, target, judge)
+        _check_calibration(store, judge, args.require_calibrated)
         run, status = _execute(args, store, dataset, target, judge, settings, manifest)
     print(console.render(run) if not args.quiet else console.final_report(run))
     print(costs.render(run))
@@ -95,6 +100,16 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_STOPPED
     return 0 if all(r.passed for r in run.results) else 1
+
+
+def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> None:
+    """Judge scores gate this run: say so loudly unless the judge passed its calibration."""
+    problem = calibration_problem(store, judge.model.model_id, judge.rubric_hash) if judge else None
+    if problem and required:
+        raise ConfigError(f"--require-calibrated: {problem}")
+    if problem:
+        print(f"tracegrade: WARNING: judge scores gate this run, but {problem}. "
+              "Pass/fail below rests on an unvalidated judge; see docs/calibration.md", file=sys.stderr)
 
 
 def _execute(args, store: RunStore, dataset: Dataset, target, judge, settings: RunSettings, manifest: Manifest):
