@@ -105,9 +105,11 @@ class FaultServer:
 
     def __init__(
         self, rates: FaultRates = FaultRates(), seed: int = 0, retry_after: str = "1",
-        host: str = "127.0.0.1", port: int = 0, max_hang_s: float = 120.0,
+        host: str = "127.0.0.1", port: int = 0, max_hang_s: float = 120.0, latency_s: float = 0.0,
     ) -> None:
+        """``latency_s`` delays every answer, so that a run lasts long enough to be interrupted."""
         self.rates = rates
+        self.latency_s = latency_s
         self.retry_after = retry_after
         self.host, self.port = host, port
         self.max_hang_s = max_hang_s
@@ -190,6 +192,7 @@ class FaultServer:
             # Until the client gives up and closes, which is the point.
             await asyncio.wait_for(reader.read(), self.max_hang_s)
         elif fault != "drop":
+            await asyncio.sleep(self.latency_s)
             writer.write(self._answer(fault, role, case, messages, payload, headers))
             await writer.drain()
 
