@@ -92,11 +92,16 @@ def _json_object(text: str) -> dict[str, Any]:
     return data
 
 
-def evidence(case: GoldenCase, reply: Reply) -> str:
-    """What the judge may use: only what the agent saw and did, and the golden answer."""
-    calls = "\n".join(
+def tool_calls_text(reply: Reply) -> str:
+    """Each tool call with its arguments, status and result, one line each, as every judge sees them."""
+    return "\n".join(
         f"- {c.name}({json.dumps(c.arguments, ensure_ascii=False)}) -> [{c.status}] {c.result}" for c in reply.tool_calls
     ) or "(none)"
+
+
+def evidence(case: GoldenCase, reply: Reply) -> str:
+    """What the judge may use: only what the agent saw and did, and the golden answer."""
+    calls = tool_calls_text(reply)
     history = "\n".join(f"{t.role}: {t.content}" for t in case.history)
     parts = [
         f"QUESTION:\n{case.question}",
