@@ -127,5 +127,5 @@ def test_the_command_reads_run_ids_from_the_runs_folder(tmp_path, capsys):
 def test_the_command_names_a_run_it_cannot_find(tmp_path):
     args = build_parser().parse_args(["pairwise", "nope", "nope", "--runs", str(tmp_path),
                                       "--db", f"sqlite:///{tmp_path / 'runs.db'}"])
-    with pytest.raises(ConfigError, match="run 'nope': no such file, folder or run id"):
+    with pytest.raises(ConfigError, match="no run matching 'nope'"):
         run_pairwise(args, ScriptedModel(prefers_good))

@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from tracegrade import runref
 from tracegrade.dataset import load_dataset
-from tracegrade.errors import ConfigError
 from tracegrade.models import ChatModel, load_model, model_spec
 from tracegrade.pairwise import compare_runs, load_pairwise_rubric
 from tracegrade.report import json_report
@@ -60,14 +60,12 @@ def run_pairwise(args: argparse.Namespace, model: ChatModel) -> int:
 
 
 def load_run(ref: str, runs_folder: Path, db: str | None) -> Run:
-    """A run from a results.json path, a run folder, a run id under ``runs_folder``, or the run store."""
-    for path in (Path(ref), Path(ref) / "results.json", runs_folder / ref / "results.json"):
-        if path.is_file():
+    """A run from a results.json (or its folder), a run id under ``runs_folder``, or the run store
+    (an id, a unique prefix, ``latest`` or ``previous``)."""
+    for path in (Path(ref) / "results.json", runs_folder / ref / "results.json"):
+        if not runref.is_file_ref(ref) and path.is_file():
             return json_report.read(path)
+    if runref.is_file_ref(ref):
+        return runref.load(ref, None)
     with open_store(db) as store:
-        ids = store.run_ids(ref)
-        if len(ids) == 1:
-            return store.load_run(ids[0])
-        where = store.url
-    found = "several runs start with it" if ids else "no such file, folder or run id"
-    raise ConfigError(f"run {ref!r}: {found} (looked in {runs_folder} and {where})")
+        return runref.load(ref, store)
