@@ -13,7 +13,7 @@ import sys
 
 from tracegrade.errors import TracegradeError
 
-COMMANDS = ("run", "history", "compare", "calibrate", "pairwise", "report")
+COMMANDS = ("run", "history", "compare", "calibrate", "pairwise", "report", "monitor")
 
 
 def build_parser() -> argparse.ArgumentParser:

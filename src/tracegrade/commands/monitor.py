@@ -1,0 +1,61 @@
+"""`tracegrade monitor`: the dashboard over production traces in the local span store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from tracegrade.errors import ConfigError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "monitor", help="serve a dashboard over the production traces in the local span store",
+        description="A web dashboard over the requests `shopnest serve` (or any agent using tracegrade.telemetry) "
+        "recorded: volume, success and errors, latency percentiles, failures by tool and provider, steps, "
+        "duplicate calls, tokens and spend, guardrail blocks, approvals, a sampled online judge, and a "
+        "golden-case draft from any trace. Binds 127.0.0.1; elsewhere it needs TRACEGRADE_MONITOR_TOKEN.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8100, help="port (default 8100)")
+    p.add_argument("--spans-db", type=Path, help="span store (env TRACEGRADE_SPANS_DB; default .tracegrade/spans.db)")
+    p.add_argument("--judge-sample", type=float, default=0.1, metavar="RATE",
+                   help="share of answered requests the online judge scores, 0 to 1 (default 0.1; 0 turns it off)")
+    p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL "
+                   "(env TRACEGRADE_JUDGE_MODEL)")
+    p.add_argument("--rubric", type=Path, help="judge rubric file (default evals/judge-rubric.md)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from tracegrade.monitor.app import create_monitor_app
+    from tracegrade.spanstore import SpanStore
+    from tracegrade.telemetry import DEFAULT_SPANS_DB
+
+    token = os.environ.get("TRACEGRADE_MONITOR_TOKEN") or None
+    if args.host not in LOOPBACK and not token:
+        raise ConfigError(f"--host {args.host} serves beyond this machine: set TRACEGRADE_MONITOR_TOKEN first")
+    if not 0 <= args.judge_sample <= 1:
+        raise ConfigError(f"--judge-sample must be between 0 and 1, got {args.judge_sample}")
+    store = SpanStore(args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB))
+    judge = _online_judge(store, args) if args.judge_sample > 0 else None
+    where = "localhost" if args.host in LOOPBACK else args.host
+    print(f"tracegrade monitor: http://{where}:{args.port}/ over {store.path}"
+          + (f"  (log in once: /login?token=...)" if token else ""), file=sys.stderr)
+    uvicorn.run(create_monitor_app(store, token, judge), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _online_judge(store, args: argparse.Namespace):
+    from tracegrade.judge import Judge, load_rubric
+    from tracegrade.models import load_model, model_spec
+    from tracegrade.monitor.judging import OnlineJudge
+
+    spec, rubric = model_spec("judge", args.judge_model), load_rubric(args.rubric)
+    return OnlineJudge(store, lambda: Judge(load_model(spec, role="judge"), rubric), rate=args.judge_sample)

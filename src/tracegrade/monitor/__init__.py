@@ -1,0 +1,1 @@
+"""`tracegrade monitor`: a dashboard over the production traces in the local span store."""

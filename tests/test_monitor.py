@@ -1,0 +1,122 @@
+"""The monitor over known traffic: its numbers, filters, the golden-case draft,
+the sampled online judge, and the token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from tracegrade.cli import main
+from tracegrade.dataset import GoldenCase
+from tracegrade.judge import METRICS, Judge
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.monitor.app import create_monitor_app
+from tracegrade.monitor.golden import golden_case_draft
+from tracegrade.monitor.judging import OnlineJudge, sampled
+from tracegrade.monitor.metrics import Filters, RequestTrace, over_time, summarize
+from tracegrade.spanstore import SpanStore
+from tracegrade.telemetry import open_telemetry
+from traffic import BASE_NS, PLANTED_EMAIL, latency_ms, record_traffic
+
+
+@pytest.fixture
+def store(tmp_path, fake_knowledge) -> SpanStore:
+    telemetry = open_telemetry("shopnest", spans_db=tmp_path / "spans.db", otlp_endpoint=None)
+    assert asyncio.run(record_traffic(telemetry.tracer, fake_knowledge)) == 40
+    telemetry.shutdown()
+    return SpanStore(tmp_path / "spans.db")
+
+
+def traces(store: SpanStore) -> list[RequestTrace]:
+    return [RequestTrace.from_spans(spans) for spans in store.requests()]
+
+
+def scripted_judge(score: int = 4) -> Judge:
+    reply = json.dumps({**{m: score for m in METRICS}, "reason": "grounded in the tool result"})
+    return Judge(ScriptedModel(lambda messages, options: reply, model_id="judge-m"), rubric="R")
+
+
+def test_the_summary_counts_what_the_traffic_did(store):
+    s = summarize(traces(store))
+    assert s.requests == 40
+    assert (s.error_rate, s.success_rate) == (0.1, 0.7)  # 4 model errors; 4 + 4 + 4 failed requests
+    assert (s.denied, s.forbidden, s.injection, s.approvals_asked) == (4, 4, 4, 4)
+    assert s.duplicate_rate == 0.1
+    assert s.tool_failures == {"getDeliveryDate": 4, "deleteAccount": 4}
+    assert s.provider_failures == {"llama.cpp": 6, "openai": 6}
+    assert s.p50_ms <= s.p95_ms <= s.p99_ms == max(latency_ms(i) for i in range(40))  # the slowest request
+    assert s.input_tokens > 0 and s.spend_usd == 0.0 and s.quality is None
+
+
+def test_filters_and_buckets(store):
+    everything = traces(store)
+    terse = [t for t in everything if Filters(prompt_version="terse").keep(t, BASE_NS)]
+    assert len(terse) == 20 and {t.prompt_version for t in terse} == {"terse"}
+    openai = [t for t in everything if Filters(model="gpt-4o-mini").keep(t, BASE_NS)]
+    assert len(openai) == 20
+    series = over_time(everything)
+    assert sum(series.volume) == 40 and len(series.labels) <= 24
+    assert series.labels[0] == "09:00" and all(v is None or 0 <= v <= 100 for v in series.success)
+
+
+def test_a_trace_becomes_a_redacted_golden_case_with_fields_to_fill(store):
+    planted = next(spans for spans in store.requests() if "ORD-103" in spans[0].attributes["tracegrade.question"]
+                   and spans[0].attributes["tracegrade.status"] == "ok")
+    draft = golden_case_draft(planted)
+    case = GoldenCase.model_validate(draft["case"])  # a valid case as it stands
+    assert case.id.startswith("prod-") and case.split == "production"
+    assert (case.expected_tool, case.expected_tool_argument) == ("getOrderStatus", "ORD-103")
+    assert {"goldenAnswer", "expectedBehaviour", "customerId"} <= set(draft["toFill"])
+    assert draft["observed"]["answer"] == "ORD-103 was delivered 45 days ago."
+    text = json.dumps(draft)
+    assert PLANTED_EMAIL not in text and "1111 1111" not in text and "[REDACTED_EMAIL]" in text
+
+
+async def test_the_online_judge_scores_a_stable_sample_once(store):
+    answered = [t for t in traces(store) if t.status == "ok"]
+    judge = OnlineJudge(store, scripted_judge, rate=0.5, batch=100)
+    judged = await judge.judge_pending()
+    assert judged == sum(sampled(t.trace_id, 0.5) for t in answered) and 0 < judged < len(answered)
+    assert await judge.judge_pending() == 0  # nothing twice
+    judgements = store.judgements()
+    assert all(j.scores == {m: 4 for m in METRICS} and j.judge_model == "judge-m" for j in judgements.values())
+    s = summarize(traces(store), judgements)
+    assert (s.judged, s.quality) == (judged, 4.0)
+    assert any(q == 4.0 for q in over_time(traces(store), judgements).quality)
+
+
+async def test_the_api_and_the_golden_case_action(store):
+    transport = httpx.ASGITransport(app=create_monitor_app(store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://monitor") as client:
+        summary = (await client.get("/api/summary", params={"prompt_version": "v1"})).json()["summary"]
+        assert summary["requests"] == 20
+        recent = (await client.get("/api/traces", params={"limit": 3})).json()
+        assert len(recent) == 3 and recent[0]["start_ns"] > recent[1]["start_ns"]
+        draft = (await client.post(f"/api/traces/{recent[0]['trace_id']}/golden-case")).json()
+        assert draft["observed"]["traceId"] == recent[0]["trace_id"]
+        assert (await client.post("/api/traces/" + "0" * 32 + "/golden-case")).status_code == 404
+        page = (await client.get("/")).text
+        assert "task success" in page and "70%" in page
+        assert 'src="http' not in page and "<link" not in page  # self-contained: nothing fetched
+
+
+async def test_a_token_guards_every_route(store):
+    transport = httpx.ASGITransport(app=create_monitor_app(store, token="s3cret-token"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://monitor") as client:
+        assert (await client.get("/")).status_code == 401
+        assert (await client.get("/api/summary", headers={"Authorization": "Bearer nope"})).status_code == 401
+        assert (await client.get("/api/summary", headers={"Authorization": "Bearer s3cret-token"})).status_code == 200
+        assert (await client.get("/login", params={"token": "nope"})).status_code == 401
+        login = await client.get("/login", params={"token": "s3cret-token"})
+        assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+        assert (await client.get("/")).status_code == 200  # the cookie now
+
+
+def test_monitor_refuses_to_serve_beyond_loopback_without_a_token(monkeypatch, capsys):
+    monkeypatch.delenv("TRACEGRADE_MONITOR_TOKEN", raising=False)
+    assert main(["monitor", "--host", "0.0.0.0"]) == 2
+    assert "TRACEGRADE_MONITOR_TOKEN" in capsys.readouterr().err
+    assert main(["monitor", "--judge-sample", "2"]) == 2
