@@ -21,7 +21,7 @@ from tracegrade.judge import Judge
 from tracegrade.manifest import now_iso
 from tracegrade.pricing import unpriced_models
 from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.runner import Budget, RunSettings, run_cases
+from tracegrade.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store import RunStore
 from tracegrade.targets import Target
 
@@ -36,6 +36,7 @@ async def record_run(
     resume: bool = False,
     budget: Budget | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    evaluate: Evaluate = evaluate_with_retries,
 ) -> tuple[Run, str]:
     """Run (or finish) the run ``manifest`` names; returns it and its status:
     ``finished``, or ``stopped`` when the budget ran out first."""
@@ -50,7 +51,7 @@ async def record_run(
             on_result(result)
 
     try:
-        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget)
+        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget, evaluate=evaluate)
     except* StoreError as group:
         raise group.exceptions[0] from None  # one store failure is the story, not the group
     stored = await asyncio.to_thread(store.load_run, run_id)

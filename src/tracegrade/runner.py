@@ -168,6 +168,10 @@ def _sum_pairs(pairs) -> tuple[int, int]:
     return (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
 
 
+# Runs one job. The default runs it here; tracegrade.executors sends it to a Ray worker.
+Evaluate = Callable[[GoldenCase, Target, "Judge | None", RunSettings, int], Awaitable[CaseResult]]
+
+
 async def run_cases(
     cases: Sequence[GoldenCase],
     target: Target,
@@ -176,12 +180,15 @@ async def run_cases(
     on_result: OnResult | None = None,
     done: Collection[tuple[str, int]] = (),
     budget: Budget | None = None,
+    evaluate: Evaluate = evaluate_with_retries,
 ) -> list[CaseResult]:
     """The results of every job not in ``done`` (case id, repetition), repetition-major
     in dataset order; ``on_result`` sees (and may await on) each as it finishes.
 
     With a ``budget``, no job starts once it is exhausted and jobs in flight are
     cancelled: their results are not returned and not passed to ``on_result``.
+    ``evaluate`` runs one job: where it runs is its business, the gate, the
+    budget and the order of results stay here.
     """
     gate = asyncio.Semaphore(max(1, settings.concurrency))
     skip = set(done)
@@ -193,7 +200,7 @@ async def run_cases(
         async with gate:
             if budget is not None and budget.exhausted:
                 return
-            result = await evaluate_with_retries(case, target, judge, settings, repeat)
+            result = await evaluate(case, target, judge, settings, repeat)
         if budget is not None and budget.exhausted:
             return  # finished after the stop: its spend was not allowed
         results[index] = result
