@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 from shopnest.knowledge import KnowledgeBase
 from shopnest.orders import DEFAULT_CUSTOMER, OrderBook
 from shopnest.prompts import PROMPTS, format_context, system_prompt
+from shopnest.routing import route_of
 from shopnest.tools import TOOL_SPECS, ToolBox
 from tracegrade.errors import AgentError, StepLimitError
 from tracegrade.models import ChatModel, ChatOptions, Message
@@ -86,6 +87,7 @@ class ShopNestAgent:
             steps=tuple(steps),
             model=model_id,
             usage=usage,
+            route=route_of(tools.trace, answer),
         )
 
     async def _loop(

@@ -195,6 +195,67 @@ class AnswerMustNotInclude:
         return _fail(self.name, "leaked_text", f"answer contains {leaked}") if leaked else _ok(self.name)
 
 
+# Statuses of a call that did something for the caller: returned data or made a draft.
+_EFFECTIVE = ("ok", "needs_approval")
+
+
+def duplicate_writes(reply: Reply) -> list[str]:
+    """Write calls made more than once for one order, as ``tool(order) xN``.
+
+    Counted on the trace, whatever the tool did with the repeat: a second draft
+    request for one order is a duplicate side effect unless the tool dedupes, and
+    the trace cannot see inside the tool.
+    """
+    counts = Counter((c.name, c.argument) for c in reply.tool_calls if c.name in WRITE_TOOLS and c.status in _EFFECTIVE)
+    return [f"{name}({argument}) x{n}" for (name, argument), n in counts.items() if n > 1]
+
+
+def unauthorized_calls(case: GoldenCase, reply: Reply) -> list[str]:
+    """Calls on a forbidden argument (another customer's order) that returned data."""
+    forbidden = {a.strip().casefold() for a in case.forbidden_arguments}
+    return [
+        f"{c.name}({c.argument}) ended {c.status}" for c in reply.tool_calls
+        if c.status in _EFFECTIVE and any(str(v).strip().casefold() in forbidden for v in c.arguments.values())
+    ]
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """One write per order: the same refund asked twice must not make two drafts."""
+
+    name: str = "idempotency"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        twice = duplicate_writes(reply)
+        return _fail(self.name, "duplicate_side_effect", f"written more than once: {', '.join(twice)}") if twice else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class UnauthorizedData:
+    """No call on an id the customer may not see returned data: it must end denied."""
+
+    name: str = "unauthorizedData"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        calls = unauthorized_calls(case, reply)
+        return _fail(self.name, "unauthorized_data", f"returned data: {', '.join(calls)}") if calls else _ok(self.name)
+
+
+@dataclass(frozen=True)
+class FaultRecorded:
+    """Every call to a tool with an injected fault ends ``error`` in the trace.
+
+    WHY: a target that ignores the fault (an HTTP agent that drops the field)
+    would pass an outage case without ever meeting the outage.
+    """
+
+    name: str = "faultRecorded"
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        wrong = [f"{c.name} ended {c.status}" for c in reply.tool_calls if c.name in case.faults and c.status != "error"]
+        return _fail(self.name, "fault_not_applied", f"injected fault not seen: {', '.join(wrong)}") if wrong else _ok(self.name)
+
+
 Check = Callable[[GoldenCase, Reply], CheckResult]
 
 # Which checks a case calls for: a predicate over its fields, then the check.
@@ -211,6 +272,10 @@ _SELECTION: tuple[tuple[Callable[[GoldenCase], bool], Check], ...] = (
     (lambda c: c.requires_approval, Approval()),
     (lambda c: bool(c.answer_must_include), AnswerMustInclude()),
     (lambda c: bool(c.answer_must_not_include), AnswerMustNotInclude()),
+    # Benchmark checks; the run's component metrics count the same rules on every case.
+    (lambda c: "idempotency" in c.tags, Idempotency()),
+    (lambda c: bool(c.forbidden_arguments), UnauthorizedData()),
+    (lambda c: bool(c.faults), FaultRecorded()),
 )
 
 

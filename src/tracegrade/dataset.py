@@ -74,9 +74,21 @@ class GoldenCase(_Strict):
     faults: dict[str, Literal["timeout", "server_error", "malformed", "hang"]] = Field(default_factory=dict)
     relevant_sources: dict[str, int] = Field(default_factory=dict)  # source -> graded relevance
     expected_route: str | None = None
+    # Every argument of the expected call, for argument exact/partial match metrics.
+    expected_arguments: dict[str, Any] = Field(default_factory=dict)
+    # Argument values (e.g. another customer's order ids) no call may get data for.
+    forbidden_arguments: tuple[str, ...] = ()
 
     def content_hash(self) -> str:
-        return _hash(self.model_dump(mode="json", by_alias=True))
+        return _hash(self.canonical())
+
+    def canonical(self) -> dict[str, Any]:
+        """The case's content without default values.
+
+        WHY without defaults: a new optional field must not change the hash
+        (and so the version) of every case written before it existed.
+        """
+        return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,7 @@ class Dataset:
     @property
     def version(self) -> str:
         """A hash of every case's content: any edit gives a new version."""
-        return _hash([c.model_dump(mode="json", by_alias=True) for c in self.cases])[:12]
+        return _hash([c.canonical() for c in self.cases])[:12]
 
     def select(
         self, only: Iterable[str] = (), split: str | None = None,
@@ -115,14 +127,25 @@ def load_dataset(path: str | Path) -> Dataset:
     for index, raw in enumerate(raw_cases):
         case = _validate(path, index, raw)
         if case.id in seen:
-            same = seen[case.id].content_hash() == case.content_hash()
-            detail = "appears twice" if same else f"has two different contents under version {case.version}"
-            raise DatasetError(f"{path}: case {case.id!r} {detail}; ids must be unique")
+            raise DatasetError(f"{path}: {_duplicate(seen[case.id], case)} (entry #{index + 1}); ids must be unique")
         seen[case.id] = case
         cases.append(case)
     if not cases:
         raise DatasetError(f"{path}: no cases")
     return Dataset(path.name, tuple(cases))
+
+
+def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
+    """Why a repeated id is refused, naming what differs."""
+    if first.content_hash() == second.content_hash():
+        return f"case {first.id!r} appears twice"
+    if first.version != second.version:
+        return (f"case {first.id!r} appears twice with different contents, as version {first.version} "
+                f"and version {second.version}: keep one version per file")
+    a, b = first.canonical(), second.canonical()
+    fields = ", ".join(sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)))
+    return (f"case {first.id!r} appears twice with different contents under the same version {first.version} "
+            f"(differing: {fields}): an edited case needs a new version")
 
 
 def _read_records(path: Path) -> list[Any]:

@@ -15,11 +15,12 @@ from tracegrade.errors import ConfigError
 from tracegrade.flaky import parse_policy
 from tracegrade.judge import Judge, load_rubric
 from tracegrade.manifest import git_commit, new_run_id, now_iso
+from tracegrade.metrics import RunMetrics, run_metrics
 from tracegrade.models import load_model, model_spec
 from tracegrade.pricing import load_prices
 from tracegrade.progress import progress_bar
 from tracegrade.recording import record_run, spent_usd
-from tracegrade.report import console, costs, json_report, junit, markdown, repeats
+from tracegrade.report import console, costs, json_report, junit, markdown, repeats, stratified
 from tracegrade.results import Manifest, Run
 from tracegrade.runner import Budget, RunSettings
 from tracegrade.store import RunStore, open_store
@@ -93,7 +94,9 @@ def handle(args: argparse.Namespace) -> int:
     print(costs.render(run))
     if repeats.wanted(run):
         print(repeats.render(run))
-    _write_outputs(run, args.out)
+    metrics = run_metrics(run.results, dataset.cases)
+    print(stratified.render(metrics))
+    _write_outputs(run, args.out, metrics)
     if status == "stopped":
         print(f"tracegrade: run {run.manifest.run_id} stopped before every case ran; "
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
@@ -188,8 +191,8 @@ def _plain(value):
     return str(value) if isinstance(value, Path) else value
 
 
-def _write_outputs(run: Run, folder: Path) -> None:
+def _write_outputs(run: Run, folder: Path, metrics: RunMetrics) -> None:
     base = folder / run.manifest.run_id
-    paths = [json_report.write(run, base / "results.json"), junit.write(run, base / "junit.xml"),
+    paths = [json_report.write(run, base / "results.json", metrics.to_json()), junit.write(run, base / "junit.xml"),
              markdown.write(run, base / "summary.md")]
     print("wrote " + "  ".join(str(p) for p in paths), file=sys.stderr)

@@ -1,0 +1,55 @@
+"""What every component metric returns: a total over a stated denominator.
+
+    >>> rate = Rate.of([1, 0, 1, 1])
+    >>> rate.value, rate.n
+    (0.75, 4)
+    >>> Rate.of([]).value is None
+    True
+
+WHY a total and a denominator instead of a float: "0.5" over 2 cases and over
+200 are different claims, and a metric with no qualifying case is undefined
+(None), never a silent 0 or 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from tracegrade.dataset import GoldenCase
+from tracegrade.results import CaseResult
+from tracegrade.trace import Reply
+
+
+@dataclass(frozen=True)
+class Rate:
+    total: float  # sum of per-item scores: a count when every score is 0 or 1
+    n: int  # the denominator
+    unit: str = "cases"  # what n counts: cases, calls, classes
+
+    @property
+    def value(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    @classmethod
+    def of(cls, scores: Iterable[float], unit: str = "cases") -> Rate:
+        values = [float(s) for s in scores]
+        return cls(sum(values), len(values), unit)
+
+    def to_json(self) -> dict[str, Any]:
+        value = self.value
+        return {"value": round(value, 4) if value is not None else None, "n": self.n, "unit": self.unit}
+
+
+# One case's result with the case it answers and the trace it produced.
+Traced = tuple[GoldenCase, Reply]
+
+
+def traced(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> list[Traced]:
+    """(case, reply) for every result that has a trace; repeats count once each.
+
+    A result whose agent failed has no trace: it counts in the pass rate, and
+    in no component metric.
+    """
+    by_id: Mapping[str, GoldenCase] = {c.id: c for c in cases}
+    return [(by_id[r.case_id], r.reply) for r in results if r.reply is not None and r.case_id in by_id]

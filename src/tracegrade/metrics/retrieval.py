@@ -1,0 +1,89 @@
+"""Retrieval: Recall@k, Precision@k, MRR, NDCG@k with graded relevance, leakage.
+
+    >>> relevance = {"return-policy.md": 2, "refund-policy.md": 1}
+    >>> reciprocal_rank(["shipping-policy.md", "refund-policy.md"], relevance)
+    0.5
+    >>> round(ndcg_at_k(["refund-policy.md", "return-policy.md"], relevance, 2), 4)
+    0.7967
+
+A case's relevance is ``relevantSources`` (source -> grade, 0 = not relevant),
+or its ``expectedSource`` at grade 1. Cases with no relevant source are left
+out of the retrieval metrics (an order-status question needs no policy). ``k``
+is what the agent retrieved unless given.
+
+NDCG uses the exponential gain 2^grade - 1 and log2(rank + 1) discount
+(Järvelin & Kekäläinen; the form most IR toolkits use), so a grade-2 source
+counts three times a grade-1 source.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping, Sequence
+
+from tracegrade.dataset import GoldenCase
+from tracegrade.metrics.base import Rate, Traced
+
+Relevance = Mapping[str, int]
+
+# Sources a customer may never see. ShopNest has none: its leakage is 0 by
+# construction, measured so an agent with private documents is held to it.
+RESTRICTED_PREFIX = "internal-"
+
+
+def relevance_of(case: GoldenCase) -> dict[str, int]:
+    if case.relevant_sources:
+        return dict(case.relevant_sources)
+    return {case.expected_source: 1} if case.expected_source else {}
+
+
+def _relevant(relevance: Relevance) -> set[str]:
+    return {source for source, grade in relevance.items() if grade > 0}
+
+
+def recall_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
+    relevant = _relevant(relevance)
+    return len(relevant & set(retrieved[:k])) / len(relevant)
+
+
+def precision_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
+    return len(_relevant(relevance) & set(retrieved[:k])) / k if k else 0.0
+
+
+def reciprocal_rank(retrieved: Sequence[str], relevance: Relevance, k: int | None = None) -> float:
+    relevant = _relevant(relevance)
+    for rank, source in enumerate(retrieved[:k], start=1):
+        if source in relevant:
+            return 1 / rank
+    return 0.0
+
+
+def _dcg(grades: Sequence[int]) -> float:
+    return sum((2**grade - 1) / math.log2(rank + 1) for rank, grade in enumerate(grades, start=1))
+
+
+def ndcg_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
+    ideal = _dcg(sorted(relevance.values(), reverse=True)[:k])
+    return _dcg([relevance.get(s, 0) for s in retrieved[:k]]) / ideal if ideal else 0.0
+
+
+def is_restricted(source: str) -> bool:
+    return source.startswith(RESTRICTED_PREFIX)
+
+
+def retrieval_metrics(
+    items: Sequence[Traced], k: int | None = None, restricted: Callable[[str], bool] = is_restricted
+) -> dict[str, Rate]:
+    graded = [(list(reply.retrieved_sources), relevance_of(case)) for case, reply in items]
+    graded = [(sources, rel) for sources, rel in graded if _relevant(rel)]
+
+    def at(sources: list[str]) -> int:
+        return k if k is not None else len(sources)
+
+    return {
+        "retrieval.recall@k": Rate.of(recall_at_k(s, rel, at(s)) for s, rel in graded),
+        "retrieval.precision@k": Rate.of(precision_at_k(s, rel, at(s)) for s, rel in graded),
+        "retrieval.mrr": Rate.of(reciprocal_rank(s, rel, at(s)) for s, rel in graded),
+        "retrieval.ndcg@k": Rate.of(ndcg_at_k(s, rel, at(s)) for s, rel in graded),
+        "retrieval.leakage": Rate.of(any(restricted(s) for s in reply.retrieved_sources) for _, reply in items),
+    }

@@ -1,0 +1,99 @@
+"""Tool calling: selection, argument exact/partial match, execution, duplicates, unauthorized attempts.
+
+    >>> argument_score("shoes don't fit", "The shoes do not fit")
+    0.5
+    >>> argument_score("ORD-102", " ord-102 ")
+    1.0
+
+Denominators, stated once:
+- selection: every traced case. Right when every expected tool (``expectedTool``
+  plus ``requiredTools``) was called and no forbidden one; a case expecting no
+  tool is right only with no call at all (the toolChoice rule).
+- argument exact/partial: traced cases that expect arguments AND called the
+  expected tool (selection is measured apart); the best matching call counts.
+- execution success: tool calls, except calls to a tool with an injected fault
+  (those are meant to fail). Success is any status but ``error``.
+- duplicate side effects: traced cases with at least one write that took effect.
+- unauthorized attempts: tool calls; an attempt is a call that ended ``denied``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from tracegrade.checks import WRITE_TOOLS, duplicate_writes
+from tracegrade.dataset import GoldenCase
+from tracegrade.metrics.base import Rate, Traced
+from tracegrade.trace import Reply, ToolCall
+
+# Stands for the call's first cleaned argument when a case gives only expectedToolArgument.
+FIRST_ARGUMENT = "(first argument)"
+_WORD = re.compile(r"\w+")
+
+
+def selection_correct(case: GoldenCase, reply: Reply) -> bool:
+    called = set(reply.tool_names())
+    expected = {case.expected_tool, *case.required_tools} - {None}
+    if called & set(case.forbidden_tools):
+        return False
+    return expected <= called if expected else not called
+
+
+def expected_arguments(case: GoldenCase) -> dict[str, Any]:
+    if case.expected_arguments:
+        return dict(case.expected_arguments)
+    return {FIRST_ARGUMENT: case.expected_tool_argument} if case.expected_tool_argument is not None else {}
+
+
+def _normal(value: Any) -> str:
+    return " ".join(str(value).split()).casefold()
+
+
+def argument_score(expected: Any, actual: Any) -> float:
+    """1.0 when equal after case and whitespace folding; for text, the share of
+    the expected words present (so a reworded reason earns part credit)."""
+    if actual is None:
+        return 0.0
+    if _normal(expected) == _normal(actual):
+        return 1.0
+    if isinstance(expected, str) and isinstance(actual, str):
+        wanted = _WORD.findall(expected.casefold())
+        present = set(_WORD.findall(actual.casefold()))
+        return sum(word in present for word in wanted) / len(wanted) if wanted else 0.0
+    return 0.0
+
+
+def _actual(call: ToolCall, key: str) -> Any:
+    return call.argument if key == FIRST_ARGUMENT else call.arguments.get(key)
+
+
+def call_match(expected: Mapping[str, Any], call: ToolCall) -> tuple[bool, float]:
+    """(exact, partial) of one call: exact when every argument scores 1."""
+    scores = [argument_score(value, _actual(call, key)) for key, value in expected.items()]
+    return all(s == 1.0 for s in scores), sum(scores) / len(scores)
+
+
+def argument_match(case: GoldenCase, reply: Reply) -> tuple[bool, float] | None:
+    """The best (exact, partial) over calls to the expected tool; None when not measured."""
+    expected = expected_arguments(case)
+    calls = [c for c in reply.tool_calls if c.name == case.expected_tool]
+    if not expected or not calls:
+        return None
+    return max(call_match(expected, c) for c in calls)
+
+
+def tool_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
+    matches = [m for case, reply in items if (m := argument_match(case, reply)) is not None]
+    unfaulted = [c for case, reply in items for c in reply.tool_calls if c.name not in case.faults]
+    all_calls = [c for _, reply in items for c in reply.tool_calls]
+    writers = [reply for _, reply in items
+               if any(c.name in WRITE_TOOLS and c.status in ("ok", "needs_approval") for c in reply.tool_calls)]
+    return {
+        "tools.selection": Rate.of(selection_correct(case, reply) for case, reply in items),
+        "tools.argExact": Rate.of(exact for exact, _ in matches),
+        "tools.argPartial": Rate.of(partial for _, partial in matches),
+        "tools.execSuccess": Rate.of((c.status != "error" for c in unfaulted), unit="calls"),
+        "tools.duplicateSideEffects": Rate.of(bool(duplicate_writes(reply)) for reply in writers),
+        "tools.unauthorizedAttempts": Rate.of((c.status == "denied" for c in all_calls), unit="calls"),
+    }
