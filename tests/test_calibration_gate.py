@@ -66,3 +66,23 @@ def test_a_failed_calibration_is_named_and_a_passing_one_silences_the_warning(tm
 def test_a_checks_only_run_has_no_judge_to_warn_about(tmp_path, capsys):
     assert _run(tmp_path, "--checks-only", "--require-calibrated") == 0
     assert WARNING not in capsys.readouterr().err
+
+
+def test_compare_warns_about_an_uncalibrated_judge_and_require_calibrated_refuses(tmp_path, capsys):
+    from runs_support import result, run, scores
+    from tracegrade.report import json_report
+
+    paths = []
+    for name in ("base", "cand"):
+        results = [result(f"c{n}", score=scores(5)) for n in range(4)]
+        paths.append(str(json_report.write(run(results, run_id=name), tmp_path / f"{name}.json")))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert main(["compare", *paths, "--db", db]) != 3
+    assert "WARNING: judge scores gate this comparison, but judge judge-m with rubric rubric has no calibration" \
+        in capsys.readouterr().err
+    assert main(["compare", *paths, "--db", db, "--require-calibrated"]) == 3
+    assert "--require-calibrated" in capsys.readouterr().err
+    with open_store(db) as store:
+        store.save_calibration(CalibrationRecord("c", "judge-m", "rubric", "v", True, "t", {"partial": False}))
+    assert main(["compare", *paths, "--db", db, "--require-calibrated"]) != 3
+    assert "WARNING" not in capsys.readouterr().err

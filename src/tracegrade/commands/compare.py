@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from tracegrade import runref
+from tracegrade.calibrate import calibration_problem
 from tracegrade.comparison import compare_runs
-from tracegrade.errors import TracegradeError
+from tracegrade.errors import ConfigError, TracegradeError
 from tracegrade.gate import decide, load_gate
 from tracegrade.report import compare_console, compare_json, compare_markdown
 from tracegrade.store import open_store
@@ -32,6 +33,9 @@ def register(subparsers) -> None:
     p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as Markdown")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON verdict")
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
+    p.add_argument("--require-calibrated", action="store_true",
+                   help="refuse to gate on judge scores from a judge (model + rubric) without a passing "
+                   "`tracegrade calibrate`; without it, a warning")
     p.set_defaults(handler=handle)
 
 
@@ -43,6 +47,19 @@ def handle(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+def _check_calibration(runs, args: argparse.Namespace) -> None:
+    """Judge scores gate this comparison: say so unless each judge passed its calibration."""
+    judges = sorted({(r.manifest.judge_model, r.manifest.rubric_hash or "") for r in runs if r.manifest.judge_model})
+    if not judges:
+        return
+    with open_store(args.db) as store:
+        problems = [p for model, rubric in judges if (p := calibration_problem(store, model, rubric))]
+    if problems and args.require_calibrated:
+        raise ConfigError(f"--require-calibrated: {problems[0]}")
+    for problem in problems:
+        print(f"tracegrade: WARNING: judge scores gate this comparison, but {problem}", file=sys.stderr)
+
+
 def _compare(args: argparse.Namespace) -> int:
     config = load_gate(args.gate)
     refs = (args.baseline, args.candidate)
@@ -52,6 +69,7 @@ def _compare(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+    _check_calibration((baseline, candidate), args)
     stats = config.statistics
     comparison = compare_runs(baseline, candidate, args.allow_dataset_change, stats.alpha,
                               stats.bootstrap_resamples, stats.seed)
