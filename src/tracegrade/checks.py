@@ -15,6 +15,7 @@ only the checks a case's fields ask for.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -152,8 +153,9 @@ class DuplicateCalls:
     name: str = "duplicateCalls"
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        counts = Counter((c.name, repr(sorted(c.arguments.items()))) for c in reply.tool_calls)
-        twice = [name for (name, _), n in counts.items() if n > 1]
+        # WHY sort_keys at every depth: {"a": 1, "b": 2} and {"b": 2, "a": 1} are the same call.
+        counts = Counter((c.name, json.dumps(c.arguments, sort_keys=True, default=str)) for c in reply.tool_calls)
+        twice = sorted({name for (name, _), n in counts.items() if n > 1})
         return _fail(self.name, "duplicate_call", f"called twice with the same arguments: {', '.join(twice)}") if twice else _ok(self.name)
 
 
@@ -290,6 +292,6 @@ def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = 
         try:
             results.append(check(case, reply))
         except Exception as exc:  # the check boundary: a broken check is data
-            name = getattr(check, "name", type(check).__name__)
+            name = getattr(check, "name", None) or getattr(check, "__name__", type(check).__name__)
             results.append(_fail(name, "check_error", f"{type(exc).__name__}: {exc}"))
     return tuple(results)

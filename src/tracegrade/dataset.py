@@ -105,6 +105,7 @@ class Dataset:
         self, only: Iterable[str] = (), split: str | None = None,
         category: str | None = None, tag: str | None = None,
     ) -> "Dataset":
+        """The cases matching every filter given; DatasetError for an unknown id or an empty result."""
         wanted = set(only)
         unknown = wanted - {c.id for c in self.cases}
         if unknown:
@@ -116,6 +117,11 @@ class Dataset:
             and (category is None or c.category == category)
             and (tag is None or tag in c.tags)
         )
+        if not cases:
+            # WHY an error: a misspelt --split would otherwise run nothing and exit 0.
+            asked = {"split": split, "category": category, "tag": tag}
+            named = ", ".join(f"{k} {v!r}" for k, v in asked.items() if v is not None)
+            raise DatasetError(f"{self.name}: no case matches {named or 'the filters'}")
         return Dataset(self.name, cases)
 
 
@@ -186,10 +192,31 @@ def _validate(path: Path, index: int, raw: Any) -> GoldenCase:
 
 
 def golden_case_json_schema() -> dict[str, Any]:
-    schema = GoldenCase.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return {"type": "array", "items": schema, "title": "tracegrade golden dataset", **{"$defs": schema.pop("$defs", {})}}
+    """The JSON Schema of a dataset file (JSON or YAML): a list of cases, or an
+    object with ``cases``. A JSONL line is one ``#/$defs/GoldenCase``."""
+    case = GoldenCase.model_json_schema(by_alias=True)
+    # WHY hoist $defs: the case's own $refs ("#/$defs/ToolOrder") resolve from
+    # the document root, so the definitions must live there, next to the case.
+    definitions = {**case.pop("$defs", {}), "GoldenCase": case}
+    cases = {"type": "array", "items": {"$ref": "#/$defs/GoldenCase"}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tracegrade golden dataset",
+        "anyOf": [cases, {"type": "object", "properties": {"cases": cases}, "required": ["cases"]}],
+        "$defs": definitions,
+    }
+
+
+def write_golden_case_schema(path: Path = SCHEMA_PATH) -> Path:
+    """Write the schema file; ``python -m tracegrade.dataset`` regenerates the committed one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(golden_case_json_schema(), indent=2) + "\n")
+    return path
 
 
 def _hash(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_golden_case_schema()}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import httpx
 
@@ -16,15 +16,22 @@ from tracegrade.dataset import GoldenCase
 from tracegrade.errors import AgentError, ConfigError
 from tracegrade.trace import Reply
 
+if TYPE_CHECKING:  # the harness never imports the agent under test at import time
+    from shopnest.agent import ShopNestAgent
+
 Target = Callable[[GoldenCase], Awaitable[Reply]]
 
 
 def shopnest_target(agent_model: str | None = None, prompt_version: str | None = None, top_k: int = 1) -> Target:
-    from shopnest.agent import Turn
     from shopnest.factory import build_agent
-    from shopnest.orders import DEFAULT_CUSTOMER
 
-    agent = build_agent(agent_model, top_k, prompt_version)
+    return agent_target(build_agent(agent_model, top_k, prompt_version))
+
+
+def agent_target(agent: ShopNestAgent) -> Target:
+    """The in-process target around a ShopNest agent already built (e.g. on a scripted model)."""
+    from shopnest.agent import Turn
+    from shopnest.orders import DEFAULT_CUSTOMER
 
     async def ask(case: GoldenCase) -> Reply:
         history = [Turn(t.role, t.content) for t in case.history]

@@ -33,15 +33,15 @@ def final_report(run: Run) -> str:
     lines = [
         RULE,
         "FINAL REPORT",
-        f"  dataset  {manifest.dataset}  version {manifest.dataset_version}  {len(results)} cases",
-        f"  agent    {manifest.agent_model}   judge {manifest.judge_model or '(skipped: checks only)'}",
+        f"  {'dataset':<9} {manifest.dataset}  version {manifest.dataset_version}  {len(results)} cases",
+        f"  {'agent':<9} {manifest.agent_model}   judge {manifest.judge_model or '(skipped: checks only)'}",
         f"  cases {len(results)}   passed {counts['pass']}   failed {counts['fail'] + counts['error']}   unscored {counts['unscored']}",
     ]
     lines += _id_lines("failed", [r for r in results if r.status in ("fail", "error")], with_reason=False)
     lines += _id_lines("unscored", [r for r in results if r.status == "unscored"], with_reason=True)
     averages = score_averages(results)
     if averages:
-        lines.append("  average  " + "  ".join(f"{m} {averages[m]:.2f}" for m in METRICS))
+        lines.append(f"  {'average':<9} " + "  ".join(f"{m} {averages[m]:.2f}" for m in METRICS))
     return "\n".join(lines)
 
 
@@ -49,7 +49,7 @@ def _id_lines(label: str, results: Sequence[CaseResult], with_reason: bool) -> l
     if not results:
         return []
     names = [f"{r.case_id} ({r.error})" if with_reason else r.case_id for r in results]
-    return [f"  {label:<8} " + ", ".join(names)]
+    return [f"  {label:<9} " + ", ".join(names)]
 
 
 def render(run: Run) -> str:

@@ -1,0 +1,78 @@
+"""HTTP parity: the served ShopNest agent (real uvicorn, real loopback socket)
+gives the same check results as the same agent called in-process."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from shopnest.agent import ShopNestAgent
+from shopnest.app import create_app
+from shopnest.orders import OrderBook
+from support import GOLDEN, golden_shopnest_model, serving
+from tracegrade.dataset import GoldenCase
+from tracegrade.errors import AgentError
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.runner import RunSettings, run_cases
+from tracegrade.targets import agent_target, http_target, resolve_target
+
+CHECKS_ONLY = RunSettings(checks_only=True, concurrency=4, timeout_s=30)
+
+
+@pytest.fixture
+def agent(fake_knowledge) -> ShopNestAgent:
+    return ShopNestAgent(ScriptedModel(golden_shopnest_model, model_id="golden-model"), fake_knowledge, OrderBook())
+
+
+def without_timings(reply):
+    return reply.model_copy(update={"steps": tuple(s.model_copy(update={"start_ms": 0, "duration_ms": 0})
+                                                   for s in reply.steps)})
+
+
+async def test_served_agent_gives_the_same_check_results_as_in_process(agent):
+    in_process = await run_cases(GOLDEN.cases, agent_target(agent), None, CHECKS_ONLY)
+    with serving(create_app(agent)) as url:
+        over_http = await run_cases(GOLDEN.cases, http_target(f"{url}/chat"), None, CHECKS_ONLY)
+
+    assert [r.case_id for r in over_http] == [r.case_id for r in in_process] == [c.id for c in GOLDEN.cases]
+    for local, remote in zip(in_process, over_http):
+        assert remote.status == local.status, local.case_id
+        assert remote.checks == local.checks, local.case_id
+        # The whole trace survives the wire, only the clock differs.
+        assert without_timings(remote.reply) == without_timings(local.reply), local.case_id
+
+    # Not a parity of two empty runs: the agent really ran its tools on both sides.
+    by_id = {r.case_id: r for r in over_http}
+    assert all(r.status != "error" for r in over_http)
+    assert by_id["tool-status-02"].reply.tool_calls[0].argument == "ORD-101"  # cleaned from " ord-101 "
+    assert by_id["adversarial-refund-01"].reply.tool_calls[0].status == "needs_approval"
+    assert by_id["adversarial-identity-01"].reply.tool_calls[0].status == "denied"  # C-100 asked about C-200's order
+    assert sum(r.passed for r in over_http) >= 9
+
+
+async def test_http_target_sends_history_and_the_bearer_token(agent):
+    case = GoldenCase.model_validate({**GOLDEN.cases[2].model_dump(by_alias=True),
+                                      "history": [{"role": "user", "content": "Hi"}]})
+    with serving(create_app(agent, token="s3cret")) as url:
+        reply = await http_target(f"{url}/chat", token="s3cret")(case)
+        with pytest.raises(AgentError, match=r"HTTP 401 from http://127\.0\.0\.1:\d+/chat"):
+            await http_target(f"{url}/chat", token="wrong")(case)
+    assert reply.tool_calls[0].argument == "ORD-101"
+    first_round = agent.model.calls[-2][0]
+    assert [(m.role, m.content) for m in first_round[1:]] == [("user", "Hi"), ("user", case.question)]
+
+
+async def test_resolve_target_sends_the_token_from_the_environment(agent, monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "s3cret")
+    with serving(create_app(agent, token="s3cret")) as url:
+        reply = await resolve_target(f"{url}/chat")(GOLDEN.cases[2])
+    assert reply.answer == GOLDEN.cases[2].golden_answer
+
+
+async def test_an_unreachable_endpoint_is_a_case_error_not_a_crash():
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (result,) = await run_cases(GOLDEN.cases[:1], http_target(f"http://127.0.0.1:{port}/chat"), None, CHECKS_ONLY)
+    assert result.status == "error" and result.error.startswith("agent failed: ConnectError")

@@ -1,0 +1,88 @@
+"""The console report, compared with a stored snapshot.
+
+After a deliberate change to the report, review the new text and store it:
+``UPDATE_SNAPSHOTS=1 python -m pytest tests/test_report_console.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from support import GOLDEN, golden_reply, scores_by_case
+from tracegrade.judge import Judge
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.report import console
+from tracegrade.results import CaseResult, Manifest, Run
+from tracegrade.runner import RunSettings, run_cases
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+# The issue's example: one answer that lost a point, one failure, one unusable judge reply.
+JUDGE_TABLE = {
+    "combined-return-01": {"helpfulness": 4,
+                           "reason": "Helpfulness lost a point: the answer does not say how to start the return."},
+    "rag-return-edge-01": {"correctness": 2, "faithfulness": 4, "helpfulness": 3,
+                           "reason": "It says the window has closed, but day 30 is still inside it."},
+    "tool-status-02": '{"relevance": 5, "correctness": 7, "faithfulness": 5, "helpfulness": 5, '
+                      '"hallucinationFree": 5, "reason": "ok"}',
+    "out-of-scope-01": {"reason": "A polite refusal of an out-of-scope question."},
+}
+
+
+async def agent(case):
+    """The golden replies, except that the day-30 case read the wrong policy and said no."""
+    reply = golden_reply(case)
+    if case.id == "rag-return-edge-01":
+        return reply.model_copy(update={"retrieved_sources": ("refund-policy.md",),
+                                        "answer": "No. ORD-107 was delivered 30 days ago, so the window has closed."})
+    return reply
+
+
+async def example_run() -> Run:
+    judge = Judge(ScriptedModel(scores_by_case(JUDGE_TABLE), model_id="qwen2.5-judge"), rubric="RUBRIC")
+    results = await run_cases(GOLDEN.cases, agent, judge, RunSettings(concurrency=3))
+    manifest = Manifest(run_id="20260101-000000-abcdef", dataset=GOLDEN.name, dataset_version=GOLDEN.version,
+                        case_count=len(results), target="shopnest", agent_model="qwen2.5-agent",
+                        judge_model="qwen2.5-judge", rubric_hash="0123456789ab")
+    return Run(manifest, tuple(results))
+
+
+def assert_matches_snapshot(text: str, name: str) -> None:
+    path = SNAPSHOTS / name
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    stored = path.read_text(encoding="utf-8") if path.exists() else ""
+    if text != stored:
+        diff = "".join(difflib.unified_diff(stored.splitlines(True), text.splitlines(True),
+                                            f"{name} (stored)", f"{name} (now)"))
+        raise AssertionError(
+            f"the report differs from tests/snapshots/{name}; if the change is intended, review it and run "
+            f"UPDATE_SNAPSHOTS=1 python -m pytest {Path(__file__).name}\n{diff}")
+
+
+async def test_console_report_matches_the_snapshot():
+    run = await example_run()
+    # The version is the golden dataset's real hash; pin a stand-in so editing a case does not touch the snapshot.
+    text = console.render(run).replace(GOLDEN.version, "<version>") + "\n"
+    assert_matches_snapshot(text, "console_report.txt")
+
+
+async def test_the_example_run_has_the_issues_counts():
+    statuses = {r.case_id: r.status for r in (await example_run()).results}
+    assert {k: v for k, v in statuses.items() if v != "pass"} == {"tool-status-02": "unscored",
+                                                                  "rag-return-edge-01": "fail"}
+
+
+def test_an_agent_error_shows_its_reason_and_counts_as_failed():
+    manifest = Manifest(run_id="r", dataset="d.json", dataset_version="v", case_count=1, target="t",
+                        agent_model="a", judge_model=None, rubric_hash=None)
+    result = CaseResult(case_id="tool-unknown-01", status="error", question="Where is ORD-999?",
+                        error="agent timed out after 600 s")
+    text = console.render(Run(manifest, (result,)))
+    assert "tool-unknown-01          ERROR" in text
+    assert "  reason     agent timed out after 600 s" in text
+    assert "cases 1   passed 0   failed 1   unscored 0" in text
+    assert "average" not in text  # nothing scored, nothing to average
