@@ -65,6 +65,14 @@ async def test_one_bad_case_never_stops_the_run():
     assert found["rag-shipping-01"].reply is None and found["rag-shipping-01"].checks == ()
 
 
+async def test_a_target_that_returns_no_reply_is_a_case_error():
+    async def wire_only(case):
+        return golden_reply(case).to_wire()  # forgot Reply.from_wire
+
+    (result,) = await run_cases(CASES[:1], wire_only, judge())
+    assert (result.status, result.error) == ("error", "agent failed: AgentError: the target returned dict, not a Reply")
+
+
 async def test_a_low_score_fails_the_case_and_keeps_the_judges_reason():
     strict = judge(scores_by_case({"rag-return-edge-01": {"correctness": 2, "reason": "Hedges on day 30."}}))
     results = await run_cases(CASES, golden_reply_async_target, strict)

@@ -22,12 +22,14 @@ from opentelemetry import trace as otel
 
 from tracegrade.checks import run_checks
 from tracegrade.dataset import GoldenCase
+from tracegrade.errors import AgentError
 from tracegrade.flaky import RETRIED, FlakyPolicy
 from tracegrade.judge import Judge, Scores, Unscored
 from tracegrade.pricing import PriceTable, price_case
 from tracegrade.results import CaseResult
 from tracegrade.targets import Target
 from tracegrade.telemetry import add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes
+from tracegrade.trace import Reply
 from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
@@ -97,6 +99,8 @@ async def _evaluate_case(
         with _TRACER.start_as_current_span("agent"):
             agent_started_ns = time.time_ns()
             reply = await asyncio.wait_for(target(case), settings.timeout_s)
+            if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
+                raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
             add_reply_spans(_TRACER, reply, agent_started_ns)
     except asyncio.TimeoutError:
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
