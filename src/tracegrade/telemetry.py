@@ -44,6 +44,7 @@ from typing import Any, Mapping, Sequence
 from opentelemetry import trace as otel
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SimpleSpanProcessor,
@@ -344,7 +345,7 @@ class Telemetry:
 
 def open_telemetry(
     service: str, spans_db: Path | None = None, otlp_endpoint: str | None = None,
-    secrets: tuple[str, ...] | None = None,
+    secrets: tuple[str, ...] | None = None, id_generator: IdGenerator | None = None,
 ) -> Telemetry:
     """Spans to the local SQLite store (``spans_db``, env ``TRACEGRADE_SPANS_DB``,
     default .tracegrade/spans.db) and, when ``otlp_endpoint`` or the standard
@@ -357,7 +358,7 @@ def open_telemetry(
     otlp = _otlp_exporter(otlp_endpoint)
     if otlp is not None:
         exporters.append(otlp)
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider = TracerProvider(resource=Resource.create({"service.name": service}), id_generator=id_generator)
     for exporter in exporters:
         # WHY a batch: export happens on a worker thread, never in the request.
         provider.add_span_processor(BatchSpanProcessor(RedactingExporter(exporter, secrets), schedule_delay_millis=1000))

@@ -22,7 +22,7 @@ def _fmt(value: float) -> str:
 def bars(items: Sequence[tuple[str, float]], title: str = "", width: int = 260, height: int = 140,
          color: str = PALETTE[0]) -> str:
     """Vertical bars, one per (label, value), with the value above each bar."""
-    top, bottom, side = 22, 22, 8
+    top, bottom, side = 34, 22, 8
     plot_h = height - top - bottom
     slot = (width - 2 * side) / max(1, len(items))
     peak = max((v for _, v in items), default=0) or 1
@@ -59,7 +59,7 @@ def hbars(items: Sequence[tuple[str, float]], title: str = "", width: int = 320,
 def lines(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str = "",
           width: int = 520, height: int = 180, unit: str = "", y_max: float | None = None) -> str:
     """Line chart over shared x labels (time buckets); ``None`` leaves a gap."""
-    top, bottom, left, right = 24, 24, 44, 10
+    top, bottom, left, right = 24, 24, 64, 14
     plot_w, plot_h = width - left - right, height - top - bottom
     values = [v for _, ys in series for v in ys if v is not None]
     peak = y_max if y_max is not None else (max(values, default=0) or 1) * 1.1
@@ -71,8 +71,9 @@ def lines(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | No
         y = top + plot_h * (1 - frac)
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
         parts.append(_text(left - 4, y + 4, _fmt(peak * frac) + unit, anchor="end", cls="muted"))
+    ends = {0: "start", len(labels) - 1: "end"} if len(labels) > 1 else {}
     for i in sorted({0, len(labels) // 2, len(labels) - 1}) if labels else ():
-        parts.append(_text(x_of(i), height - 6, labels[i], anchor="middle", cls="muted"))
+        parts.append(_text(x_of(i), height - 6, labels[i], anchor=ends.get(i, "middle"), cls="muted"))
     for n, (name, ys) in enumerate(series):
         color = PALETTE[n % len(PALETTE)]
         points = [(x_of(i), y_of(v), v, labels[i]) for i, v in enumerate(ys) if v is not None]

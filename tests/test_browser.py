@@ -1,0 +1,226 @@
+"""The dashboard and the HTML report in real headless Chromium (Debian's
+``chromium``, driven by Playwright): the key numbers appear, the filters and
+actions work, nothing is fetched from the network. Screenshots go to docs/img/
+(the README shows them)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import json
+import random
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+from tracegrade.dataset import load_dataset
+from tracegrade.judge import METRICS, Judge
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.monitor.app import create_monitor_app
+from tracegrade.monitor.judging import OnlineJudge
+from tracegrade.monitor.metrics import RequestTrace, summarize
+from tracegrade.report import html
+from tracegrade.results import Manifest, Run
+from tracegrade.runner import RunSettings, run_cases
+from tracegrade.spanstore import SpanStore
+from tracegrade.telemetry import open_telemetry
+from tracegrade.trace import Reply, Step, ToolCall, Usage
+from traffic import PLANTED_EMAIL, record_traffic
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGES = ROOT / "docs" / "img"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: `make test-deps` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def new_page(browser, allowed_prefix: str):
+    """A page that records every request outside ``allowed_prefix``."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith((allowed_prefix, "data:", "blob:")) else outside.append(r.url))
+    return page, outside
+
+
+class SeededIds(IdGenerator):
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)
+
+    def generate_span_id(self) -> int:
+        return self._random.getrandbits(64)
+
+    def generate_trace_id(self) -> int:
+        return self._random.getrandbits(128)
+
+
+def run_async(coroutine):
+    """asyncio.run on a worker thread: Playwright's sync API keeps a loop running on this one."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def serve(app):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
+
+
+def scores_for(messages, options) -> str:
+    """A scripted judge: mostly 5s, lower for some questions, deterministic."""
+    question = messages[-1].content.split("QUESTION:\n", 1)[-1].split("\n", 1)[0]
+    low = sum(map(ord, question)) % 4
+    values = {m: 5 for m in METRICS} | {"correctness": 5 - low, "helpfulness": 5 - low // 2}
+    return json.dumps({**values, "reason": f"scripted verdict: correctness {5 - low}"})
+
+
+# --- the dashboard ---------------------------------------------------------------
+
+
+@pytest.fixture
+def dashboard(tmp_path, monkeypatch, fake_knowledge):
+    # The default store path, relative: what a user sees in the page header.
+    monkeypatch.chdir(tmp_path)
+    store_path = Path(".tracegrade/spans.db")
+    # Seeded ids: the judge's sample (chosen by trace id) and so the screenshot stay the same.
+    telemetry = open_telemetry("shopnest", spans_db=store_path, otlp_endpoint=None, id_generator=SeededIds(7))
+    run_async(record_traffic(telemetry.tracer, fake_knowledge))
+    telemetry.shutdown()
+    store = SpanStore(store_path)
+    judge = OnlineJudge(store, lambda: Judge(ScriptedModel(scores_for, model_id="judge"), "R"), rate=0.5, batch=100)
+    assert run_async(judge.judge_pending()) > 0
+    # The judge has run above; served without lifespan, its background loop stays off.
+    url, server, thread = serve(create_monitor_app(store, online_judge=judge))
+    yield url, store
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_dashboard_shows_production_in_chromium(browser, dashboard):
+    url, store = dashboard
+    traces = [RequestTrace.from_spans(s) for s in store.requests()]
+    expected = summarize(traces, store.judgements())
+    page, outside = new_page(browser, url)
+    page.goto(url + "/")
+
+    summary = page.inner_text("#summary")
+    for text in ("40", "70%", "10%", f"{expected.p50_ms:.0f} ms", f"{expected.p95_ms:.0f} ms",
+                 f"{expected.p99_ms:.0f} ms", "4 / 0", f"{expected.judged} / {expected.quality:.2f}",
+                 f"{expected.input_tokens} / {expected.output_tokens}"):
+        assert text in summary, text
+    charts = page.inner_text("#charts")
+    assert "getDeliveryDate" in charts and "deleteAccount" in charts and "llama.cpp" in charts
+    assert page.locator("svg.chart").count() == 6
+    assert page.locator("tr.trace").count() == 40
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(IMAGES / "monitor.png"))
+
+    page.select_option("select[name=prompt_version]", "terse")
+    page.click("button[type=submit]")
+    assert "prompt_version=terse" in page.url
+    assert page.locator("tr.trace").count() == 20
+    assert page.locator(".card", has_text="requests").first.locator(".value").inner_text() == "20"
+
+    planted = page.locator("tr.trace", has_text="REDACTED_EMAIL").first
+    planted.locator("button.golden").click()
+    page.wait_for_selector("#golden:not([hidden])")
+    draft = json.loads(page.inner_text("#golden-json"))
+    assert draft["case"]["id"].startswith("prod-") and "goldenAnswer" in draft["toFill"]
+    assert PLANTED_EMAIL not in page.content()
+    assert outside == []
+
+
+# --- the HTML report -------------------------------------------------------------
+
+
+def _reply(case) -> Reply:
+    """A plausible agent: right most of the time, the wrong order id for one case."""
+    argument = "ORD-999" if case.id == "tool-status-01" else case.expected_tool_argument
+    calls = (ToolCall(name=case.expected_tool, arguments={"orderId": argument}, argument=argument,
+                      result=f"Order {argument} is SHIPPED.",
+                      status="needs_approval" if case.requires_approval else "ok"),) if case.expected_tool else ()
+    steps = [Step(kind="retrieval", name="policies", duration_ms=14), Step(kind="model", name="round 1", start_ms=14,
+                                                                          duration_ms=900, input_tokens=700, output_tokens=20)]
+    if calls:
+        steps += [Step(kind="tool", name=calls[0].name, start_ms=914, duration_ms=2),
+                  Step(kind="model", name="round 2", start_ms=916, duration_ms=650, input_tokens=760, output_tokens=40)]
+    source = case.expected_source or "return-policy.md"
+    return Reply(answer=case.golden_answer or "I can only help with ShopNest orders and policies.",
+                 retrieved_sources=(source,), retrieval_scores=(0.62,), tool_calls=calls,
+                 context=f"SOURCE: {source}\n(policy text)", steps=tuple(steps), model="qwen2.5-1.5b-instruct",
+                 usage=Usage(input_tokens=sum(s.input_tokens for s in steps), output_tokens=sum(s.output_tokens for s in steps)))
+
+
+@pytest.fixture
+def report_file(tmp_path) -> tuple[Path, Run]:
+    dataset = load_dataset(ROOT / "evals" / "golden-dataset.json")
+
+    async def target(case):
+        return _reply(case)
+
+    judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric="R")
+    results = run_async(run_cases(dataset.cases, target, judge, RunSettings(concurrency=4)))
+    # Fixed times, so the screenshot changes only when the report does.
+    results = tuple(dataclasses.replace(r, seconds=1.5 + i / 10) for i, r in enumerate(results))
+    manifest = Manifest("20260615-090000-abc123", dataset.name, dataset.version, len(results), "shopnest",
+                        "qwen2.5-1.5b-instruct", "judge-model", "rubric0hash", prompt_version="v1",
+                        git_commit="0123456789ab", started_at="2026-06-15T09:00:00+00:00",
+                        ended_at="2026-06-15T09:04:10+00:00")
+    run = Run(manifest, results)
+    return html.write(run, tmp_path / "report.html"), run
+
+
+def test_the_html_report_opens_from_disk_in_chromium(browser, report_file):
+    path, run = report_file
+    passed = sum(r.status == "pass" for r in run.results)
+    failed = [r for r in run.results if r.status == "fail"]
+    assert failed and passed
+    page, outside = new_page(browser, "file://")
+    page.goto(path.as_uri())
+
+    summary = page.inner_text("#summary")
+    assert f"{len(run.results)}" in summary and f"{passed / len(run.results):.0%}" in summary
+    assert page.locator("#scores svg.chart").count() == len(METRICS)
+    assert page.inner_text("#shown") == f"{len(run.results)} of {len(run.results)} cases shown"
+    page.screenshot(path=str(IMAGES / "report.png"))
+
+    page.select_option("#status", "fail")
+    assert page.inner_text("#shown") == f"{len(failed)} of {len(run.results)} cases shown"
+    splits = {r.split for r in run.results}
+    page.select_option("#status", "")
+    page.select_option("#split", sorted(splits)[0])
+    assert page.inner_text("#shown").startswith(f"{sum(r.split == sorted(splits)[0] for r in run.results)} of")
+    page.select_option("#split", "")
+
+    row = page.locator("tr.case", has_text="tool-status-01")
+    row.click()
+    detail = row.locator("xpath=following-sibling::tr[1]")
+    assert detail.is_visible()
+    text = detail.inner_text()
+    assert "toolArgument" in text and "ORD-999" in text and "scripted verdict" in text
+    assert outside == []
