@@ -24,6 +24,8 @@ from tracegrade.safety import REFUSALS, SAFETY_CODES, violations
 
 Level = Literal["pass", "warn", "block"]
 EXIT_CODES = {"pass": 0, "block": 1, "warn": 2}
+# WHY a tolerance: 1 - 49/50 is 0.020000000000000018, and 2 pp must not count as "more than 2 pp".
+EPSILON = 1e-9
 DEFAULT_GATE = Path(__file__).resolve().parents[2] / "evals" / "gate.toml"
 
 
@@ -135,9 +137,9 @@ def metric_drops(comparison: Comparison, config: GateConfig) -> list[Finding]:
     rules, found = config.metrics, []
     for row in comparison.metrics:
         drop = -row.relative if row.relative is not None else 0.0
-        if drop <= rules.warn_relative_drop or not _gated(row, config):
+        if drop <= rules.warn_relative_drop + EPSILON or not _gated(row, config):
             continue
-        level: Level = "block" if drop > rules.block_relative_drop else "warn"
+        level: Level = "block" if drop > rules.block_relative_drop + EPSILON else "warn"
         limit = rules.block_relative_drop if level == "block" else rules.warn_relative_drop
         found.append(Finding(level, "metric_drop", f"{row.name} fell {drop:.1%} ({row.baseline:.3f} -> "
                                                    f"{row.candidate:.3f}), more than {limit:.0%}{_significance(row)}"))
@@ -156,7 +158,7 @@ def task_success_drop(comparison: Comparison, config: GateConfig) -> list[Findin
     if row is None or row.delta is None or not _gated(row, config):
         return []
     drop_pp = -row.delta * 100
-    if drop_pp > config.task_success.block_drop_pp:
+    if drop_pp > config.task_success.block_drop_pp + EPSILON:
         return [Finding("block", "task_success_drop", f"task success fell {drop_pp:.1f} pp ({row.baseline:.1%} -> "
                         f"{row.candidate:.1%}), more than {config.task_success.block_drop_pp:g} pp{_significance(row)}")]
     return []
@@ -173,7 +175,7 @@ def safety(comparison: Comparison, config: GateConfig) -> list[Finding]:
 def latency_rise(comparison: Comparison, config: GateConfig) -> list[Finding]:
     before, after = comparison.latency["p95"]
     rules = config.latency
-    if after - before <= rules.min_rise_seconds or _rise(before, after) <= rules.block_p95_rise:
+    if after - before <= rules.min_rise_seconds or _rise(before, after) <= rules.block_p95_rise + EPSILON:
         return []
     return [Finding("block", "latency_p95", f"p95 latency rose {_percent(before, after)} ({before:.2f} s -> "
                     f"{after:.2f} s), more than {rules.block_p95_rise:.0%}")]
@@ -181,7 +183,7 @@ def latency_rise(comparison: Comparison, config: GateConfig) -> list[Finding]:
 
 def cost_rise(comparison: Comparison, config: GateConfig) -> list[Finding]:
     before, after = comparison.cost_per_case
-    if _rise(before, after) <= config.cost.block_avg_rise:
+    if _rise(before, after) <= config.cost.block_avg_rise + EPSILON:
         return []
     return [Finding("block", "cost_avg", f"average cost per case rose {_percent(before, after)} (${before:.4f} -> "
                     f"${after:.4f}), more than {config.cost.block_avg_rise:.0%}")]
