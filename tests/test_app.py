@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import re
-import socket
-import threading
-import time
 from typing import Iterator
 
 import httpx
 import pytest
-import uvicorn
 
 from shopnest.agent import ShopNestAgent
 from shopnest.app import MAX_QUESTION_CHARS, create_app
 from shopnest.orders import ORDERS, OrderBook
 from shopnest.tools import NOT_FOUND
+from support import serving
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.trace import Reply
@@ -38,28 +34,6 @@ async def two_lookups_then_answer(messages: list[Message], options) -> ChatRespo
         name = ("getOrderStatus", "getRefundStatus")[len(done)]
         return ChatResponse(tool_calls=(ModelToolCall(name, {"orderId": order_id}, id=f"{order_id}-{len(done)}"),))
     return ChatResponse(text=f"About {order_id}: {done[0].content}")
-
-
-@contextlib.contextmanager
-def serving(app) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -184,8 +185,6 @@ async def test_a_call_failure_then_a_good_reply_is_scored():
 
 async def test_the_judge_can_score_two_answers_at_once():
     # Nothing is stored on the judge: the same instance serves concurrent cases.
-    import asyncio
-
     def by_answer(messages, options):
         return scores_json(correctness=5 if "ANSWER TO SCORE:\nright" in messages[-1].content else 2)
 
