@@ -38,11 +38,13 @@ def local_model(path: str | None = None) -> "LocalModel":
 class LocalModel:
     """llama.cpp behind the ChatModel protocol; tools via constrained JSON decisions."""
 
-    def __init__(self, path: Path, model_id: str, n_ctx: int = 4096) -> None:
+    def __init__(self, path: Path, model_id: str, n_ctx: int = 4096, server: Any = None) -> None:
+        """``server``: an already started ``xllamacpp.Server``, or anything with its
+        ``handle_chat_completions(request)`` (a stand-in in tests); default: started on first use."""
         self.model_id = model_id
         self.path = path
         self._n_ctx = n_ctx
-        self._server: Any = None
+        self._server: Any = server
         self._lock = threading.Lock()
 
     async def complete(
