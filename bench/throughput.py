@@ -10,6 +10,10 @@ wall time of the run command, the requests the mock received, the ideal time
 (requests x latency / concurrency), wall / ideal, the harness's cost in ms per
 case (meaningful at 0 ms latency) and the peak RSS of the run's process.
 
+``--in-process`` replaces the mock server and the HTTP client with the same
+answers given in-process (after the same latency): the difference between the
+two modes is the cost of the OpenAI client, the rest is the harness's own.
+
 The agent is ShopNest's own agent loop, tools, order book and prompt
 (`ShopNestAgent`) on the mock model, with one change: retrieval uses a keyword
 embedder instead of MiniLM, because MiniLM costs ~3 ms of CPU per question and
@@ -19,6 +23,7 @@ embedder instead of MiniLM, because MiniLM costs ~3 ms of CPU per question and
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -77,16 +82,24 @@ def keyword_embedder(texts: Sequence[str]) -> np.ndarray:
     return rows / np.where(norms == 0, 1.0, norms)
 
 
-class InstantModel:
-    """The mock's answers in-process, with no socket: what is left is the harness's own cost."""
+REQUESTS = {"requests": 0}
 
-    def __init__(self, model_id: str) -> None:
+
+class InstantModel:
+    """The mock's answers in-process, with no socket and no HTTP client: what is
+    left is the harness's own cost. ``latency_s`` sleeps like the mock's timer."""
+
+    def __init__(self, model_id: str, latency_s: float = 0.0) -> None:
         self.model_id = model_id
+        self.latency_s = latency_s
 
     async def complete(self, messages, options=None):
         from mock_openai import SCORES, decide
         from tracegrade.models import ChatResponse, ModelToolCall
 
+        REQUESTS["requests"] += 1
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         if options is None or not options.tools:
             return ChatResponse(text=SCORES, input_tokens=300, output_tokens=20, model=self.model_id)
         question = next(m.content for m in reversed(messages) if m.role == "user")
@@ -97,7 +110,7 @@ class InstantModel:
 
 def instant_models(spec: str, role: str = "agent") -> InstantModel:
     """Stands in for ``load_model`` inside the measured process when --in-process is given."""
-    return InstantModel(f"instant-{role}")
+    return InstantModel(f"instant-{role}", float(os.environ.get("BENCH_LATENCY_MS", "0")) / 1000)
 
 
 _AGENT = None
@@ -146,19 +159,32 @@ class MockServer:
         self.close()
 
 
-def run_child(dataset: Path, out: Path, concurrency: int, base_url: str, extra: Sequence[str]) -> dict:
+def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str], extra: Sequence[str]) -> dict:
     """One `tracegrade run` in a fresh process; its wall time and peak RSS."""
-    env = {**os.environ, "TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": base_url,
-           "TRACEGRADE_JUDGE_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed",
-           "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
+    # Its own run store and output folder: a benchmark never writes into the work tree.
     argv = ["run", str(dataset), "--target", TARGET, "--judge-model", "openai:mock-judge",
-            "--concurrency", str(concurrency), "--quiet", "--out", str(out), *extra]
+            "--concurrency", str(concurrency), "--quiet", "--out", str(scratch / "runs"),
+            "--db", f"sqlite:///{scratch / 'runs.db'}", *extra]
     process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(argv)],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = process.communicate()
     if process.returncode != 0:
         raise RuntimeError(f"run failed ({process.returncode}): {stderr[-2000:]}")
     return json.loads(stdout.strip().splitlines()[-1])
+
+
+def run_on_mock(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
+    with MockServer(latency_ms) as mock:
+        env = {"TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": mock.base_url,
+               "TRACEGRADE_JUDGE_BASE_URL": mock.base_url, "OPENAI_API_KEY": "not-needed"}
+        measured = run_child(dataset, scratch, concurrency, env, extra)
+        return {**measured, "requests": mock.stats()["requests"]}
+
+
+def run_in_process(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
+    env = {"BENCH_IN_PROCESS": "1", "BENCH_LATENCY_MS": str(latency_ms)}
+    return run_child(dataset, scratch, concurrency, env, extra)
 
 
 def child(argv: list[str]) -> int:
@@ -180,37 +206,38 @@ def child(argv: list[str]) -> int:
     wall = time.perf_counter() - started
     sys.stdout = sys.__stdout__
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"wall_s": wall, "peak_rss_mb": peak_mb, "exit": code}))
+    print(json.dumps({"wall_s": wall, "peak_rss_mb": peak_mb, "exit": code, **REQUESTS}))
     return 0
 
 
-def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, extra: Sequence[str]) -> list[dict]:
+def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, in_process: bool,
+            extra: Sequence[str]) -> list[dict]:
+    run = run_in_process if in_process else run_on_mock
     rows = []
-    with tempfile.TemporaryDirectory(prefix="tracegrade-bench-") as scratch:
-        for latency in latencies:
-            for n in sizes:
+    for latency in latencies:
+        for n in sizes:
+            with tempfile.TemporaryDirectory(prefix="tracegrade-bench-") as scratch:
                 dataset = write_dataset(synthetic_cases(n), Path(scratch) / f"synthetic-{n}.json")
-                with MockServer(latency) as mock:
-                    measured = run_child(dataset, Path(scratch) / "runs", concurrency, mock.base_url, extra)
-                    requests = mock.stats()["requests"]
-                ideal = requests * latency / 1000 / concurrency
-                rows.append({
-                    "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": requests,
-                    "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
-                    "ratio": round(measured["wall_s"] / ideal, 3) if ideal else None,
-                    "ms_per_case": round(measured["wall_s"] * 1000 / n, 3),
-                    "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
-                })
-                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                measured = run(dataset, Path(scratch), latency, concurrency, extra)
+            ideal = measured["requests"] * latency / 1000 / concurrency
+            rows.append({
+                "model": "in-process" if in_process else "mock over HTTP",
+                "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": measured["requests"],
+                "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
+                "ratio": round(measured["wall_s"] / ideal, 3) if ideal else None,
+                "ms_per_case": round(measured["wall_s"] * 1000 / n, 3),
+                "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
+            })
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
 def table(rows: Sequence[dict]) -> str:
-    lines = ["| cases | latency ms | requests | wall s | ideal s | wall/ideal | ms/case | peak RSS MB |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | cases | latency ms | requests | wall s | ideal s | wall/ideal | ms/case | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
-        lines.append(f"| {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
+        lines.append(f"| {r['model']} | {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
                      f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
     return "\n".join(lines)
 
@@ -220,13 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="200,1000,10000", help="case counts, comma-separated")
     parser.add_argument("--latencies", default="0,200", help="mock latencies in ms, comma-separated")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--in-process", action="store_true",
+                        help="answer in-process (no socket, no HTTP client): the harness's own cost")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON to this file")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, extra = parser.parse_known_args(argv)
     if args.child:
         return child(json.loads(args.child))
     rows = measure([int(s) for s in args.sizes.split(",")], [float(x) for x in args.latencies.split(",")],
-                   args.concurrency, extra)
+                   args.concurrency, args.in_process, extra)
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from tracegrade.calibrate import calibration_problem
 from tracegrade.dataset import Dataset, load_dataset
 from tracegrade.errors import ConfigError
+from tracegrade.executors import EXECUTORS, build_parts, local_executor, ray_executor
 from tracegrade.flaky import parse_policy
 from tracegrade.judge import Judge, load_rubric
 from tracegrade.manifest import git_commit, new_run_id, now_iso
@@ -72,6 +74,9 @@ def register(subparsers) -> None:
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--out", type=Path, default=Path(".tracegrade/runs"),
                    help="folder for results JSON, JUnit XML and Markdown (default .tracegrade/runs)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where cases run: local (this process, default) or ray (a Ray cluster: RAY_ADDRESS, "
+                   "else a local Ray instance; needs tracegrade[ray])")
     p.add_argument("--quiet", action="store_true", help="print only the final report")
     p.add_argument("--require-calibrated", action="store_true",
                    help="refuse to run when the judge (model + rubric) has no passing `tracegrade calibrate` "
@@ -126,13 +131,23 @@ def _execute(args, store: RunStore, dataset: Dataset, target, judge, settings: R
     print(f"tracegrade: {len(dataset.cases)} cases x {settings.repeat} from {dataset.name} "
           f"(version {dataset.version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}", file=sys.stderr)
     try:
-        with progress_bar(todo, "cases") as advance:
+        with _executor(args, judge) as evaluate, progress_bar(todo, "cases") as advance:
             return asyncio.run(record_run(dataset.cases, target, judge, settings, store, manifest, resume=resume,
-                                          budget=budget, on_result=lambda r: advance()))
+                                          budget=budget, on_result=lambda r: advance(), evaluate=evaluate))
     except KeyboardInterrupt:
         print(f"tracegrade: interrupted; finished cases are stored. Resume with: "
               f"tracegrade run {args.dataset} --resume {manifest.run_id}", file=sys.stderr)
         raise
+
+
+def _executor(args: argparse.Namespace, judge: Judge | None):
+    """Where the jobs run. Ray workers rebuild the target and judge from the same flags."""
+    if args.executor == "local":
+        return local_executor()
+    recipe = functools.partial(build_parts, args.target, model_spec("agent", args.agent_model), args.prompt_version,
+                               model_spec("judge", args.judge_model) if judge else None,
+                               judge.rubric if judge else None)
+    return ray_executor(recipe, concurrency=args.concurrency)
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:

@@ -1,0 +1,144 @@
+"""The Ray executor gives the local executor's results, stored in the same store.
+
+One local Ray instance with 2 CPUs for the module (its start-up is most of the
+time here). The scripted target and judge are module-level functions so that
+Ray workers can import them by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+
+import pytest
+
+from tracegrade import cli
+from tracegrade.dataset import GoldenCase
+from tracegrade.executors import local_executor, ray_executor
+from tracegrade.judge import Judge
+from tracegrade.models import ChatResponse
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.runner import RunSettings, run_cases
+from tracegrade.store import open_store
+from tracegrade.trace import Reply, ToolCall
+
+CASES = tuple(
+    GoldenCase(id=f"case-{n:02d}", question=f"Where is my order ORD-1{n:02d}?", golden_answer="It shipped.",
+               expected_tool="getOrderStatus", expected_tool_argument=f"ORD-1{n:02d}", category=f"cat-{n % 3}")
+    for n in range(12)
+)
+
+
+def scripted_target(case: GoldenCase) -> Reply:
+    """Right on most cases; wrong argument on case-03, raises on case-05, no tool on case-07."""
+    number = int(case.id.split("-")[1])
+    if number == 5:
+        raise RuntimeError("the agent crashed")
+    argument = "ORD-999" if number == 3 else case.expected_tool_argument
+    calls = () if number == 7 else (ToolCall(name="getOrderStatus", arguments={"orderId": argument},
+                                             argument=argument, result="SHIPPED"),)
+    return Reply(answer=f"Your order {argument} shipped.", tool_calls=calls, model="scripted-agent")
+
+
+def scripted_judge_reply(messages, options) -> ChatResponse:
+    """Valid scores from the case number in the evidence; garbage for case ORD-109."""
+    evidence = messages[-1].content
+    if "ORD-109?" in evidence:
+        return ChatResponse(text="I refuse to give JSON.", input_tokens=50, output_tokens=5)
+    score = 5 if "ORD-10" in evidence else 3
+    values = {m: score for m in ("relevance", "correctness", "faithfulness", "helpfulness", "hallucinationFree")}
+    return ChatResponse(text=json.dumps({**values, "reason": f"score {score}"}), input_tokens=50, output_tokens=20)
+
+
+def scripted_parts():
+    """The recipe each Ray worker calls: a fresh target and judge."""
+    from tracegrade.targets import callable_target
+
+    judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), "rubric", attempts=2)
+    return callable_target(f"{__name__}:scripted_target"), judge
+
+
+def comparable(results) -> list[dict]:
+    """Results without their wall-clock seconds, the one field that differs by design."""
+    return [{**r.to_json(), "seconds": None} for r in sorted(results, key=lambda r: (r.case_id, r.repeat))]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'tracegrade[ray]')")
+    from tracegrade.executors import init_ray
+
+    init_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def run_with(executor, settings: RunSettings) -> list:
+    target, judge = scripted_parts()
+    with executor as evaluate:
+        return asyncio.run(run_cases(CASES, target, judge, settings, evaluate=evaluate))
+
+
+def test_ray_results_equal_local_results(ray_cluster):
+    settings = RunSettings(concurrency=8, repeat=2)
+    local = run_with(local_executor(), settings)
+    remote = run_with(ray_executor(scripted_parts, concurrency=8), settings)
+    assert len(remote) == len(CASES) * 2
+    assert comparable(remote) == comparable(local)
+    statuses = {r.case_id: r.status for r in remote}
+    # The contained failures travel back from the workers as data.
+    assert statuses["case-03"] == "fail" and statuses["case-05"] == "error" and statuses["case-09"] == "unscored"
+    assert statuses["case-07"] == "fail" and statuses["case-00"] == "pass"
+    assert "the agent crashed" in next(r.error for r in remote if r.case_id == "case-05")
+
+
+async def pid_target(case: GoldenCase) -> Reply:
+    await asyncio.sleep(0.05)  # long enough that both workers get jobs
+    return Reply(answer=str(os.getpid()))
+
+
+def pid_parts():
+    return pid_target, None
+
+
+def test_jobs_run_in_ray_workers_not_in_the_driver(ray_cluster):
+    with ray_executor(pid_parts, concurrency=8) as evaluate:
+        results = asyncio.run(run_cases(CASES, pid_target, None, RunSettings(concurrency=8), evaluate=evaluate))
+    pids = {r.reply.answer for r in results}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # one actor per CPU, both used
+
+
+def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
+    dataset = tmp_path / "cases.json"
+    dataset.write_text(json.dumps([c.model_dump(mode="json", by_alias=True) for c in CASES]))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    common = ["run", str(dataset), "--target", f"{__name__}:scripted_target", "--checks-only", "--quiet",
+              "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
+    assert cli.main([*common, "--executor", "local"]) == 1  # three cases fail their checks
+    assert cli.main([*common, "--executor", "ray"]) == 1
+    with open_store(db) as store:
+        runs = [store.load_run(info.run_id) for info in store.runs()]
+    assert len(runs) == 2 and all(len(run.results) == len(CASES) for run in runs)
+    assert comparable(runs[0].results) == comparable(runs[1].results)
+
+
+def test_unbuildable_recipe_is_a_config_error(ray_cluster):
+    from tracegrade.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="could not build"):
+        with ray_executor(_broken_parts, workers=1):
+            pass
+
+
+def _broken_parts():
+    raise RuntimeError("no such model")
+
+
+def test_comparable_sees_a_difference():
+    # The equality above must be able to fail: one changed status is a difference.
+    target, judge = scripted_parts()
+    results = asyncio.run(run_cases(CASES[:2], target, judge, RunSettings()))
+    changed = [dataclasses.replace(results[0], status="fail"), results[1]]
+    assert comparable(changed) != comparable(results)
