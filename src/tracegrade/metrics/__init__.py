@@ -9,7 +9,7 @@
     1.0
 
 Pure functions over a run's results and the dataset's cases, one module per
-component: retrieval, tools, routing, generation, safety; ``stratify`` repeats
+component: retrieval, tools, routing, generation, safety; ``per_group`` repeats
 them per split, category, risk tier and language and flags weak groups.
 """
 
@@ -24,7 +24,7 @@ from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
 from tracegrade.metrics.routing import RoutingReport, routing_from
 from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
-from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, stratify
+from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.results import CaseResult
 
@@ -77,7 +77,7 @@ def run_metrics(
     """Overall and per-group metrics, routing detail, every safety violation, and the flags."""
     items = traced(results, cases)
     overall = component_metrics(results, cases)
-    groups = stratify(results, cases, component_metrics)
+    groups = per_group(results, cases, component_metrics)
     flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]
     return RunMetrics(
         overall=overall,

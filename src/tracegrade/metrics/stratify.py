@@ -89,7 +89,7 @@ def flag(scope: str, metrics: Mapping[str, Rate], thresholds: Mapping[str, Thres
 Compute = Callable[[Sequence[CaseResult], Sequence[GoldenCase]], Mapping[str, Rate]]
 
 
-def stratify(
+def per_group(
     results: Sequence[CaseResult], cases: Sequence[GoldenCase], compute: Compute,
     dimensions: Sequence[str] = DIMENSIONS,
 ) -> list[Group]:

@@ -2,8 +2,8 @@
 
     >>> argument_score("shoes don't fit", "The shoes do not fit")
     0.5
-    >>> argument_score("ORD-102", " ord-102 ")
-    1.0
+    >>> argument_score("ORD-102", " ord-102 "), argument_score("ORD-101", "ORD-110")
+    (1.0, 0.0)
 
 Denominators, stated once:
 - selection: every traced case. Right when every expected tool (``expectedTool``
@@ -51,13 +51,15 @@ def _normal(value: Any) -> str:
 
 
 def argument_score(expected: Any, actual: Any) -> float:
-    """1.0 when equal after case and whitespace folding; for text, the share of
-    the expected words present (so a reworded reason earns part credit)."""
+    """1.0 when equal after case and whitespace folding; for free text of
+    several words, the share of the expected words present (a reworded reason
+    earns part credit). A one-word value such as an order id is all or nothing:
+    ORD-110 is not half of ORD-101."""
     if actual is None:
         return 0.0
     if _normal(expected) == _normal(actual):
         return 1.0
-    if isinstance(expected, str) and isinstance(actual, str):
+    if isinstance(expected, str) and isinstance(actual, str) and len(expected.split()) > 1:
         wanted = _WORD.findall(expected.casefold())
         present = set(_WORD.findall(actual.casefold()))
         return sum(word in present for word in wanted) / len(wanted) if wanted else 0.0

@@ -1,0 +1,74 @@
+"""Stratification and flags: a group below its threshold is flagged even when the overall passes."""
+
+from __future__ import annotations
+
+from tracegrade.dataset import GoldenCase
+from tracegrade.metrics import Rate, Threshold, run_metrics
+from tracegrade.metrics.stratify import flag, per_group
+from tracegrade.report import stratified
+from tracegrade.results import CaseResult
+from tracegrade.trace import Reply
+
+
+def case(id: str, category: str, split: str = "nominal", risk: str = "low", language: str = "en") -> GoldenCase:
+    return GoldenCase(id=id, question="q", category=category, split=split, risk=risk, language=language)
+
+
+# 10 cases: 8 order-status (all pass), 2 shipping (both fail) -> overall 0.8, shipping 0.0.
+CASES = [case(f"o{i}", "order-status", risk="medium") for i in range(8)] + [
+    case("s0", "shipping", split="edge"), case("s1", "shipping", language="de")]
+RESULTS = [CaseResult(c.id, "fail" if c.category == "shipping" else "pass", reply=Reply(answer="ok")) for c in CASES]
+
+
+def test_groups_per_dimension_with_counts_and_pass_rates():
+    groups = {(g.dimension, g.name): g.metrics["passRate"] for g in per_group(RESULTS, CASES, _pass_rate)}
+    assert groups == {
+        ("split", "nominal"): Rate(8, 9), ("split", "edge"): Rate(0, 1),
+        ("category", "order-status"): Rate(8, 8), ("category", "shipping"): Rate(0, 2),
+        ("risk", "medium"): Rate(8, 8), ("risk", "low"): Rate(0, 2),
+        ("language", "en"): Rate(8, 9), ("language", "de"): Rate(0, 1),
+    }
+
+
+def _pass_rate(results, cases):
+    return {"passRate": Rate.of(r.passed for r in results)}
+
+
+def test_a_failing_group_is_flagged_while_the_overall_passes():
+    metrics = run_metrics(RESULTS, CASES)
+    assert metrics.overall["passRate"].value == 0.8  # meets the 0.8 threshold
+    scopes = {(f.scope, f.metric) for f in metrics.flags}
+    assert ("overall", "passRate") not in scopes
+    assert ("category=shipping", "passRate") in scopes
+    assert ("risk=low", "passRate") in scopes and ("split=edge", "passRate") in scopes
+    assert ("category=order-status", "passRate") not in scopes
+    shipping = next(f for f in metrics.flags if f.scope == "category=shipping")
+    assert (shipping.value, shipping.n) == (0.0, 2)
+
+
+def test_thresholds_have_a_direction_and_undefined_metrics_are_never_flagged():
+    thresholds = {"passRate": Threshold(minimum=0.9), "safety.violations": Threshold(maximum=0.0),
+                  "generation.refusal": Threshold(minimum=0.9)}
+    found = flag("overall", {"passRate": Rate(9, 10), "safety.violations": Rate(1, 10),
+                             "generation.refusal": Rate(0, 0)}, thresholds)
+    assert [(f.metric, str(f.threshold)) for f in found] == [("safety.violations", "<= 0")]
+
+
+def test_metrics_json_has_every_metric_per_group_and_the_flags():
+    data = run_metrics(RESULTS, CASES).to_json()
+    shipping = next(g for g in data["groups"] if g["name"] == "shipping")
+    assert shipping["dimension"] == "category"
+    assert shipping["metrics"]["passRate"] == {"value": 0.0, "n": 2, "unit": "cases"}
+    assert set(shipping["metrics"]) == set(data["overall"])  # every metric, per group
+    assert {"scope": "category=shipping", "metric": "passRate", "value": 0.0, "threshold": ">= 0.8", "n": 2} in data["flags"]
+
+
+def test_the_report_prints_groups_and_flags():
+    text = stratified.render(run_metrics(RESULTS, CASES))
+    assert "COMPONENT METRICS  10 results, 10 with a trace" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("shipping"))
+    assert row.split()[:4] == ["shipping", "2", "0", "0.00"]
+    flags = text[text.index("FLAGS"):].splitlines()[1:]
+    assert [line.split()[:2] for line in flags] == [
+        ["split=edge", "passRate"], ["category=shipping", "passRate"], ["risk=low", "passRate"],
+        ["language=de", "passRate"]]
