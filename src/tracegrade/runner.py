@@ -198,28 +198,33 @@ async def run_cases(
     skip = set(done)
     jobs = [(case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip]
     results: list[CaseResult | None] = [None] * len(jobs)
-    tasks: list[asyncio.Task] = []
+    evaluating: set[asyncio.Task] = set()
 
     async def one(index: int, case: GoldenCase, repeat: int) -> None:
         async with gate:
             if budget is not None and budget.exhausted:
                 return
-            result = await evaluate(case, target, judge, settings, repeat)
-        if budget is not None and budget.exhausted:
-            return  # finished after the stop: its spend was not allowed
+            evaluating.add(asyncio.current_task())
+            try:
+                result = await evaluate(case, target, judge, settings, repeat)
+            finally:
+                evaluating.discard(asyncio.current_task())
+        if budget is not None:
+            # WHY no await between the check and the add: a case finishing
+            # during another's store write must see the spend so far.
+            if budget.exhausted:
+                return  # finished after the stop: its spend was not allowed
+            budget.add(result.agent_cost_usd + result.judge_cost_usd)
+            if budget.exhausted:
+                for task in list(evaluating):
+                    task.cancel()
         results[index] = result
         if on_result is not None:
             outcome = on_result(result)
             if inspect.isawaitable(outcome):
                 await outcome
-        if budget is not None:
-            budget.add(result.agent_cost_usd + result.judge_cost_usd)
-            if budget.exhausted:
-                for task in tasks:
-                    if task is not asyncio.current_task():
-                        task.cancel()
 
     async with asyncio.TaskGroup() as group:
         for index, (case, repeat) in enumerate(jobs):
-            tasks.append(group.create_task(one(index, case, repeat)))
+            group.create_task(one(index, case, repeat))
     return [r for r in results if r is not None]
