@@ -161,6 +161,8 @@ def _read_records(path: Path) -> list[Any]:
         raise DatasetError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:  # a folder, no permission
+        raise DatasetError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         if path.suffix == ".jsonl":
             data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -170,6 +172,8 @@ def _read_records(path: Path) -> list[Any]:
             data = json.loads(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise DatasetError(f"{path}: cannot parse: {exc}") from None
+    except RecursionError:  # no case nests that deep; the parsers recurse
+        raise DatasetError(f"{path}: cannot parse: nested too deeply") from None
     if isinstance(data, dict) and "cases" in data:
         data = data["cases"]
     if not isinstance(data, list):
