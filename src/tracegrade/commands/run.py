@@ -87,12 +87,15 @@ def register(subparsers) -> None:
 def handle(args: argparse.Namespace) -> int:
     with open_store(args.db) as store:
         manifest = _resumed(store, args) if args.resume else None
-        dataset = load_dataset(args.dataset).select(args.only, args.split, args.category, "smoke" if args.smoke else None)
+        # WHY the whole file's version: a run of a selection measured the same dataset version.
+        full = load_dataset(args.dataset)
+        dataset = full.select(args.only, args.split, args.category, "smoke" if args.smoke else None)
         target = resolve_target(args.target, args.agent_model, args.prompt_version)
         judge = None if args.checks_only else Judge(load_model(model_spec("judge", args.judge_model), role="judge"),
                                                     load_rubric(args.rubric))
         settings = _settings(args)
-        manifest = _check_resumable(manifest, dataset, judge) if manifest else _manifest(args, dataset, target, judge)
+        manifest = (_check_resumable(manifest, full.version, judge) if manifest
+                    else _manifest(args, dataset, full.version, target, judge))
         _check_calibration(store, judge, args.require_calibrated)
         run, status = _execute(args, store, dataset, target, judge, settings, manifest)
     print(console.render(run) if not args.quiet else console.final_report(run))
@@ -159,11 +162,11 @@ def _settings(args: argparse.Namespace) -> RunSettings:
                        parse_policy(args.flaky) if args.flaky else None, load_prices(args.prices))
 
 
-def _manifest(args, dataset: Dataset, target, judge: Judge | None) -> Manifest:
+def _manifest(args, dataset: Dataset, version: str, target, judge: Judge | None) -> Manifest:
     return Manifest(
         run_id=new_run_id(),
         dataset=dataset.name,
-        dataset_version=dataset.version,
+        dataset_version=version,
         case_count=len(dataset.cases),
         target=args.target,
         agent_model=getattr(target, "model_id", args.target),
@@ -193,10 +196,10 @@ def _resumed(store: RunStore, args: argparse.Namespace) -> Manifest:
     return info.manifest
 
 
-def _check_resumable(manifest: Manifest, dataset: Dataset, judge: Judge | None) -> Manifest:
-    if dataset.version != manifest.dataset_version:
+def _check_resumable(manifest: Manifest, version: str, judge: Judge | None) -> Manifest:
+    if version != manifest.dataset_version:
         raise ConfigError(f"run {manifest.run_id} measured dataset version {manifest.dataset_version}, "
-                          f"this file's selection is {dataset.version}: resume refuses to mix the two")
+                          f"this file is version {version}: resume refuses to mix the two")
     if judge is not None and judge.rubric_hash != manifest.rubric_hash:
         raise ConfigError(f"run {manifest.run_id} used rubric {manifest.rubric_hash}, this one is {judge.rubric_hash}")
     return manifest

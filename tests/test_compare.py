@@ -1,0 +1,105 @@
+"""`tracegrade compare` end to end: run ids, latest/previous, results files;
+console, Markdown and JSON outputs; exit 0 pass, 1 block, 2 warn, 3 error."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from runs_support import GOLDEN_PATH, result, run, scores
+from tracegrade.cli import main
+from tracegrade.report import json_report
+from tracegrade.store import open_store
+
+GATE_FAST = "[statistics]\nbootstrap_resamples = 200\n"
+
+
+@pytest.fixture
+def gate(tmp_path):
+    path = tmp_path / "gate.toml"
+    path.write_text(GATE_FAST)
+    return str(path)
+
+
+def files(tmp_path, base_results, cand_results):
+    base, cand = tmp_path / "base.json", tmp_path / "cand.json"
+    json_report.write(run(base_results, "base-run"), base)
+    json_report.write(run(cand_results, "cand-run"), cand)
+    return str(base), str(cand)
+
+
+def twenty(**kwargs):
+    return [result(f"c{i:02}", score=scores(5), **kwargs) for i in range(20)]
+
+
+def test_pass_exits_0_and_writes_markdown_and_json(tmp_path, gate, capsys):
+    base, cand = files(tmp_path, twenty(), twenty())
+    md, verdict = tmp_path / "compare.md", tmp_path / "verdict.json"
+    assert main(["compare", base, cand, "--gate", gate, "--markdown", str(md), "--json", str(verdict)]) == 0
+    out = capsys.readouterr().out
+    assert "VERDICT: PASS (exit 0)" in out and "p Wilcoxon" in out and "No difference is statistically significant" in out
+    assert md.read_text().startswith("### tracegrade compare: ✅ PASS")
+    data = json.loads(verdict.read_text())
+    assert (data["verdict"], data["exitCode"], len(data["casesCompared"])) == ("pass", 0, 20)
+    assert data["metrics"][0]["name"] == "taskSuccess" and data["metrics"][0]["tests"]["mcnemar"]["pValue"] == 1.0
+
+
+def test_a_significant_drop_blocks_with_exit_1_and_says_it_is_significant(tmp_path, gate, capsys):
+    worse = [replace(r, status="fail", scores=scores(5, correctness=2)) if i < 10 else r for i, r in enumerate(twenty())]
+    base, cand = files(tmp_path, twenty(), worse)
+    md = tmp_path / "compare.md"
+    assert main(["compare", base, cand, "--gate", gate, "--markdown", str(md)]) == 1
+    out = capsys.readouterr().out
+    assert "task_success_drop" in out and "Significant at alpha 0.05: taskSuccess -50.0 pp (p=0.00195)" in out
+    assert "⛔ BLOCK" in md.read_text() and "`c00`" in md.read_text()
+
+
+def test_warn_only_exits_2(tmp_path, gate):
+    slightly = [replace(r, scores=scores(5, helpfulness=4)) if i < 7 else r for i, r in enumerate(twenty())]  # -7%
+    assert main(["compare", *files(tmp_path, twenty(), slightly), "--gate", gate]) == 2
+
+
+def test_errors_exit_3_never_2(tmp_path, gate, capsys):
+    base, _ = files(tmp_path, twenty(), twenty())
+    assert main(["compare", base, str(tmp_path / "missing.json"), "--gate", gate]) == 3
+    other = tmp_path / "other.json"
+    json_report.write(run(twenty(), "other", version="v2"), other)
+    assert main(["compare", base, str(other), "--gate", gate]) == 3
+    assert "--allow-dataset-change" in capsys.readouterr().err
+    assert main(["compare", base, str(other), "--gate", gate, "--allow-dataset-change"]) == 0
+
+
+def test_latest_and_previous_come_from_the_store(tmp_path, monkeypatch, gate, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.setenv("TG_SLOW_S", "0")
+    common = ["--target", "runs_support:slow_target", "--checks-only", "--quiet", "--out", str(tmp_path / "out")]
+    assert main(["run", str(GOLDEN_PATH), *common]) == 0
+    assert main(["run", str(GOLDEN_PATH), "--only", "rag-return-01", *common]) == 0  # a run on the same dataset file
+    with open_store() as store:
+        newest, older = [i.run_id for i in store.runs()]
+    capsys.readouterr()
+    assert main(["compare", "previous", "latest", "--gate", gate]) == 0
+    out = capsys.readouterr().out
+    assert f"baseline   {older}" in out and f"candidate  {newest}" in out
+    # A selection of the same file is the same dataset version: compared on the shared case, said so.
+    assert "1 cases compared" in out and "11 cases only in the baseline" in out
+
+
+def test_history_lists_runs_and_puts_latest_next_to_previous(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.setenv("TG_SLOW_S", "0")
+    common = ["--target", "runs_support:slow_target", "--checks-only", "--quiet", "--out", str(tmp_path / "out")]
+    assert main(["history"]) == 0
+    assert "no runs" in capsys.readouterr().out
+    for _ in range(2):
+        assert main(["run", str(GOLDEN_PATH), *common]) == 0
+    capsys.readouterr()
+    assert main(["history", "--limit", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("golden-dataset.json") >= 3 and "12/12" in out and "finished" in out
+    assert "LATEST vs PREVIOUS on golden-dataset.json" in out
+    assert "taskSuccess" in out and "+0.0 pp" in out and "latency p95 (s)" in out
