@@ -13,7 +13,7 @@ from shopnest.knowledge import KnowledgeBase
 from shopnest.orders import DEFAULT_CUSTOMER, OrderBook
 from shopnest.prompts import PROMPTS, format_context, system_prompt
 from shopnest.routing import route_of
-from shopnest.tools import TOOL_SPECS, ToolBox
+from shopnest.tools import TOOL_SPECS, TOOL_TIMEOUT_S, ToolBox
 from tracegrade.errors import AgentError, StepLimitError
 from tracegrade.models import ChatModel, ChatOptions, Message
 from tracegrade.trace import Reply, Step, ToolCall, Usage
@@ -48,6 +48,7 @@ class ShopNestAgent:
         top_k: int = 1,
         max_rounds: int = MAX_ROUNDS,
         prompt_version: str = "v1",
+        tool_timeout_s: float = TOOL_TIMEOUT_S,
     ) -> None:
         self.model = model
         self.knowledge = knowledge
@@ -55,6 +56,7 @@ class ShopNestAgent:
         self.top_k = top_k
         self.max_rounds = max_rounds
         self.prompt_version = prompt_version
+        self.tool_timeout_s = tool_timeout_s
         self._rules = PROMPTS[prompt_version]
 
     async def chat(
@@ -71,7 +73,7 @@ class ShopNestAgent:
         context = format_context(passages)
         # WHY a new list per call: a trace shared by the app would mix two
         # customers' tool calls.
-        tools = ToolBox(self.orders, customer_id, trace=[], faults=faults or {})
+        tools = ToolBox(self.orders, customer_id, trace=[], faults=faults or {}, timeout_s=self.tool_timeout_s)
         messages = [
             Message("system", system_prompt(self._rules, context, self.orders.today.isoformat())),
             *(Message("assistant" if t.role == "assistant" else "user", t.content) for t in history),

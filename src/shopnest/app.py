@@ -7,10 +7,12 @@ import time
 from typing import Literal
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from opentelemetry.trace import Tracer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER
@@ -20,6 +22,9 @@ from tracegrade.telemetry import RequestInfo, provider_name, record_request
 from tracegrade.trace import Reply
 
 MAX_QUESTION_CHARS = 4000
+# Far above any valid request (21 texts of 4,000 characters, JSON-escaped), far
+# below what would hurt: a bigger body is refused before it is read to the end.
+MAX_BODY_BYTES = 1 << 20
 
 
 class HistoryTurn(BaseModel):
@@ -48,6 +53,8 @@ def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | 
     """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``;
     with ``tracer``, every answered or failed chat is recorded as an ``agent_request`` span tree."""
     app = FastAPI(title="ShopNest", version="0.1.0")
+    # Added first, so it runs inside the token check: an anonymous caller gets a 401, never a 413.
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
     if token:
         expected = f"Bearer {token}".encode()
@@ -68,6 +75,15 @@ def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | 
         problems = [f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()]
         return JSONResponse(status_code=422, content={"error": "invalid request", "problems": problems})
 
+    @app.exception_handler(StarletteHTTPException)
+    async def unreadable_body(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI answers a body its JSON parser chokes on (not UTF-8, nested too
+        # deep) with a bare 400; say which, in the same shape as a 422.
+        if exc.status_code != 400 or exc.__cause__ is None:
+            return await http_exception_handler(request, exc)
+        why = {RecursionError: "nested too deeply", UnicodeDecodeError: "not UTF-8 text"}.get(type(exc.__cause__), "unreadable")
+        return JSONResponse(status_code=400, content={"error": "invalid request", "problems": [f"body: {why}"]})
+
     @app.get("/health")
     async def health() -> dict:
         return {"status": "ok", "model": agent.model.model_id, "promptVersion": agent.prompt_version}
@@ -85,6 +101,37 @@ def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | 
         return JSONResponse(reply.to_wire())
 
     return app
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes gets a 413 before it is parsed.
+
+    WHY count the bytes and not trust Content-Length: a chunked body has none.
+    """
+
+    def __init__(self, app, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        raw = dict(scope["headers"]).get(b"content-length", b"")
+        declared = int(raw) if raw.isdigit() else 0  # the server already refused a malformed one
+        body, more = b"", declared <= self.limit
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False) and len(body) <= self.limit
+        if max(declared, len(body)) > self.limit:
+            problems = [f"body: larger than {self.limit} bytes"]
+            response = JSONResponse(status_code=413, content={"error": "invalid request", "problems": problems})
+            return await response(scope, receive, send)
+        replay = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive_again():
+            return replay.pop() if replay else await receive()
+
+        await self.app(scope, receive_again, send)
 
 
 def _record(tracer: Tracer | None, agent: ShopNestAgent, body: ChatRequest, started_ns: int,

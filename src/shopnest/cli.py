@@ -10,7 +10,7 @@ import sys
 import time
 
 from shopnest.orders import DEFAULT_CUSTOMER
-from tracegrade.errors import TracegradeError
+from tracegrade.errors import ConfigError, TracegradeError
 from tracegrade.trace import Reply
 
 
@@ -79,10 +79,11 @@ def _serve(args: argparse.Namespace) -> int:
     from shopnest.factory import build_agent
     from tracegrade.telemetry import open_telemetry
 
-    agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
-    token = os.environ.get("SHOPNEST_API_TOKEN")
+    token = os.environ.get("SHOPNEST_API_TOKEN") or None
     if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
-        print("shopnest: warning: serving beyond loopback without SHOPNEST_API_TOKEN", file=sys.stderr)
+        # WHY refuse, not warn: beyond loopback anyone could ask for any customer's orders.
+        raise ConfigError(f"--host {args.host} serves beyond this machine: set SHOPNEST_API_TOKEN first")
+    agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
     # Every request's trace goes to the local span store (env TRACEGRADE_SPANS_DB) for
     # `tracegrade monitor`, and over OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set.
     telemetry = open_telemetry("shopnest")
