@@ -54,7 +54,10 @@ class CaseResult:
         return [c for c in self.checks if not c.passed]
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
+        # to_wire to replace it; at 10,000 cases that copy was most of the cost.
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["checks"] = tuple(dataclasses.asdict(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
         return data
