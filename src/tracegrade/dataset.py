@@ -165,7 +165,7 @@ def _read_records(path: Path) -> list[Any]:
         raise DatasetError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         if path.suffix == ".jsonl":
-            data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
+            data: Any = _json_lines(path, text)
         elif path.suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)
         else:
@@ -179,6 +179,16 @@ def _read_records(path: Path) -> list[Any]:
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a list of cases (or an object with 'cases')")
     return data
+
+
+def _json_lines(path: Path, text: str) -> list[Any]:
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            records += [json.loads(line)] if line.strip() else []
+        except ValueError as exc:  # json's "line 1" would be wrong: say which line of the file
+            raise DatasetError(f"{path}: line {number}: cannot parse: {exc}") from None
+    return records
 
 
 def _validate(path: Path, index: int, raw: Any) -> GoldenCase:

@@ -19,6 +19,7 @@ function a run uses, so a human score and a judge score are about one input.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Literal
 
@@ -95,14 +96,29 @@ def load_labels(path: str | Path | None = None) -> tuple[tuple[LabelledItem, ...
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: file not found") from None
+    except OSError as exc:  # a folder, no permission
+        raise DatasetError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         parsed = LabelFile.model_validate_json(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise DatasetError(f"{path}: field {where!r}: {first['msg']}") from None
+        raise DatasetError(f"{path}: {_problem(raw, exc)}") from None
     ids = [item.id for item in parsed.items]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise DatasetError(f"{path}: item ids must be unique; repeated: {', '.join(duplicates)}")
     return parsed.items, hashlib.sha256(raw).hexdigest()[:12]
+
+
+def _problem(raw: bytes, exc: ValidationError) -> str:
+    """The first problem, naming the item by its id when the file parsed."""
+    first = exc.errors()[0]
+    if first["type"] == "json_invalid":
+        return f"cannot parse: {first['msg']}"
+    loc = first["loc"]
+    where = f"field {'.'.join(str(part) for part in loc)!r}: {first['msg']}"
+    if len(loc) < 2 or loc[0] != "items" or not isinstance(loc[1], int):
+        return where
+    items = json.loads(raw).get("items")  # parsed once already: it is JSON
+    item = items[loc[1]] if isinstance(items, list) else None
+    item_id = item.get("id") if isinstance(item, dict) else None
+    return f"item {item_id!r}: {where}" if isinstance(item_id, str) else f"item #{loc[1] + 1}: {where}"
