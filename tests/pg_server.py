@@ -48,7 +48,10 @@ def _as_server_user(command: list[str]) -> tuple[list[str], str | None]:
 
 
 def _run(command: list[str], what: str) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Unavailable(f"{what} could not run: {exc}") from None
     if done.returncode != 0:
         raise Unavailable(f"{what} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-400:]}")
 
