@@ -103,3 +103,19 @@ def test_history_lists_runs_and_puts_latest_next_to_previous(tmp_path, monkeypat
     assert out.count("golden-dataset.json") >= 3 and "12/12" in out and "finished" in out
     assert "LATEST vs PREVIOUS on golden-dataset.json" in out
     assert "taskSuccess" in out and "+0.0 pp" in out and "latency p95 (s)" in out
+
+
+def test_compare_reports_match_their_snapshots():
+    from test_report_console import assert_matches_snapshot  # one snapshot helper for every report
+    from tracegrade.comparison import compare_runs
+    from tracegrade.gate import decide
+    from tracegrade.report import compare_console, compare_markdown
+
+    base = [result(f"c{i:02}", score=scores(5), seconds=1.0 + i / 10, cost=0.002, risk="high" if i < 2 else "low",
+                   split="adversarial" if i < 2 else "nominal") for i in range(8)]
+    cand = [replace(r, status="fail", scores=scores(5, correctness=2)) if r.case_id in ("c00", "c05") else
+            replace(r, scores=scores(5, helpfulness=4)) for r in base]
+    comparison = compare_runs(run(base, "20260101-000000-aaaaaa"), run(cand, "20260102-000000-bbbbbb"), resamples=500)
+    verdict = decide(comparison)
+    assert_matches_snapshot(compare_console.render(comparison, verdict, 0.05) + "\n", "compare_console.txt")
+    assert_matches_snapshot(compare_markdown.to_markdown(comparison, verdict, 0.05), "compare_markdown.md")
