@@ -8,7 +8,8 @@ process (so each peak RSS is that run's own): the deterministic checks and one
 judge call per case, agent and judge both on the mock. Per run it reports the
 wall time of the run command, the requests the mock received, the ideal time
 (requests x latency / concurrency), wall / ideal, the harness's cost in ms per
-case (meaningful at 0 ms latency) and the peak RSS of the run's process.
+case (wall, meaningful at 0 ms latency, and CPU, meaningful at any latency and
+on a busy machine) and the peak RSS of the run's process.
 
 ``--in-process`` replaces the mock server and the HTTP client with the same
 answers given in-process (after the same latency): the difference between the
@@ -201,12 +202,15 @@ def child(argv: list[str]) -> int:
         tracegrade.commands.run.load_model = instant_models
         tracegrade.models.load_model = instant_models
     sys.stdout = open(os.devnull, "w")  # the report is not what is measured
+    before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     code = cli.main(argv)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
     sys.stdout = sys.__stdout__
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"wall_s": wall, "peak_rss_mb": peak_mb, "exit": code, **REQUESTS}))
+    # CPU seconds of every thread of this process: what the harness costs, even on a busy machine.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": after.ru_maxrss / 1024, "exit": code, **REQUESTS}))
     return 0
 
 
@@ -226,6 +230,7 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
                 "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
                 "ratio": round(measured["wall_s"] / ideal, 3) if ideal else None,
                 "ms_per_case": round(measured["wall_s"] * 1000 / n, 3),
+                "cpu_ms_per_case": round(measured["cpu_s"] * 1000 / n, 3),
                 "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
             })
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -233,12 +238,12 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
 
 
 def table(rows: Sequence[dict]) -> str:
-    lines = ["| model | cases | latency ms | requests | wall s | ideal s | wall/ideal | ms/case | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | cases | latency ms | requests | wall s | ideal s | wall/ideal | wall ms/case | CPU ms/case | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
         lines.append(f"| {r['model']} | {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
-                     f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
+                     f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['cpu_ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
     return "\n".join(lines)
 
 
