@@ -1,6 +1,6 @@
 """The local model through tracegrade: speed against the runtime, latency, prompt caching.
 
-    python bench/local_model.py [--questions 6] [--out bench/results/local-model.json]
+    python bench/local_model.py [--questions 6] [--pin-slots] [--out bench/results/local-model.json]
 
 CPU-heavy (minutes on 2 cores): run it once, on a quiet machine. It loads the
 embedded Qwen GGUF with xllamacpp and the real ShopNest agent (MiniLM retrieval),
@@ -8,8 +8,10 @@ then, for two server layouts,
 
 - ``one slot``   (as shipped: ``n_parallel=1``): agent and judge prompts share one
   KV cache, so each judge call evicts the agent's system prompt and back;
-- ``two slots``  (``n_parallel=2``, agent requests pinned to slot 0 and judge
-  requests to slot 1 with ``id_slot``): each keeps its fixed prefix warm,
+- ``two slots``  (``n_parallel=2``): llama.cpp gives a request the slot whose
+  cached prompt it most resembles, so agent prompts (same rules) and judge
+  prompts (same rubric) each keep their fixed prefix warm; ``--pin-slots``
+  pins them instead (agent slot 0, judge slot 1, with ``id_slot``),
 
 runs the first N golden cases through ``evaluate_case`` (agent, checks, judge)
 and records every model call's llama.cpp timings: prompt tokens evaluated,
@@ -67,8 +69,8 @@ class Recorder:
     """Stands between LocalModel and the runtime: routes a request to its role's
     slot (two-slot layout) and keeps each call's llama.cpp timings."""
 
-    def __init__(self, server: Any, rubric: str, slots: int) -> None:
-        self.server, self.rubric, self.slots = server, rubric, slots
+    def __init__(self, server: Any, rubric: str, pin: bool) -> None:
+        self.server, self.rubric, self.pin = server, rubric, pin
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -77,7 +79,7 @@ class Recorder:
 
     def handle_chat_completions(self, request: dict[str, Any]) -> dict[str, Any]:
         role = self.role(request)
-        if self.slots > 1:
+        if self.pin:
             request = {**request, "id_slot": 1 if role == "judge" else 0}
         started = time.perf_counter()
         raw = self.server.handle_chat_completions(request)
@@ -130,13 +132,14 @@ def summarise(layout: str, rows: list[dict], calls: list[dict]) -> dict:
     }
 
 
-def tokens_per_second(server: Any, model: LocalModel, messages_list: list[list[Message]]) -> dict:
+def tokens_per_second(server: Any, model: LocalModel, messages_list: list[list[Message]], pin: bool) -> dict:
     """Generated tokens per second of wall time: the runtime called directly vs through tracegrade."""
     options = ChatOptions(json_schema=SCORE_SCHEMA, temperature=0.0, max_tokens=200, seed=1)
     direct_tokens = direct_s = via_tokens = via_s = 0.0
     for number, messages in enumerate(messages_list):
-        # Exactly what LocalModel sends, pinned to the judge's slot as the recorder pins it.
-        request = {**model._request(messages, options), "id_slot": 1}
+        request = model._request(messages, options)  # exactly what LocalModel sends
+        if pin:
+            request["id_slot"] = 1  # as the recorder pins it
         server.handle_chat_completions(request)  # warm-up: both timed calls then see the same cache
 
         def direct() -> tuple[int, float]:
@@ -168,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=6, help="golden cases to run (default 6)")
     parser.add_argument("--dataset", type=Path, default=ROOT / "evals" / "golden-dataset.json")
+    parser.add_argument("--pin-slots", action="store_true", help="two slots: pin agent and judge with id_slot")
     parser.add_argument("--out", type=Path, help="write the measurements as JSON here")
     args = parser.parse_args(argv)
 
@@ -179,16 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     knowledge = KnowledgeBase(load_policies(), minilm_embedder())
     report: dict[str, Any] = {"machine": f"nproc={os.cpu_count()} {cpu_model()}", "source": source_state(),
                               "load_at_start": load_average(), "model": MODEL_ID, "layouts": []}
-    for layout, slots in (("one slot", 1), ("two slots", 2)):
+    two = "two slots, pinned" if args.pin_slots else "two slots, by similarity"
+    for layout, slots in (("one slot", 1), (two, 2)):
         print(f"{layout}:", file=sys.stderr, flush=True)
-        recorder = Recorder(start_server(slots), rubric, slots)
+        recorder = Recorder(start_server(slots), rubric, pin=args.pin_slots and slots > 1)
         model = LocalModel(default_model_path(), MODEL_ID, server=recorder)
         rows = asyncio.run(run_questions(cases, model, Judge(model, rubric), knowledge))
         report["layouts"].append(summarise(layout, rows, recorder.calls))
         if slots == 2:
             print("tokens/s, direct vs through tracegrade:", file=sys.stderr, flush=True)
             messages = [r["judge_messages"] for r in rows if r["judge_messages"]]
-            report["tokens_per_second"] = tokens_per_second(recorder.server, model, messages)
+            report["tokens_per_second"] = tokens_per_second(recorder.server, model, messages, recorder.pin)
         del recorder, model
         gc.collect()
     report["load_at_end"] = load_average()
