@@ -160,14 +160,18 @@ def test_no_case_was_run_twice(fault_run):
 def test_the_planted_key_is_in_nothing_the_run_printed_or_wrote(fault_run):
     _, results, output, work = fault_run
     secret_part = PLANTED.removeprefix("sk-test-PLANTED")
-    written = [path for path in work.rglob("*") if path.is_file()]
-    assert any(path.name == "results.json" for path in written)
-    for path in written:
-        data = path.read_bytes()
-        assert PLANTED.encode() not in data and secret_part.encode() not in data, path
+    written = {path.relative_to(work).as_posix(): path.read_bytes() for path in work.rglob("*") if path.is_file()}
+    # Everything a run writes is here: results, JUnit, summary, run store, span store.
+    kinds = {name.rsplit("/", 1)[-1] for name in written}
+    assert {"results.json", "junit.xml", "summary.md", "runs.db", "spans.db"} <= kinds, sorted(written)
+    for name, data in written.items():
+        assert PLANTED.encode() not in data and secret_part.encode() not in data, name
     assert PLANTED not in output and secret_part not in output
-    # The key did reach an error path: the provider echoed it and it was redacted.
+    # The key did reach those files' error paths: the provider echoed it, and it was redacted
+    # before the results, the store and the spans saw it.
     assert "Incorrect API key provided: [REDACTED_KEY]" in json.dumps(results)
+    for name in (".tracegrade/runs.db", ".tracegrade/spans.db"):
+        assert b"[REDACTED_KEY]" in written[name], name
 
 
 def test_kill_9_mid_run_then_resume_loses_and_redoes_no_finished_case(tmp_path):

@@ -141,3 +141,33 @@ def test_model_timeout_and_retries_come_from_the_environment(monkeypatch):
         with pytest.raises(ConfigError, match=re.escape(name)):
             http_settings()
         monkeypatch.delenv(name)
+
+
+async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent(
+        server, fake_knowledge, monkeypatch, tmp_path, caplog):
+    import logging
+
+    import httpx
+
+    from shopnest.app import create_app
+    from support import serving
+    from tracegrade.telemetry import open_telemetry
+
+    planted = "sk-test-PLANTEDserve0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", planted)
+    caplog.set_level(logging.DEBUG)  # whatever any library logs, at every level
+    telemetry = open_telemetry("shopnest", spans_db=tmp_path / "spans.db")
+    agent = ShopNestAgent(load_model("openai:fault-agent", role="agent"), fake_knowledge, OrderBook())
+    with serving(create_app(agent, tracer=telemetry.tracer)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            echoed = await client.post("/chat", json={"question": "[case s1] Where is ORD-101? [[fault:echo_key]]"})
+            fine = await client.post("/chat", json={"question": "[case s2] Where is ORD-101?"})
+    telemetry.shutdown()
+    assert (echoed.status_code, fine.status_code) == (503, 200)
+    assert echoed.json() == {"error": "ModelError: fault-agent: HTTP 401: Error code: 401 - "
+                                      "Incorrect API key provided: [REDACTED_KEY]."}
+    spans = (tmp_path / "spans.db").read_bytes()
+    assert b"[REDACTED_KEY]" in spans  # the error was recorded, redacted
+    assert "chat/completions" in caplog.text  # the HTTP clients did log the calls
+    for text in (echoed.text, fine.text, caplog.text, spans.decode("utf-8", "replace")):
+        assert planted not in text and "PLANTEDserve" not in text
