@@ -39,14 +39,19 @@ def traces_from_results(cases: Sequence[GoldenCase], path: Path) -> list[tuple[G
 
 
 def traces_from_mock(cases: Sequence[GoldenCase]) -> list[tuple[GoldenCase, Reply]]:
-    from shopnest.agent import ShopNestAgent
+    from shopnest.agent import ShopNestAgent, Turn
     from shopnest.knowledge import KnowledgeBase, load_policies
     from throughput import InstantModel, keyword_embedder
 
     agent = ShopNestAgent(InstantModel("instant-agent"), KnowledgeBase(load_policies(), keyword_embedder))
 
+    async def reply(case: GoldenCase) -> Reply:
+        history = [Turn(t.role, t.content) for t in case.history]
+        return await agent.chat(case.question, case.customer_id or "C-100", history, case.faults)
+
     async def all_replies() -> list[Reply]:
-        return [await agent.chat(c.question, c.customer_id or "C-100") for c in cases]
+        # Together: a case that injects a hanging tool waits for the tool timeout.
+        return list(await asyncio.gather(*(reply(c) for c in cases)))
 
     return list(zip(cases, asyncio.run(all_replies())))
 
