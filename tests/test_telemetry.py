@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -12,9 +13,6 @@ import httpx
 import pytest
 from opentelemetry import trace as otel
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from shopnest.agent import ShopNestAgent
 from shopnest.app import create_app
@@ -24,10 +22,11 @@ from tracegrade.errors import ModelError
 from tracegrade.judge import METRICS, Judge
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
+from tracegrade.results import Manifest
 from tracegrade.runner import RunSettings, run_cases
 from tracegrade.spanstore import SpanStore, StoredSpan, reply_from_spans
 from tracegrade.telemetry import (
-    RedactingExporter, RequestInfo, hash_customer, memory_telemetry, open_telemetry, record_request,
+    RequestInfo, activate, eval_run_spans, hash_customer, memory_telemetry, open_telemetry, record_request,
 )
 from tracegrade.trace import Reply, Step, ToolCall, Usage
 
@@ -145,40 +144,41 @@ def test_the_same_customer_hashes_the_same_and_a_salt_changes_it():
 # --- eval runs -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def global_spans():
-    """The global provider the runner's API tracer uses: installed once per process."""
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(RedactingExporter(memory)))
-    otel.set_tracer_provider(provider)
-    if otel.get_tracer_provider() is not provider:
-        pytest.skip("another test installed the global tracer provider first")
-    return memory
+@pytest.fixture
+def active_spans():
+    """Telemetry into memory, activated for library code (the runner) for one test."""
+    telemetry, memory = memory_telemetry()
+    activate(telemetry)
+    yield telemetry, memory
+    activate(None)
 
 
-async def test_an_eval_run_emits_case_agent_checks_judge_spans(global_spans):
-    global_spans.clear()
+def golden_case_and_reply() -> tuple[GoldenCase, Reply]:
     case = GoldenCase(id="tool-status-01", question="Where is ORD-101?", expected_tool="getOrderStatus",
                       expected_tool_argument="ORD-101")
     reply = Reply(answer="It shipped.", tool_calls=(ToolCall(name="getOrderStatus", argument="ORD-101",
                                                              arguments={"orderId": "ORD-101"}),),
                   steps=(Step(kind="model", name="round 1", duration_ms=2), Step(kind="tool", name="getOrderStatus", start_ms=2),
                          Step(kind="model", name="round 2", start_ms=3)))
+    return case, reply
+
+
+async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
+    telemetry, memory = active_spans
+    case, reply = golden_case_and_reply()
 
     async def target(_case):
         return reply
 
     scores = json.dumps({**{m: 5 for m in METRICS}, "reason": "fine"})
     judge = Judge(ScriptedModel([scores], model_id="judge-m"), rubric="R")
-    tracer = otel.get_tracer("test")
-    with tracer.start_as_current_span("eval_run"):
+    with telemetry.tracer.start_as_current_span("eval_run"):
         [result] = await run_cases([case], target, judge, RunSettings(concurrency=1))
     assert result.status == "pass"
 
-    named = by_name(global_spans.get_finished_spans())
-    parent = lambda name: next(s.name for s in global_spans.get_finished_spans()  # noqa: E731
-                               if s.context.span_id == named[name].parent.span_id)
+    spans = memory.get_finished_spans()
+    named = by_name(spans)
+    parent = lambda name: next(s.name for s in spans if s.context.span_id == named[name].parent.span_id)  # noqa: E731
     assert parent("case") == "eval_run"
     assert parent("agent") == parent("checks") == parent("judge") == "case"
     assert parent("tool_call:getOrderStatus") == parent("final_generation") == "agent"
@@ -187,6 +187,40 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(global_spans):
     assert named["checks"].attributes["tracegrade.checks.failed"] == ()
     judged = named["judge"].attributes
     assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
+
+
+async def test_a_failing_agent_marks_its_case_and_agent_spans(active_spans):
+    _, memory = active_spans
+    case, _ = golden_case_and_reply()
+
+    async def target(_case):
+        raise RuntimeError("order service unreachable")
+
+    [result] = await run_cases([case], target, None, RunSettings(checks_only=True))
+    named = by_name(memory.get_finished_spans())
+    assert result.status == "error" and set(named) == {"case", "agent"}
+    assert named["agent"].status.status_code == otel.StatusCode.ERROR
+    assert named["case"].attributes["tracegrade.error"].startswith("agent failed: RuntimeError")
+
+
+async def test_eval_run_spans_go_to_the_store_and_then_stop(tmp_path):
+    case, reply = golden_case_and_reply()
+
+    async def target(_case):
+        return reply
+
+    manifest = Manifest("run-1", "golden.json", "v1", 1, "shopnest", "m1", None, None)
+    with eval_run_spans(manifest, spans_db=tmp_path / "spans.db"):
+        await run_cases([case], target, None, RunSettings(checks_only=True))
+    await run_cases([case], target, None, RunSettings(checks_only=True))  # after the run: no spans
+
+    store = SpanStore(tmp_path / "spans.db")
+    assert store.requests() == []  # eval spans are not production requests
+    rows = sqlite3.connect(tmp_path / "spans.db").execute("SELECT name, attributes FROM spans").fetchall()
+    names = sorted(name for name, _ in rows)
+    assert names.count("eval_run") == 1 and names.count("case") == 1 and "checks" in names
+    run = json.loads(next(attributes for name, attributes in rows if name == "eval_run"))
+    assert run["tracegrade.run.id"] == "run-1"
 
 
 # --- redaction -------------------------------------------------------------------

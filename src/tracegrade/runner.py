@@ -18,8 +18,6 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Collection, Sequence
 
-from opentelemetry import trace as otel
-
 from tracegrade.checks import run_checks
 from tracegrade.dataset import GoldenCase
 from tracegrade.errors import AgentError
@@ -28,14 +26,13 @@ from tracegrade.judge import Judge, Scores, Unscored
 from tracegrade.pricing import PriceTable, price_case
 from tracegrade.results import CaseResult
 from tracegrade.targets import Target
-from tracegrade.telemetry import add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes
+from tracegrade.telemetry import (
+    Tracer, add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes, library_tracer,
+)
 from tracegrade.trace import Reply
 from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
-# WHY the global (API) tracer: it does nothing until a command installs a
-# provider (tracegrade.telemetry.open_telemetry), so library callers pay nothing.
-_TRACER = otel.get_tracer("tracegrade.runner")
 
 
 @dataclass(frozen=True)
@@ -83,37 +80,39 @@ async def evaluate_case(
     case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0
 ) -> CaseResult:
     """Agent, checks, judge, verdict for one case, in a ``case`` span; never raises."""
-    with _TRACER.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
-        result = await _evaluate_case(case, target, judge, settings, repeat)
+    # A no-op tracer unless a command activated telemetry: library callers pay nothing.
+    tracer = library_tracer("tracegrade.runner")
+    with tracer.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
+        result = await _evaluate_case(case, target, judge, settings, repeat, tracer)
         finish_case_span(span, result.status, result.error, result.seconds)
         return result
 
 
 async def _evaluate_case(
-    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, tracer: Tracer
 ) -> CaseResult:
     started = time.perf_counter()
     base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
                 risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
-        with _TRACER.start_as_current_span("agent"):
+        with tracer.start_as_current_span("agent"):
             agent_started_ns = time.time_ns()
             reply = await asyncio.wait_for(target(case), settings.timeout_s)
             if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
                 raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
-            add_reply_spans(_TRACER, reply, agent_started_ns)
+            add_reply_spans(tracer, reply, agent_started_ns)
     except asyncio.TimeoutError:
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary
         return CaseResult(status="error", error=f"agent failed: {type(exc).__name__}: {exc}",
                           seconds=time.perf_counter() - started, **base)
-    with _TRACER.start_as_current_span("checks") as span:
+    with tracer.start_as_current_span("checks") as span:
         checks = run_checks(case, reply)
         span.set_attributes(checks_attributes(checks))
     outcome = None
     if not settings.checks_only and judge is not None:
-        with _TRACER.start_as_current_span("judge") as span:
+        with tracer.start_as_current_span("judge") as span:
             outcome = await judge.score(case, reply)
             span.set_attributes(judge_attributes(outcome, judge.model.model_id))
     return CaseResult(

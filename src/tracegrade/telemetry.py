@@ -33,13 +33,14 @@ replaced before any span is stored or sent, whoever created the span.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from opentelemetry import trace as otel
 from opentelemetry.sdk.resources import Resource
@@ -52,7 +53,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import Status, StatusCode, Tracer
 
 from tracegrade.redact import redact
 from tracegrade.trace import Reply, Step, ToolCall
@@ -247,6 +248,38 @@ def _tool_attributes(step: Step, call: ToolCall | None, info: RequestInfo | None
 
 
 # --- eval-run spans -------------------------------------------------------------
+
+_ACTIVE: TracerProvider | None = None
+
+
+def activate(telemetry: Telemetry | None) -> None:
+    """Make ``telemetry`` the one library code (the runner) reports to; None turns
+    it back to the global OpenTelemetry API, which does nothing unless an
+    application installed a provider there."""
+    global _ACTIVE
+    _ACTIVE = telemetry.provider if telemetry is not None else None
+
+
+def library_tracer(name: str) -> Tracer:
+    return _ACTIVE.get_tracer(name) if _ACTIVE is not None else otel.get_tracer(name)
+
+
+@contextlib.contextmanager
+def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None]:
+    """An ``eval_run`` span around a run, its cases below it, exported like
+    production spans (local store; OTLP when configured)."""
+    telemetry = open_telemetry("tracegrade", spans_db)
+    activate(telemetry)
+    attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.dataset": manifest.dataset,
+                  "tracegrade.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
+                  "tracegrade.judge.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
+    try:
+        with telemetry.tracer.start_as_current_span("eval_run", attributes=attributes):
+            yield
+    finally:
+        activate(None)
+        telemetry.shutdown()
+
 
 
 def case_attributes(case_id: str, split: str, category: str, repeat: int) -> dict[str, Any]:

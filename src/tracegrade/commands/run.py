@@ -27,6 +27,7 @@ from tracegrade.results import Manifest, Run
 from tracegrade.runner import Budget, RunSettings
 from tracegrade.store import RunStore, open_store
 from tracegrade.targets import resolve_target
+from tracegrade.telemetry import eval_run_spans
 
 # The flags that define what a run measures: stored in its manifest, and
 # restored from there by --resume so the finished run is one consistent run.
@@ -134,7 +135,7 @@ def _execute(args, store: RunStore, dataset: Dataset, target, judge, settings: R
     print(f"tracegrade: {len(dataset.cases)} cases x {settings.repeat} from {dataset.name} "
           f"(version {dataset.version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}", file=sys.stderr)
     try:
-        with _executor(args, judge) as evaluate, progress_bar(todo, "cases") as advance:
+        with eval_run_spans(manifest), _executor(args, judge) as evaluate, progress_bar(todo, "cases") as advance:
             return asyncio.run(record_run(dataset.cases, target, judge, settings, store, manifest, resume=resume,
                                           budget=budget, on_result=lambda r: advance(), evaluate=evaluate))
     except KeyboardInterrupt:
