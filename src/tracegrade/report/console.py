@@ -42,6 +42,10 @@ def final_report(run: Run) -> str:
     averages = score_averages(results)
     if averages:
         lines.append(f"  {'average':<9} " + "  ".join(f"{m} {averages[m]:.2f}" for m in METRICS))
+    agent_retries, judge_retries = sum(r.agent_retries for r in results), sum(r.judge_retries for r in results)
+    if agent_retries or judge_retries:  # a run that only got through thanks to retries should say so
+        lines.append(f"  {'retries':<9} agent {agent_retries}   judge {judge_retries}   "
+                     "(429, 5xx, timeouts, dropped connections that a retry got past)")
     return "\n".join(lines)
 
 
