@@ -60,6 +60,7 @@ class Judged:
     answer: str
     samples: tuple[Mapping[str, int] | None, ...]  # None: that sample was unscored
     problems: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # the judge's one-line reason for each usable sample
 
     @property
     def scored(self) -> list[Mapping[str, int]]:
@@ -131,6 +132,7 @@ class Calibration:
     breaks: tuple[BreakResult, ...] = ()
     variance: Mapping[str, float] = field(default_factory=dict)
     unscored: tuple[tuple[str, str], ...] = ()  # (input, why)
+    judged: tuple[Judged, ...] = ()  # every labelled answer as the judge scored it
     partial: bool = False  # --limit or --break-limit or --no-breaks: not the whole file
 
     @property
@@ -161,6 +163,8 @@ class Calibration:
                         "original": dict(b.original), "broken": dict(b.broken)} for b in self.breaks],
             "variance": dict(self.variance),
             "unscored": [{"input": i, "reason": r} for i, r in self.unscored],
+            "items": [{"itemId": j.item_id, "judge": j.first(), "samples": list(j.samples),
+                       "reason": next(iter(j.reasons), "")} for j in self.judged],
         }
 
 
@@ -216,6 +220,7 @@ async def calibrate(
         breaks=tuple(_break_result(j, originals[j.item_id]) for j in judged if j.variant != ORIGINAL),
         variance=score_variance(judged) if samples > 1 else {},
         unscored=tuple((f"{j.item_id}/{j.variant}", j.problems[-1]) for j in judged if not j.scored),
+        judged=tuple(originals.values()),
         partial=partial or len(to_break) < len(good_items(items)),
     )
 
@@ -238,13 +243,12 @@ async def _judge_all(inputs, judge: Judge, samples: int, concurrency: int, on_ju
 
 async def judge_input(item: LabelledItem, variant: str, answer: str, judge: Judge, samples: int) -> Judged:
     """One input judged ``samples`` times; sample 0 is exactly the judge a run uses."""
-    scores, problems = [], []
+    scores, problems, reasons = [], [], []
     for sample in range(samples):
         outcome = await replace(judge, seed=judge.seed + sample * SEED_STEP).score(item.case(), item.reply(answer))
         scores.append(dict(outcome.values) if isinstance(outcome, Scores) else None)
-        if not isinstance(outcome, Scores):
-            problems.append(outcome.reason)
-    return Judged(item.id, variant, answer, tuple(scores), tuple(problems))
+        (reasons if isinstance(outcome, Scores) else problems).append(outcome.reason)
+    return Judged(item.id, variant, answer, tuple(scores), tuple(problems), tuple(reasons))
 
 
 def judge_agreement(items: Sequence[LabelledItem], judged: Mapping[str, Judged]) -> tuple[MetricAgreement, ...]:

@@ -71,11 +71,27 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
             items, judge, version, samples=args.samples,
             thresholds=Thresholds(args.min_rho, args.max_mae, args.min_drop), breaks=not args.no_breaks,
             break_limit=args.break_limit, concurrency=args.concurrency, partial=bool(args.limit),
-            on_judged=lambda judged: advance(),
+            on_judged=_reporter(advance, len(items) + breaks),
         ))
     print(report.render(result))
     _save(result, args)
     return 0 if result.passed else 1
+
+
+def _reporter(advance, total: int):
+    """Advance the bar; without a terminal (CI, a log file) print one line per judged input instead."""
+    done = 0
+
+    def on_judged(judged) -> None:
+        nonlocal done
+        done += 1
+        advance()
+        if not sys.stderr.isatty():
+            first = judged.first()
+            scores = " ".join(str(first[m]) for m in first) if first else "unscored"
+            print(f"  [{done}/{total}] {judged.item_id}/{judged.variant}: {scores}", file=sys.stderr, flush=True)
+
+    return on_judged
 
 
 def _save(result: Calibration, args: argparse.Namespace) -> None:
