@@ -173,7 +173,7 @@ def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> 
     record = store.latest_calibration(judge_model, rubric_hash)
     what = f"judge {judge_model} with rubric {rubric_hash}"
     if record is None:
-        return f"{what} has no calibration in {store.url}; its scores gate this run unvalidated (tracegrade calibrate)"
+        return f"{what} has no calibration in {store.url} (run `tracegrade calibrate`)"
     if not record.passed:
         failures = record.result.get("failures") or ["thresholds missed"]
         more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
