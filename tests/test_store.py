@@ -143,3 +143,13 @@ def test_store_urls(tmp_path, monkeypatch):
     with pytest.raises(StoreError) as refused:
         open_store("postgresql://user:secret@127.0.0.1:1/nowhere")
     assert "secret" not in str(refused.value)
+
+
+@pytest.mark.parametrize("page", [1, 2, 5, 1000])
+def test_load_run_reads_in_pages_and_keeps_dataset_order(store_url, page):
+    cases = [result(f"case-{n}", "pass" if n % 2 else "fail", score=scores(3 + n % 3)) for n in range(5)]
+    with open_store(store_url) as store:
+        store.start_run(manifest(cases=5))
+        for position in (3, 0, 4, 1, 2):
+            store.save_case("r1", cases[position], position)
+        assert store.load_run("r1", page=page).results == tuple(cases)
