@@ -73,9 +73,9 @@ def _cards(s) -> str:
         card("requests", str(s.requests)),
         card("task success", f"{s.success_rate:.0%}", "pass"),
         card("error rate", f"{s.error_rate:.0%}", "fail" if s.error_rate else ""),
-        card("latency p50", f"{s.p50_ms:.0f} ms"),
-        card("latency p95", f"{s.p95_ms:.0f} ms"),
-        card("latency p99", f"{s.p99_ms:.0f} ms"),
+        card("latency p50", _ms(s.p50_ms)),
+        card("latency p95", _ms(s.p95_ms)),
+        card("latency p99", _ms(s.p99_ms)),
         card("avg steps", f"{s.avg_steps:.1f}"),
         card("duplicate-call rate", f"{s.duplicate_rate:.0%}"),
         card("tokens in / out", f"{s.input_tokens} / {s.output_tokens}"),
@@ -87,6 +87,10 @@ def _cards(s) -> str:
         card("judged / quality", f"{s.judged} / {quality}"),
     ]
     return f'<section id="summary"><h2>Production</h2><div class="cards">{"".join(cards)}</div></section>'
+
+
+def _ms(value: float) -> str:
+    return f"{value / 1000:.1f} s" if value >= 10_000 else f"{value:.0f} ms"
 
 
 def _charts(traces: Sequence[RequestTrace], judgements: Mapping[str, Judgement], s) -> str:
@@ -128,7 +132,7 @@ def _trace_row(t: RequestTrace, score: float | None) -> str:
               f"{t.output_tokens} · steps {t.steps}</p>")
     return (
         f'<tr class="trace" data-trace="{t.trace_id}"><td>{when}</td><td>{escape(t.question[:90])}</td>'
-        f'<td class="status {status}">{escape(label)}</td><td>{t.latency_ms:.0f} ms</td><td>{escape(tools)}</td>'
+        f'<td class="status {status}">{escape(label)}</td><td>{_ms(t.latency_ms)}</td><td>{escape(tools)}</td>'
         f"<td>{escape(t.model)}</td><td>{escape(t.prompt_version)}</td><td>{judge}</td>"
         f'<td><button class="view" type="button">view</button> '
         f'<button class="golden" type="button" data-trace="{t.trace_id}">golden case</button></td></tr>'

@@ -16,7 +16,9 @@ PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2")
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def bars(items: Sequence[tuple[str, float]], title: str = "", width: int = 260, height: int = 140,
