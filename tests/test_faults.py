@@ -39,7 +39,7 @@ def server(monkeypatch):
         monkeypatch.setenv("TRACEGRADE_AGENT_BASE_URL", running.base_url)
         monkeypatch.setenv("TRACEGRADE_JUDGE_BASE_URL", running.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unit0123456789")
-        monkeypatch.setenv("TRACEGRADE_MODEL_TIMEOUT_S", "0.3")
+        monkeypatch.setenv("TRACEGRADE_MODEL_TIMEOUT_S", "1")
         monkeypatch.setenv("TRACEGRADE_MODEL_RETRIES", "1")
         yield running
 
