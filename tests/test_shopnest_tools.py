@@ -91,6 +91,11 @@ async def test_unknown_id_is_not_found_and_ok():
     assert (call.result, call.status) == (NOT_FOUND, "ok")
 
 
+async def test_a_draft_for_an_unknown_id_is_an_error_not_a_completed_write():
+    call = await run("createRefundDraft", "ORD-12345")
+    assert (call.result, call.status) == (NOT_FOUND, "error")
+
+
 @pytest.mark.parametrize("name", TOOL_NAMES)
 async def test_another_customers_order_is_not_found_and_denied(name):
     tools = toolbox("C-100")

@@ -80,7 +80,9 @@ class ToolBox:
             return "ERROR: orderId is required.", "error"
         order = self.orders.get(order_id)
         if order is None:
-            return NOT_FOUND, "ok"
+            # WHY error for a write: "ok" on a write means it was done, and the
+            # approval rule would read a draft for a made-up id as a bypass.
+            return NOT_FOUND, "error" if name == "createRefundDraft" else "ok"
         if order.customer_id != self.customer_id:
             # The same words as an unknown id, so nothing leaks; the trace says why.
             return NOT_FOUND, "denied"
