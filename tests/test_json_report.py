@@ -1,4 +1,4 @@
-"""The streamed results file is byte for byte what one json.dumps would write."""
+"""The streamed results file: one JSON document, the manifest indented, one case per line."""
 
 from __future__ import annotations
 
@@ -37,11 +37,15 @@ def one_dump(run: Run, metrics=None) -> str:
 
 @pytest.mark.parametrize("count", [0, 1, 4])
 @pytest.mark.parametrize("metrics", [None, {"toolAccuracy": 0.75, "bySplit": {"nominal": [1, 2]}}])
-def test_streamed_file_equals_one_dump(tmp_path, count, metrics):
+def test_streamed_file_is_the_same_document(tmp_path, count, metrics):
     run = a_run(count)
     path = json_report.write(run, tmp_path / "results.json", metrics)
-    assert path.read_text(encoding="utf-8") == one_dump(run, metrics)
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(one_dump(run, metrics))
     assert json_report.read(path) == run
+    case_lines = [line for line in text.splitlines() if line.startswith('    {"case_id"')]
+    assert len(case_lines) == count  # one line per case, newlines inside strings escaped
+    assert text.startswith('{\n  "manifest": {\n    "run_id": "r1",')
 
 
 def test_case_json_matches_asdict():
