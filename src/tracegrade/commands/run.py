@@ -133,7 +133,8 @@ def _execute(args, store: RunStore, dataset: Dataset, target, judge, settings: R
     todo = len(dataset.cases) * settings.repeat - (len(store.done_keys(manifest.run_id)) if resume else 0)
     verb = "resuming" if resume else "run"
     print(f"tracegrade: {len(dataset.cases)} cases x {settings.repeat} from {dataset.name} "
-          f"(version {dataset.version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}", file=sys.stderr)
+          f"(version {manifest.dataset_version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}",
+          file=sys.stderr)
     try:
         with eval_run_spans(manifest), _executor(args, judge) as evaluate, progress_bar(todo, "cases") as advance:
             return asyncio.run(record_run(dataset.cases, target, judge, settings, store, manifest, resume=resume,
