@@ -2,7 +2,7 @@
 
     python bench/ask_questions.py [--agent-model SPEC] [--out FILE]
 
-Prints, for each question, the seconds it took, the tools the agent called and
+Prints, for each question, the wall and CPU seconds it took, the tools the agent called and
 whether they match the expected call; then p50/p95 seconds per question and the
 tool-call accuracy. A question is correct when the expected tool was called
 with the expected (normalised) order id, or, when no tool is expected, when no
@@ -111,20 +111,24 @@ async def run(agent_model: str | None) -> list[str]:
     lines.append(f"model    {agent.model.model_id}  (loaded in {time.perf_counter() - started:.1f} s)")
     lines.append("")
     seconds: list[float] = []
+    # CPU seconds of this process (all threads): less sensitive than wall time
+    # to other work on the machine, which the load line reports.
+    cpu_seconds: list[float] = []
     hits = 0
     for number, question in enumerate(QUESTIONS, 1):
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), time.process_time()
         try:
             reply: Reply | None = await agent.chat(question.text)
             outcome = ", ".join(f"{c.name}({c.argument})" for c in reply.tool_calls) or "no tool"
         except TracegradeError as exc:
             reply, outcome = None, f"{type(exc).__name__}: {exc}"
-        took = time.perf_counter() - began
+        took, cpu = time.perf_counter() - began, time.process_time() - cpu_began
         seconds.append(took)
+        cpu_seconds.append(cpu)
         ok = correct(question, reply)
         hits += ok
         expected = f"{question.tool}({question.argument})" if question.tool else "no tool"
-        lines.append(f"{number:2d} {took:6.1f} s  {'OK  ' if ok else 'MISS'}  [{question.kind}] {question.text!r}")
+        lines.append(f"{number:2d} {took:6.1f} s {cpu:6.1f} cpu-s  {'OK  ' if ok else 'MISS'}  [{question.kind}] {question.text!r}")
         lines.append(f"            expected {expected}; got {outcome}")
         if reply is not None:
             lines.append(f"            answer: {reply.answer[:200]!r}")
@@ -133,6 +137,10 @@ async def run(agent_model: str | None) -> list[str]:
     lines.append(
         f"seconds per question  p50 {percentile(seconds, 50):.1f}  p95 {percentile(seconds, 95):.1f}"
         f"  mean {statistics.mean(seconds):.1f}  total {sum(seconds):.0f}"
+    )
+    lines.append(
+        f"cpu-seconds per question  p50 {percentile(cpu_seconds, 50):.1f}  p95 {percentile(cpu_seconds, 95):.1f}"
+        f"  (threads: TRACEGRADE_THREADS or all {os.cpu_count()} cores)"
     )
     lines.append(f"tool-call accuracy    {hits}/{len(QUESTIONS)} = {hits / len(QUESTIONS):.0%}")
     lines.append(f"load                  {load_average()} at end")
