@@ -81,6 +81,9 @@ def test_each_break_kind_is_judged_on_its_own_target():
     cal = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION))
     count = len(good_items(ITEMS))
     assert cal.failures == [f"offTopic -> relevance: 0 of {count} breaks lowered it by >= 2"]
+    report = render(cal)
+    assert f"offTopic    relevance              0/{count}       0.00   FAIL" in report
+    assert "hl-01  offTopic    rel 5->5!" in report and "hl-01  inventFact  rel 5->5   cor 5->5   fai 5->2*" in report
 
 
 def test_an_unscored_item_is_listed_and_left_out_of_agreement():
