@@ -1,14 +1,16 @@
 """The local model through tracegrade: speed against the runtime, latency, prompt caching.
 
     python bench/local_model.py [--questions 6] [--pin-slots] [--out bench/results/local-model.json]
+    python bench/local_model.py --tokens-only --questions 12   # only the tokens/s comparison
 
 CPU-heavy (minutes on 2 cores): run it once, on a quiet machine. It loads the
 embedded Qwen GGUF with xllamacpp and the real ShopNest agent (MiniLM retrieval),
 then, for two server layouts,
 
-- ``one slot``   (as shipped: ``n_parallel=1``): agent and judge prompts share one
-  KV cache, so each judge call evicts the agent's system prompt and back;
-- ``two slots``  (``n_parallel=2``): llama.cpp gives a request the slot whose
+- ``one slot``   (``n_parallel=1``, LocalModel before this benchmark): agent and
+  judge prompts share one KV cache, so each judge call evicts the agent's
+  system prompt and back;
+- ``two slots``  (``n_parallel=2``, LocalModel now): llama.cpp gives a request the slot whose
   cached prompt it most resembles, so agent prompts (same rules) and judge
   prompts (same rubric) each keep their fixed prefix warm; ``--pin-slots``
   pins them instead (agent slot 0, judge slot 1, with ``id_slot``),
@@ -171,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=6, help="golden cases to run (default 6)")
     parser.add_argument("--dataset", type=Path, default=ROOT / "evals" / "golden-dataset.json")
+    parser.add_argument("--tokens-only", action="store_true",
+                        help="only compare tokens/s, direct vs through tracegrade, on the first N golden answers")
     parser.add_argument("--pin-slots", action="store_true", help="two slots: pin agent and judge with id_slot")
     parser.add_argument("--out", type=Path, help="write the measurements as JSON here")
     args = parser.parse_args(argv)
@@ -180,9 +184,21 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cases = load_dataset(args.dataset).cases[: args.questions]
     rubric = load_rubric()
-    knowledge = KnowledgeBase(load_policies(), minilm_embedder())
+    knowledge = None if args.tokens_only else KnowledgeBase(load_policies(), minilm_embedder())
     report: dict[str, Any] = {"machine": f"nproc={os.cpu_count()} {cpu_model()}", "source": source_state(),
                               "load_at_start": load_average(), "model": MODEL_ID, "layouts": []}
+    if args.tokens_only:
+        # Only the speed comparison, on evidence built from each case's golden answer (no agent run).
+        from tracegrade.trace import Reply
+
+        recorder = Recorder(start_server(2), rubric, pin=False)
+        model = LocalModel(default_model_path(), MODEL_ID, server=recorder)
+        messages = [[Message("system", rubric), Message("user", evidence(c, Reply(answer=c.golden_answer or "-")))]
+                    for c in cases]
+        report["tokens_per_second"] = tokens_per_second(recorder.server, model, messages, False)
+        report["load_at_end"] = load_average()
+        print(json.dumps(report, indent=2))
+        return 0
     two = "two slots, pinned" if args.pin_slots else "two slots, by similarity"
     for layout, slots in (("one slot", 1), (two, 2)):
         print(f"{layout}:", file=sys.stderr, flush=True)
