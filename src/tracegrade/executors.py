@@ -1,6 +1,5 @@
 """Where a run's jobs execute: in this process (the default), or on a Ray cluster.
 
-    >>> import contextlib
     >>> with local_executor() as evaluate:
     ...     evaluate.__name__
     'evaluate_with_retries'
@@ -17,6 +16,9 @@ function of no arguments returning ``(target, judge)``, because a loaded model
 does not travel between processes. What the recipe imports must be importable
 by the workers: on a local Ray instance started here the driver's ``sys.path``
 is passed on; on a cluster (``RAY_ADDRESS``) install your code there.
+
+A budget stop cancels the driver's wait for the jobs in flight; the actors are
+killed when the run ends, so a job that was still running is dropped there.
 """
 
 from __future__ import annotations
