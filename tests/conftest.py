@@ -52,3 +52,13 @@ def fake_knowledge():
     from shopnest.knowledge import KnowledgeBase, load_policies
 
     return KnowledgeBase(load_policies(), hashing_embedder)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_stores(tmp_path_factory, monkeypatch):
+    """WHY: a test must never write runs or spans into the checkout's own
+    .tracegrade/ (a user's `latest` would become a test run). Tests that need a
+    particular store set these again themselves."""
+    home = tmp_path_factory.mktemp("tracegrade-state")
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{home / 'runs.db'}")
+    monkeypatch.setenv("TRACEGRADE_SPANS_DB", str(home / "spans.db"))

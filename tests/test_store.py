@@ -132,6 +132,7 @@ def test_sqlite_store_is_in_wal_mode_with_full_sync(tmp_path):
 
 def test_store_urls(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRACEGRADE_DB")
     with open_store() as store:
         assert store.url == "sqlite:///.tracegrade/runs.db"
     assert (tmp_path / ".tracegrade" / "runs.db").is_file()
