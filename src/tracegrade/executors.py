@@ -70,6 +70,11 @@ def local_executor() -> Iterator[Evaluate]:
 def init_ray(num_cpus: int | None = None) -> None:
     """Connect to ``RAY_ADDRESS`` if set, else start a local Ray instance that can
     import what this process imports."""
+    if not os.environ.get("RAY_ADDRESS"):
+        # WHY: a local instance otherwise registers and reaches its own nodes over
+        # the machine's network address; this makes Ray use loopback (read by Ray
+        # at import, and inherited by the processes it starts).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray  # optional dependency: pip install 'tracegrade[ray]'
 
     if ray.is_initialized():
