@@ -120,6 +120,10 @@ class LocalModel:
             params.use_jinja = True
             params.warmup = False
             params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
+            # WHY a bound: llama.cpp keeps old prompt states in RAM, up to 8 GiB by
+            # default; a 114-case run grew past 4.7 GB RSS. The two slots' own KV
+            # caches still reuse the fixed system prompt and rubric.
+            params.cache_ram_mib = 256
             self._server = xllamacpp.Server(params)
         return self._server
 
