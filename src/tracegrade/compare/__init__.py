@@ -1,0 +1,1 @@
+"""Comparing two runs and the regression gate."""

@@ -1,0 +1,1 @@
+"""Running a dataset against a target: dataset, targets, checks, runner, verdict, recording."""

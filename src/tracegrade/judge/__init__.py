@@ -1,0 +1,1 @@
+"""The LLM judge and its validation: scoring, calibration, labels, pairwise."""

@@ -1,0 +1,1 @@
+"""OpenTelemetry spans, the span store and the monitoring dashboard."""

@@ -1,0 +1,1 @@
+"""Numbers over results: summaries, aggregates, paired tests, safety."""

@@ -1,0 +1,1 @@
+"""The run store (SQLite / Postgres) and run references."""
