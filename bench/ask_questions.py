@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shopnest.factory import build_agent
-from tracegrade.errors import TracegradeError
+from tracegrade.core.errors import TracegradeError
 from tracegrade.models import ChatOptions, Message
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 
 @dataclass(frozen=True)

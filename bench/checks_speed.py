@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from tracegrade.checks import run_checks
-from tracegrade.dataset import GoldenCase, load_dataset
-from tracegrade.trace import Reply
+from tracegrade.eval.checks import run_checks
+from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.core.trace import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 

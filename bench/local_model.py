@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from ask_questions import cpu_model, load_average, percentile, source_state
-from tracegrade.dataset import load_dataset
-from tracegrade.judge import SCORE_SCHEMA, Judge, evidence, load_rubric
+from tracegrade.eval.dataset import load_dataset
+from tracegrade.judge.scoring import SCORE_SCHEMA, Judge, evidence, load_rubric
 from tracegrade.models import ChatOptions, Message
 from tracegrade.models.local import LocalModel
 from tracegrade.models.weights import MODEL_ID, default_model_path
-from tracegrade.runner import RunSettings, evaluate_case
+from tracegrade.eval.runner import RunSettings, evaluate_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                               "load_at_start": load_average(), "model": MODEL_ID, "layouts": []}
     if args.tokens_only:
         # Only the speed comparison, on evidence built from each case's golden answer (no agent run).
-        from tracegrade.trace import Reply
+        from tracegrade.core.trace import Reply
 
         recorder = Recorder(start_server(2), rubric, pin=False)
         model = LocalModel(default_model_path(), MODEL_ID, server=recorder)

@@ -39,8 +39,8 @@ from typing import Sequence
 
 import numpy as np
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.trace import Reply
 
 BENCH = Path(__file__).resolve().parent
 TARGET = "throughput:shopnest_on_mock"
@@ -195,11 +195,11 @@ def child(argv: list[str]) -> int:
     from tracegrade import cli
 
     if os.environ.get("BENCH_IN_PROCESS"):
-        import tracegrade.commands.run
+        import tracegrade.cli.run
         import tracegrade.models
 
         # WHY swap the loader, not the flags: the measured path stays exactly `tracegrade run`.
-        tracegrade.commands.run.load_model = instant_models
+        tracegrade.cli.run.load_model = instant_models
         tracegrade.models.load_model = instant_models
     sys.stdout = open(os.devnull, "w")  # the report is not what is measured
     before = resource.getrusage(resource.RUSAGE_SELF)

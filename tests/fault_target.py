@@ -7,9 +7,9 @@ from __future__ import annotations
 from conftest import hashing_embedder
 from shopnest.agent import ShopNestAgent
 from shopnest.knowledge import KnowledgeBase, load_policies
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.models import load_model, model_spec
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 _AGENT = ShopNestAgent(load_model(model_spec("agent"), role="agent"), KnowledgeBase(load_policies(), hashing_embedder))
 

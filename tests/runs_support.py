@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from tracegrade.checks import CheckResult
-from tracegrade.dataset import GoldenCase
-from tracegrade.judge import METRICS
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.trace import Reply, ToolCall, Usage
+from tracegrade.core.results import CheckResult
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge.scoring import METRICS
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.core.trace import Reply, ToolCall, Usage
 
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"
 

@@ -18,10 +18,10 @@ from typing import Any, Callable, Iterator, Sequence
 import uvicorn
 from fastapi import FastAPI, Request
 
-from tracegrade.dataset import GoldenCase, load_dataset
-from tracegrade.judge import METRICS
+from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.judge.scoring import METRICS
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
-from tracegrade.trace import Reply, Step, ToolCall, Usage
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"
 GOLDEN = load_dataset(GOLDEN_PATH)

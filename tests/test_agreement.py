@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest, rankdata, spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix as sk_confusion, mean_absolute_error
 
-from tracegrade.agreement import (
+from tracegrade.judge.agreement import (
     average_ranks, cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance, sign_test_p, spearman,
 )
 

@@ -17,7 +17,7 @@ from shopnest.tools import NOT_FOUND
 from support import serving
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 ORDER_ID = re.compile(r"ORD-\d+")
 OWNERS = {order.id: order.customer_id for order in ORDERS}

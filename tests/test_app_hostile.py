@@ -16,7 +16,7 @@ from shopnest.tools import FAULTS, NOT_FOUND
 from support import serving
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 ORDER_ID = re.compile(r"ORD-\d+")
 SORRY = "Sorry, I could not check that order right now. Please try again in a few minutes."

@@ -14,7 +14,7 @@ from tracegrade.cli import main
 
 GOOD = {"id": "ok-01", "question": "Where is ORD-101?", "expectedTool": "getOrderStatus",
         "expectedToolArgument": "ORD-101"}
-LABELS = json.loads((Path(__file__).resolve().parents[1] / "evals" / "human-labels.json").read_text())
+LABELS = json.loads((Path(__file__).resolve().parents[1] / "src" / "tracegrade" / "defaults" / "human-labels.json").read_text())
 
 
 def case(**changes) -> dict:

@@ -13,9 +13,10 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tracegrade.dataset import Dataset, GoldenCase, load_dataset
-from tracegrade.errors import DatasetError, JudgeReplyError
-from tracegrade.judge import MAX_SCORE, METRICS, MIN_SCORE, Scores, parse_scores
+from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
+from tracegrade.core.errors import DatasetError, JudgeReplyError
+from tracegrade.core.results import Scores
+from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE, parse_scores
 from tracegrade.models.decisions import parse_decision
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,9 +13,9 @@ import pytest
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS
 from shopnest.routing import ROUTES
 from shopnest.tools import TOOL_NAMES
-from tracegrade.checks import checks_for
-from tracegrade.dataset import load_dataset
-from tracegrade.errors import DatasetError
+from tracegrade.eval.checks import checks_for
+from tracegrade.eval.dataset import load_dataset
+from tracegrade.core.errors import DatasetError
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 BENCHMARK = load_dataset(EVALS / "benchmark.json")

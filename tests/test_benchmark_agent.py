@@ -12,14 +12,14 @@ import pytest
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import OrderBook
 from shopnest.tools import ToolBox
-from tracegrade.checks import Idempotency, run_checks
-from tracegrade.dataset import GoldenCase, load_dataset
+from tracegrade.eval.checks import Idempotency, run_checks
+from tracegrade.eval.dataset import GoldenCase, load_dataset
 from tracegrade.metrics import run_metrics
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.results import CaseResult
-from tracegrade.runner import RunSettings, run_cases
-from tracegrade.trace import Reply
+from tracegrade.core.results import CaseResult
+from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.core.trace import Reply
 
 BENCHMARK = load_dataset(Path(__file__).resolve().parents[1] / "evals" / "benchmark.json")
 BY_ID = {c.id: c for c in BENCHMARK.cases}

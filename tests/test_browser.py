@@ -20,18 +20,18 @@ import pytest
 import uvicorn
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-from tracegrade.dataset import load_dataset
-from tracegrade.judge import METRICS, Judge
+from tracegrade.eval.dataset import load_dataset
+from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.monitor.app import create_monitor_app
-from tracegrade.monitor.judging import OnlineJudge
-from tracegrade.monitor.metrics import RequestTrace, summarize
+from tracegrade.observe.monitor.app import create_monitor_app
+from tracegrade.observe.monitor.judging import OnlineJudge
+from tracegrade.observe.monitor.metrics import RequestTrace, summarize
 from tracegrade.report import html
-from tracegrade.results import Manifest, Run
-from tracegrade.runner import RunSettings, run_cases
-from tracegrade.spanstore import SpanStore
-from tracegrade.telemetry import open_telemetry
-from tracegrade.trace import Reply, Step, ToolCall, Usage
+from tracegrade.core.results import Manifest, Run
+from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.observe.spanstore import SpanStore
+from tracegrade.observe.telemetry import open_telemetry
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 from traffic import PLANTED_EMAIL, record_traffic
 
 ROOT = Path(__file__).resolve().parents[1]

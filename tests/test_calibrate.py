@@ -9,15 +9,15 @@ from typing import Callable, Mapping
 
 import pytest
 
-from tracegrade.calibrate import Thresholds, calibrate, calibration_problem, good_items
+from tracegrade.judge.calibrate import Thresholds, calibrate, calibration_problem, good_items
 from tracegrade.cli import build_parser
-from tracegrade.commands.calibrate import run_calibration
-from tracegrade.judge import METRICS, Judge, evidence
-from tracegrade.labels import DEFAULT_LABELS, load_labels
+from tracegrade.cli.calibrate import run_calibration
+from tracegrade.judge.scoring import METRICS, Judge, evidence
+from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.perturb import TARGETS, all_breaks
+from tracegrade.judge.perturb import TARGETS, all_breaks
 from tracegrade.report.calibration import render
-from tracegrade.store import CalibrationRecord, open_store
+from tracegrade.store.runstore import CalibrationRecord, open_store
 
 ITEMS, VERSION = load_labels()
 HUMAN = {(i.question, i.answer): i.labels[0].scores for i in ITEMS}

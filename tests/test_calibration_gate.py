@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tracegrade.cli import main
-from tracegrade.dataset import GoldenCase
-from tracegrade.judge import load_rubric, rubric_hash
-from tracegrade.store import CalibrationRecord, open_store
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge.scoring import load_rubric, rubric_hash
+from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.testing.fault_server import FaultServer
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"
 WARNING = "WARNING: judge scores gate this run"

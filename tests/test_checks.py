@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from tracegrade.checks import (
+from tracegrade.eval.checks import (
     Approval, AnswerMustInclude, AnswerMustNotInclude, AnswerPresent, CheckResult, DuplicateCalls,
     ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
     checks_for, run_checks,
 )
-from tracegrade.dataset import GoldenCase, ToolOrder
-from tracegrade.trace import Reply, Step, ToolCall
+from tracegrade.eval.dataset import GoldenCase, ToolOrder
+from tracegrade.core.trace import Reply, Step, ToolCall
 
 
 def case(**fields) -> GoldenCase:

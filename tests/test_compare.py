@@ -11,7 +11,7 @@ import pytest
 from runs_support import GOLDEN_PATH, result, run, scores
 from tracegrade.cli import main
 from tracegrade.report import json_report
-from tracegrade.store import open_store
+from tracegrade.store.runstore import open_store
 
 GATE_FAST = "[statistics]\nbootstrap_resamples = 200\n"
 
@@ -107,8 +107,8 @@ def test_history_lists_runs_and_puts_latest_next_to_previous(tmp_path, monkeypat
 
 def test_compare_reports_match_their_snapshots():
     from test_report_console import assert_matches_snapshot  # one snapshot helper for every report
-    from tracegrade.comparison import compare_runs
-    from tracegrade.gate import decide
+    from tracegrade.compare.comparison import compare_runs
+    from tracegrade.compare.gate import decide
     from tracegrade.report import compare_console, compare_markdown
 
     base = [result(f"c{i:02}", score=scores(5), seconds=1.0 + i / 10, cost=0.002, risk="high" if i < 2 else "low",

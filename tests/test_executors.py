@@ -15,14 +15,14 @@ import os
 import pytest
 
 from tracegrade import cli
-from tracegrade.dataset import GoldenCase
-from tracegrade.executors import local_executor, ray_executor
-from tracegrade.judge import Judge
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.executors import local_executor, ray_executor
+from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.runner import RunSettings, run_cases
-from tracegrade.store import open_store
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.store.runstore import open_store
+from tracegrade.core.trace import Reply, ToolCall
 
 CASES = tuple(
     GoldenCase(id=f"case-{n:02d}", question=f"Where is my order ORD-1{n:02d}?", golden_answer="It shipped.",
@@ -54,7 +54,7 @@ def scripted_judge_reply(messages, options) -> ChatResponse:
 
 def scripted_parts():
     """The recipe each Ray worker calls: a fresh target and judge."""
-    from tracegrade.targets import callable_target
+    from tracegrade.eval.targets import callable_target
 
     judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), "rubric", attempts=2)
     return callable_target(f"{__name__}:scripted_target"), judge
@@ -68,7 +68,7 @@ def comparable(results) -> list[dict]:
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'tracegrade[ray]')")
-    from tracegrade.executors import init_ray
+    from tracegrade.eval.executors import init_ray
 
     init_ray(num_cpus=2)
     yield ray
@@ -125,7 +125,7 @@ def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
 
 
 def test_unbuildable_recipe_is_a_config_error(ray_cluster):
-    from tracegrade.errors import ConfigError
+    from tracegrade.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="could not build"):
         with ray_executor(_broken_parts, workers=1):

@@ -21,7 +21,7 @@ from statistics import mean
 import pytest
 
 from shopnest.orders import ORDERS
-from tracegrade.judge import METRICS
+from tracegrade.judge.scoring import METRICS
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
 pytestmark = pytest.mark.slow
@@ -179,7 +179,7 @@ def test_the_planted_key_is_in_nothing_the_run_printed_or_wrote(fault_run):
 
 
 def test_kill_9_mid_run_then_resume_loses_and_redoes_no_finished_case(tmp_path):
-    from tracegrade.store import open_store
+    from tracegrade.store.runstore import open_store
 
     (tmp_path / "cases.json").write_text(json.dumps(fault_cases()[:40]))
     url = f"sqlite:///{tmp_path / 'runs.db'}"

@@ -14,10 +14,10 @@ import pytest
 
 from shopnest.agent import ShopNestAgent
 from shopnest.orders import ORDERS, OrderBook
-from tracegrade.dataset import GoldenCase
-from tracegrade.judge import Judge
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge.scoring import Judge
 from tracegrade.models import load_model
-from tracegrade.runner import RunSettings, run_cases
+from tracegrade.eval.runner import RunSettings, run_cases
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
 pytest.importorskip("openai")
@@ -126,7 +126,7 @@ def test_fault_rates_are_validated_and_drawn_in_proportion():
 
 
 def test_model_timeout_and_retries_come_from_the_environment(monkeypatch):
-    from tracegrade.errors import ConfigError
+    from tracegrade.core.errors import ConfigError
     from tracegrade.models import http_settings
 
     monkeypatch.delenv("TRACEGRADE_MODEL_TIMEOUT_S", raising=False)
@@ -151,7 +151,7 @@ async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent
 
     from shopnest.app import create_app
     from support import serving
-    from tracegrade.telemetry import open_telemetry
+    from tracegrade.observe.telemetry import open_telemetry
 
     planted = "sk-test-PLANTEDserve0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", planted)

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from runs_support import result, run, scores
-from tracegrade.checks import CheckResult
-from tracegrade.comparison import compare_runs
-from tracegrade.errors import ConfigError
-from tracegrade.gate import DEFAULT_GATE, GateConfig, decide, load_gate
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.results import CheckResult
+from tracegrade.compare.comparison import compare_runs
+from tracegrade.core.errors import ConfigError
+from tracegrade.compare.gate import DEFAULT_GATE, GateConfig, decide, load_gate
+from tracegrade.core.trace import Reply, ToolCall
 
 
 def baseline(n: int = 20, **kwargs):

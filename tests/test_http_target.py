@@ -11,11 +11,11 @@ from shopnest.agent import ShopNestAgent
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from support import GOLDEN, golden_shopnest_model, serving
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import AgentError
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.runner import RunSettings, run_cases
-from tracegrade.targets import agent_target, http_target, resolve_target
+from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.eval.targets import agent_target, http_target, resolve_target
 
 CHECKS_ONLY = RunSettings(checks_only=True, concurrency=4, timeout_s=30)
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from tracegrade.checks import CheckResult
+from tracegrade.core.results import CheckResult
 from tracegrade.report import json_report
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.trace import Reply, Step, ToolCall
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.core.trace import Reply, Step, ToolCall
 
 
 def a_run(count: int) -> Run:

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from tracegrade.dataset import GoldenCase, HistoryTurn
-from tracegrade.errors import JudgeReplyError, ModelError
-from tracegrade.judge import (
+from tracegrade.eval.dataset import GoldenCase, HistoryTurn
+from tracegrade.core.errors import JudgeReplyError, ModelError
+from tracegrade.judge.scoring import (
     DEFAULT_RUBRIC, METRICS, SCORE_SCHEMA, Judge, Scores, Unscored, evidence, load_rubric, parse_scores, rubric_hash,
 )
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.trace import Reply, ToolCall
 
 GOOD = {"relevance": 5, "correctness": 4, "faithfulness": 5, "helpfulness": 4, "hallucinationFree": 5,
         "reason": "Helpfulness lost a point: no next step."}

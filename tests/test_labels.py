@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.errors import DatasetError
-from tracegrade.judge import METRICS
-from tracegrade.labels import DEFAULT_LABELS, load_labels
+from tracegrade.core.errors import DatasetError
+from tracegrade.judge.scoring import METRICS
+from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
 
 SCORES = dict.fromkeys(METRICS, 5)
 

@@ -25,7 +25,7 @@ import pytest
 
 from shopnest.orders import ORDERS
 from shopnest.tools import NOT_FOUND
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 OWNERS = {order.id: order.customer_id for order in ORDERS}
 TESTS = Path(__file__).parent

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics import component_metrics, run_metrics
 from tracegrade.metrics.base import Rate
 from tracegrade.metrics.generation import is_refusal, markdown_problems
@@ -16,8 +16,8 @@ from tracegrade.metrics.retrieval import (
 from tracegrade.metrics.routing import routing_report
 from tracegrade.metrics.safety import violations
 from tracegrade.metrics.tools import argument_match, argument_score, selection_correct, tool_metrics
-from tracegrade.results import CaseResult
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.results import CaseResult
+from tracegrade.core.trace import Reply, ToolCall
 
 RET, REF, SHP, WAR = "return-policy.md", "refund-policy.md", "shipping-policy.md", "warranty-policy.md"
 

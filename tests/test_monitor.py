@@ -10,15 +10,15 @@ import httpx
 import pytest
 
 from tracegrade.cli import main
-from tracegrade.dataset import GoldenCase
-from tracegrade.judge import METRICS, Judge
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.monitor.app import create_monitor_app
-from tracegrade.monitor.golden import golden_case_draft
-from tracegrade.monitor.judging import OnlineJudge, sampled
-from tracegrade.monitor.metrics import Filters, RequestTrace, over_time, summarize
-from tracegrade.spanstore import SpanStore
-from tracegrade.telemetry import open_telemetry
+from tracegrade.observe.monitor.app import create_monitor_app
+from tracegrade.observe.monitor.golden import golden_case_draft
+from tracegrade.observe.monitor.judging import OnlineJudge, sampled
+from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
+from tracegrade.observe.spanstore import SpanStore
+from tracegrade.observe.telemetry import open_telemetry
 from traffic import BASE_NS, PLANTED_EMAIL, latency_ms, record_traffic
 
 

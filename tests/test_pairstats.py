@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tracegrade import pairstats
+from tracegrade.stats import paired as pairstats
 
 # Judge-like 1..5 scores: many ties and several zero differences.
 BASE_SCORES = [5, 4, 4, 3, 5, 2, 4, 5, 3, 4, 4, 5]

@@ -8,14 +8,14 @@ import json
 import pytest
 
 from tracegrade.cli import build_parser
-from tracegrade.commands.pairwise import run_pairwise
-from tracegrade.errors import ConfigError, JudgeReplyError
+from tracegrade.cli.pairwise import run_pairwise
+from tracegrade.core.errors import ConfigError, JudgeReplyError
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.pairwise import compare_runs, pair_messages, parse_preference, resolve
+from tracegrade.judge.pairwise import compare_runs, pair_messages, parse_preference, resolve
 from tracegrade.report import json_report
 from tracegrade.report.pairwise import render
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.core.trace import Reply, ToolCall
 
 QUESTIONS = {f"case-{n}": f"Question {n}?" for n in range(6)}
 

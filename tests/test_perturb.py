@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from tracegrade.judge import METRICS, evidence
-from tracegrade.labels import load_labels
-from tracegrade.perturb import BREAK_KINDS, INVENTED_FACTS, TARGETS, all_breaks, break_answer
+from tracegrade.judge.scoring import METRICS, evidence
+from tracegrade.judge.labels import load_labels
+from tracegrade.judge.perturb import BREAK_KINDS, INVENTED_FACTS, TARGETS, all_breaks, break_answer
 
 ITEMS, _ = load_labels()
 GOOD = [item for item in ITEMS if all(set(label.scores.values()) == {5} for label in item.labels)]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from runs_support import GOLDEN_PATH, result
-from tracegrade.aggregate import cost
+from tracegrade.stats.aggregate import cost
 from tracegrade.cli import main
-from tracegrade.errors import ConfigError
-from tracegrade.pricing import Price, PriceTable, load_prices, price_case, unpriced_models
-from tracegrade.runner import Budget
-from tracegrade.store import open_store
-from tracegrade.trace import Reply, Usage
+from tracegrade.core.errors import ConfigError
+from tracegrade.eval.pricing import Price, PriceTable, load_prices, price_case, unpriced_models
+from tracegrade.eval.runner import Budget
+from tracegrade.store.runstore import open_store
+from tracegrade.core.trace import Reply, Usage
 
 # 1000 input + 100 output tokens of gpt-4o at $2.50 / $10.00 per million.
 PER_CASE = 0.0035

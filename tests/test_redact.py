@@ -1,6 +1,6 @@
 import pytest
 
-from tracegrade.redact import redact
+from tracegrade.core.redact import redact
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 
 from support import GOLDEN, golden_reply, scores_by_case
-from tracegrade.judge import Judge
+from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.runner import RunSettings, run_cases
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.eval.runner import RunSettings, run_cases
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

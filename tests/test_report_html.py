@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tracegrade.checks import CheckResult
+from tracegrade.core.results import CheckResult
 from tracegrade.cli import main
-from tracegrade.commands.report import load_run
-from tracegrade.errors import TracegradeError
-from tracegrade.judge import METRICS
+from tracegrade.cli.report import load_run
+from tracegrade.core.errors import TracegradeError
+from tracegrade.judge.scoring import METRICS
 from tracegrade.report import html, json_report
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.store import open_store
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.store.runstore import open_store
+from tracegrade.core.trace import Reply, ToolCall
 
 
 def make_run(run_id: str, answer: str = "Returns are accepted within 30 days.") -> Run:

@@ -15,7 +15,7 @@ import pytest
 
 from runs_support import GOLDEN_PATH
 from tracegrade.cli import main
-from tracegrade.store import open_store
+from tracegrade.store.runstore import open_store
 
 TESTS = Path(__file__).resolve().parent
 CASES = 12

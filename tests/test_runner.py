@@ -13,11 +13,11 @@ import pytest
 
 from support import GOLDEN, GOLDEN_PATH, full_marks, golden_reply, openai_compatible, scores_by_case, serving
 from tracegrade.cli import main
-from tracegrade.judge import METRICS, Judge
+from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console, json_report, junit, markdown
-from tracegrade.results import Manifest, Run
-from tracegrade.runner import RunSettings, evaluate_case, run_cases
+from tracegrade.core.results import Manifest, Run
+from tracegrade.eval.runner import RunSettings, evaluate_case, run_cases
 
 CASES = GOLDEN.cases
 IDS = [case.id for case in CASES]

@@ -20,12 +20,12 @@ import pytest
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS, OrderBook
 from shopnest.tools import ToolBox
-from tracegrade import safety
-from tracegrade.dataset import GoldenCase, load_dataset
+from tracegrade.stats import safety
+from tracegrade.eval.dataset import GoldenCase, load_dataset
 from tracegrade.metrics.safety import violations as trace_violations
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.runner import RunSettings, run_cases
+from tracegrade.eval.runner import RunSettings, run_cases
 
 BENCHMARK = Path(__file__).resolve().parents[1] / "evals" / "benchmark.json"
 SPLITS = ("prompt-injection", "permission")

@@ -6,10 +6,10 @@ from shopnest.agent import MAX_ROUNDS, ShopNestAgent, Turn
 from shopnest.orders import OrderBook
 from shopnest.prompts import RULES
 from shopnest.tools import TOOL_SPECS
-from tracegrade.errors import AgentError, ModelError, StepLimitError
+from tracegrade.core.errors import AgentError, ModelError, StepLimitError
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.trace import ToolCall
+from tracegrade.core.trace import ToolCall
 
 TODAY = dt.date(2026, 6, 15)
 

@@ -1,5 +1,5 @@
 from shopnest.cli import _parser, format_reply
-from tracegrade.trace import Reply, ToolCall, Usage
+from tracegrade.core.trace import Reply, ToolCall, Usage
 
 
 def test_format_reply_shows_answer_sources_tools_and_model():

@@ -11,7 +11,7 @@ from shopnest.orders import OrderBook
 from shopnest.routing import ROUTES, route_of
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.trace import ToolCall
+from tracegrade.core.trace import ToolCall
 
 SCOPE = "Sorry, I can only help with ShopNest orders and policies."
 

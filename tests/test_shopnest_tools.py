@@ -6,7 +6,7 @@ import pytest
 
 from shopnest.orders import ORDERS, Order, OrderBook, normalise_order_id
 from shopnest.tools import NOT_FOUND, TOOL_NAMES, ToolBox, delivery_date
-from tracegrade.trace import ToolCall
+from tracegrade.core.trace import ToolCall
 
 TODAY = dt.date(2026, 6, 15)
 

@@ -10,13 +10,13 @@ import pytest
 
 from pg_server import Unavailable, throwaway_postgres
 from runs_support import GOLDEN_PATH, result, scores, slow_target
-from tracegrade.dataset import load_dataset
-from tracegrade.errors import StoreError
-from tracegrade.manifest import now_iso
-from tracegrade.recording import record_run
-from tracegrade.results import Manifest
-from tracegrade.runner import RunSettings
-from tracegrade.store import MIGRATIONS, open_store
+from tracegrade.eval.dataset import load_dataset
+from tracegrade.core.errors import StoreError
+from tracegrade.eval.provenance import now_iso
+from tracegrade.eval.recording import record_run
+from tracegrade.core.results import Manifest
+from tracegrade.eval.runner import RunSettings
+from tracegrade.store.runstore import MIGRATIONS, open_store
 
 _databases = itertools.count()
 

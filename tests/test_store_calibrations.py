@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracegrade.store import CalibrationRecord, open_store
+from tracegrade.store.runstore import CalibrationRecord, open_store
 
 
 def _record(cid: str, passed: bool, model: str = "judge-m", rubric: str = "r1") -> CalibrationRecord:

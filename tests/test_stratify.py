@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics import Rate, Threshold, run_metrics
 from tracegrade.metrics.stratify import flag, per_group
 from tracegrade.report import stratified
-from tracegrade.results import CaseResult
-from tracegrade.trace import Reply
+from tracegrade.core.results import CaseResult
+from tracegrade.core.trace import Reply
 
 
 def case(id: str, category: str, split: str = "nominal", risk: str = "low", language: str = "en") -> GoldenCase:

@@ -17,18 +17,18 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from shopnest.agent import ShopNestAgent
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import ModelError
-from tracegrade.judge import METRICS, Judge
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import ModelError
+from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.results import Manifest
-from tracegrade.runner import RunSettings, run_cases
-from tracegrade.spanstore import SpanStore, StoredSpan, reply_from_spans
-from tracegrade.telemetry import (
+from tracegrade.core.results import Manifest
+from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.observe.spanstore import SpanStore, StoredSpan, reply_from_spans
+from tracegrade.observe.telemetry import (
     RequestInfo, activate, eval_run_spans, hash_customer, memory_telemetry, open_telemetry, record_request,
 )
-from tracegrade.trace import Reply, Step, ToolCall, Usage
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 TODAY = dt.date(2026, 6, 15)
 # One of each kind the issue names, planted in every place a span can carry text.
@@ -184,7 +184,7 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
     assert parent("tool_call:getOrderStatus") == parent("final_generation") == "agent"
     assert named["case"].attributes["tracegrade.case.id"] == "tool-status-01"
     assert named["case"].attributes["tracegrade.status"] == "pass"
-    assert named["checks"].attributes["tracegrade.checks.failed"] == ()
+    assert named["checks"].attributes["tracegrade.eval.checks.failed"] == ()
     judged = named["judge"].attributes
     assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
 

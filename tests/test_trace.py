@@ -4,7 +4,7 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from tracegrade.trace import SCHEMA_PATH, Reply, Step, ToolCall, Usage, reply_json_schema
+from tracegrade.core.trace import SCHEMA_PATH, Reply, Step, ToolCall, Usage, reply_json_schema
 
 
 def full_reply() -> Reply:
@@ -90,7 +90,7 @@ def test_reply_is_immutable():
 def test_committed_schema_file_is_current():
     committed = json.loads(SCHEMA_PATH.read_text()) if SCHEMA_PATH.is_file() else None
     assert committed == reply_json_schema(), (
-        f"{SCHEMA_PATH} is missing or stale; regenerate it with `python -m tracegrade.trace`"
+        f"{SCHEMA_PATH} is missing or stale; regenerate it with `python -m tracegrade.core.trace`"
     )
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tracegrade.checks import CheckResult
-from tracegrade.judge import METRICS, Scores, Unscored
-from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
+from tracegrade.core.results import CheckResult
+from tracegrade.core.results import Scores, Unscored
+from tracegrade.judge.scoring import METRICS
+from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
 
 PASSING = (CheckResult("answerPresent", True), CheckResult("toolChoice", True))
 FAILING = (CheckResult("answerPresent", True), CheckResult("toolArgument", False, "wrong_argument", "ORD-102"))

@@ -14,10 +14,10 @@ import datetime as dt
 from shopnest.agent import ShopNestAgent
 from shopnest.orders import OrderBook
 from shopnest.tools import TOOL_NAMES
-from tracegrade.errors import ModelError
+from tracegrade.core.errors import ModelError
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.telemetry import RequestInfo, provider_name, record_request
+from tracegrade.observe.telemetry import RequestInfo, provider_name, record_request
 
 TODAY = dt.date(2026, 6, 15)
 BASE_NS = int(dt.datetime(2026, 6, 15, 9, 0, tzinfo=dt.timezone.utc).timestamp() * 1e9)

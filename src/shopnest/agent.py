@@ -14,9 +14,9 @@ from shopnest.orders import DEFAULT_CUSTOMER, OrderBook
 from shopnest.prompts import PROMPTS, format_context, system_prompt
 from shopnest.routing import route_of
 from shopnest.tools import TOOL_SPECS, TOOL_TIMEOUT_S, ToolBox
-from tracegrade.errors import AgentError, StepLimitError
+from tracegrade.core.errors import AgentError, StepLimitError
 from tracegrade.models import ChatModel, ChatOptions, Message
-from tracegrade.trace import Reply, Step, ToolCall, Usage
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 MAX_ROUNDS = 5
 

@@ -17,9 +17,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER
 from shopnest.tools import TOOL_NAMES
-from tracegrade.errors import TracegradeError
-from tracegrade.telemetry import RequestInfo, provider_name, record_request
-from tracegrade.trace import Reply
+from tracegrade.core.errors import TracegradeError
+from tracegrade.observe.telemetry import RequestInfo, provider_name, record_request
+from tracegrade.core.trace import Reply
 
 MAX_QUESTION_CHARS = 4000
 # Far above any valid request (21 texts of 4,000 characters, JSON-escaped), far

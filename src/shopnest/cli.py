@@ -10,8 +10,8 @@ import sys
 import time
 
 from shopnest.orders import DEFAULT_CUSTOMER
-from tracegrade.errors import ConfigError, TracegradeError
-from tracegrade.trace import Reply
+from tracegrade.core.errors import ConfigError, TracegradeError
+from tracegrade.core.trace import Reply
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shopnest.app import create_app
     from shopnest.factory import build_agent
-    from tracegrade.telemetry import open_telemetry
+    from tracegrade.observe.telemetry import open_telemetry
 
     token = os.environ.get("SHOPNEST_API_TOKEN") or None
     if args.host not in ("127.0.0.1", "localhost", "::1") and not token:

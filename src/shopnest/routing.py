@@ -1,6 +1,6 @@
 """The route ShopNest reports with every reply: a label of what it did.
 
-    >>> from tracegrade.trace import ToolCall
+    >>> from tracegrade.core.trace import ToolCall
     >>> route_of([ToolCall(name="getOrderStatus"), ToolCall(name="createRefundDraft")], "Done.")
     'refund_request'
     >>> route_of([], "Sorry, I can only help with ShopNest orders and policies.")
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tracegrade.trace import ToolCall
+from tracegrade.core.trace import ToolCall
 
 ROUTES = ("order_status", "delivery_date", "refund_status", "refund_request", "policy", "out_of_scope")
 TOOL_ROUTES = {

@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 from shopnest.orders import Order, OrderBook, SHIPPING_DAYS, normalise_order_id
 from tracegrade.models import ToolSpec
-from tracegrade.trace import ToolCall, ToolStatus
+from tracegrade.core.trace import ToolCall, ToolStatus
 
 NOT_FOUND = "Order not found"
 ORDER_ID = {"type": "string", "description": "The order id exactly as the customer wrote it"}

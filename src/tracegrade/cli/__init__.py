@@ -1,6 +1,6 @@
 """`tracegrade`: thin; parses flags and calls library functions.
 
-Each command lives in ``tracegrade.commands.NAME`` with a ``register(subparsers)``
+Each command lives in ``tracegrade.cli.NAME`` with a ``register(subparsers)``
 that adds its parser and sets ``handler``; flags map one-to-one to keyword
 arguments of the library function it calls.
 """
@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from tracegrade.errors import TracegradeError
+from tracegrade.core.errors import TracegradeError
 
 COMMANDS = ("run", "history", "compare", "calibrate", "pairwise", "report", "monitor")
 
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(required=True, metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"tracegrade.commands.{name}").register(subparsers)
+        importlib.import_module(f"tracegrade.cli.{name}").register(subparsers)
     return parser
 
 
@@ -38,6 +38,3 @@ def main(argv: list[str] | None = None) -> int:
         print("tracegrade: interrupted", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

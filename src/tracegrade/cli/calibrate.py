@@ -8,16 +8,16 @@ import json
 import sys
 from pathlib import Path
 
-from tracegrade.calibrate import Calibration, Thresholds, calibrate, good_items
-from tracegrade.errors import ConfigError
-from tracegrade.judge import Judge, load_rubric
-from tracegrade.labels import DEFAULT_LABELS, load_labels
-from tracegrade.manifest import new_run_id, now_iso
+from tracegrade.judge.calibrate import Calibration, Thresholds, calibrate, good_items
+from tracegrade.core.errors import ConfigError
+from tracegrade.judge.scoring import Judge, load_rubric
+from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
+from tracegrade.eval.provenance import new_run_id, now_iso
 from tracegrade.models import load_model, model_spec
-from tracegrade.perturb import BREAK_KINDS
-from tracegrade.progress import progress_bar
+from tracegrade.judge.perturb import BREAK_KINDS
+from tracegrade.eval.progress import progress_bar
 from tracegrade.report import calibration as report
-from tracegrade.store import CalibrationRecord, open_store
+from tracegrade.store.runstore import CalibrationRecord, open_store
 
 
 def register(subparsers) -> None:
@@ -29,10 +29,10 @@ def register(subparsers) -> None:
         "warn (or, with --require-calibrated, refuse) when an uncalibrated judge gates. "
         "Exits 0 when every threshold is met, 1 when any is missed.",
     )
-    p.add_argument("--labels", type=Path, default=DEFAULT_LABELS, help="human labels (default evals/human-labels.json)")
+    p.add_argument("--labels", type=Path, default=DEFAULT_LABELS, help="human labels (default: the shipped ShopNest human-labels.json)")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
-    p.add_argument("--rubric", type=Path, help="judge rubric file (default evals/judge-rubric.md)")
+    p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
     p.add_argument("--samples", type=int, default=1, metavar="K",
                    help="judge every input K times with K seeds and report score variance (default 1)")
     p.add_argument("--temperature", type=float, default=0.0,

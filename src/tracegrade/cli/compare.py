@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from tracegrade import runref
-from tracegrade.calibrate import calibration_problem
-from tracegrade.comparison import compare_runs
-from tracegrade.errors import ConfigError, TracegradeError
-from tracegrade.gate import decide, load_gate
+from tracegrade.store import runref
+from tracegrade.judge.calibrate import calibration_problem
+from tracegrade.compare.comparison import compare_runs
+from tracegrade.core.errors import ConfigError, TracegradeError
+from tracegrade.compare.gate import decide, load_gate
 from tracegrade.report import compare_console, compare_json, compare_markdown
-from tracegrade.store import open_store
+from tracegrade.store.runstore import open_store
 
 # WHY not 2 for errors (as other commands do): 2 means "warn" here, and a CI
 # job must never read "could not compare" as "fine, with warnings".
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("baseline", help="run id (or unique prefix), latest, previous, or a results.json file")
     p.add_argument("candidate", help="same forms as baseline")
-    p.add_argument("--gate", type=Path, help="gate thresholds TOML (default evals/gate.toml, else built-in defaults)")
+    p.add_argument("--gate", type=Path, help="gate thresholds TOML (default: the shipped gate.toml)")
     p.add_argument("--allow-dataset-change", action="store_true",
                    help="compare runs on different dataset versions: only the shared unchanged cases")
     p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as Markdown")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from tracegrade import runref
+from tracegrade.store import runref
 from tracegrade.report import history
-from tracegrade.store import open_store
+from tracegrade.store.runstore import open_store
 
 
 def register(subparsers) -> None:

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from tracegrade.errors import ConfigError
+from tracegrade.core.errors import ConfigError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -15,7 +15,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "monitor", help="serve a dashboard over the production traces in the local span store",
-        description="A web dashboard over the requests `shopnest serve` (or any agent using tracegrade.telemetry) "
+        description="A web dashboard over the requests `shopnest serve` (or any agent using tracegrade.observe.telemetry) "
         "recorded: volume, success and errors, latency percentiles, failures by tool and provider, steps, "
         "duplicate calls, tokens and spend, guardrail blocks, approvals, a sampled online judge, and a "
         "golden-case draft from any trace. Binds 127.0.0.1; elsewhere it needs TRACEGRADE_MONITOR_TOKEN.",
@@ -27,16 +27,16 @@ def register(subparsers) -> None:
                    help="share of answered requests the online judge scores, 0 to 1 (default 0.1; 0 turns it off)")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL "
                    "(env TRACEGRADE_JUDGE_MODEL)")
-    p.add_argument("--rubric", type=Path, help="judge rubric file (default evals/judge-rubric.md)")
+    p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from tracegrade.monitor.app import create_monitor_app
-    from tracegrade.spanstore import SpanStore
-    from tracegrade.telemetry import DEFAULT_SPANS_DB
+    from tracegrade.observe.monitor.app import create_monitor_app
+    from tracegrade.observe.spanstore import SpanStore
+    from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
 
     token = os.environ.get("TRACEGRADE_MONITOR_TOKEN") or None
     if args.host not in LOOPBACK and not token:
@@ -53,9 +53,9 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _online_judge(store, args: argparse.Namespace):
-    from tracegrade.judge import Judge, load_rubric
+    from tracegrade.judge.scoring import Judge, load_rubric
     from tracegrade.models import load_model, model_spec
-    from tracegrade.monitor.judging import OnlineJudge
+    from tracegrade.observe.monitor.judging import OnlineJudge
 
     spec, rubric = model_spec("judge", args.judge_model), load_rubric(args.rubric)
     return OnlineJudge(store, lambda: Judge(load_model(spec, role="judge"), rubric), rate=args.judge_sample)

@@ -8,14 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from tracegrade import runref
-from tracegrade.dataset import load_dataset
+from tracegrade.store import runref
+from tracegrade.eval.dataset import load_dataset
 from tracegrade.models import ChatModel, load_model, model_spec
-from tracegrade.pairwise import compare_runs, load_pairwise_rubric
+from tracegrade.judge.pairwise import compare_runs, load_pairwise_rubric
 from tracegrade.report import json_report
 from tracegrade.report import pairwise as report
-from tracegrade.results import Run
-from tracegrade.store import open_store
+from tracegrade.core.results import Run
+from tracegrade.store.runstore import open_store
 
 
 def register(subparsers) -> None:
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     p.add_argument("run_b", help="run B, in the same forms")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
-    p.add_argument("--rubric", type=Path, help="pairwise rubric file (default evals/pairwise-rubric.md)")
+    p.add_argument("--rubric", type=Path, help="pairwise rubric file (default: the shipped pairwise-rubric.md)")
     p.add_argument("--dataset", type=Path, help="golden dataset, to show the judge each case's golden answer")
     p.add_argument("--concurrency", type=int, default=2, help="judge calls in flight (default 2)")
     p.add_argument("--runs", type=Path, default=Path(".tracegrade/runs"),

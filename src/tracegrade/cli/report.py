@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tracegrade.errors import StoreError, TracegradeError
+from tracegrade.core.errors import StoreError, TracegradeError
 from tracegrade.report import console, html, json_report
-from tracegrade.results import Run
+from tracegrade.core.results import Run
 
 RUNS_DIR = Path(".tracegrade/runs")
 
@@ -58,7 +58,7 @@ def load_run(ref: str, db: str | None = None, runs_dir: Path = RUNS_DIR) -> Run:
 
 def _from_store(ref: str, db: str | None) -> Run | None:
     try:
-        from tracegrade.store import open_store
+        from tracegrade.store.runstore import open_store
     except ImportError:  # a build without the run store
         return None
     try:

@@ -10,24 +10,24 @@ from pathlib import Path
 
 from pydantic.alias_generators import to_camel
 
-from tracegrade.calibrate import calibration_problem
-from tracegrade.dataset import Dataset, load_dataset
-from tracegrade.errors import ConfigError
-from tracegrade.executors import EXECUTORS, build_parts, local_executor, ray_executor
-from tracegrade.flaky import parse_policy
-from tracegrade.judge import Judge, load_rubric
-from tracegrade.manifest import git_commit, new_run_id, now_iso
+from tracegrade.judge.calibrate import calibration_problem
+from tracegrade.eval.dataset import Dataset, load_dataset
+from tracegrade.core.errors import ConfigError
+from tracegrade.eval.executors import EXECUTORS, build_parts, local_executor, ray_executor
+from tracegrade.eval.flaky import parse_policy
+from tracegrade.judge.scoring import Judge, load_rubric
+from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
 from tracegrade.metrics import RunMetrics, run_metrics
 from tracegrade.models import load_model, model_spec
-from tracegrade.pricing import load_prices
-from tracegrade.progress import progress_bar
-from tracegrade.recording import record_run, spent_usd
+from tracegrade.eval.pricing import load_prices
+from tracegrade.eval.progress import progress_bar
+from tracegrade.eval.recording import record_run, spent_usd
 from tracegrade.report import console, costs, json_report, junit, markdown, repeats, stratified
-from tracegrade.results import Manifest, Run
-from tracegrade.runner import Budget, RunSettings
-from tracegrade.store import RunStore, open_store
-from tracegrade.targets import resolve_target
-from tracegrade.telemetry import eval_run_spans
+from tracegrade.core.results import Manifest, Run
+from tracegrade.eval.runner import Budget, RunSettings
+from tracegrade.store.runstore import RunStore, open_store
+from tracegrade.eval.targets import resolve_target
+from tracegrade.observe.telemetry import eval_run_spans
 
 # The flags that define what a run measures: stored in its manifest, and
 # restored from there by --resume so the finished run is one consistent run.
@@ -51,7 +51,7 @@ def register(subparsers) -> None:
                    "openai:MODEL, anthropic:MODEL (env TRACEGRADE_AGENT_MODEL)")
     p.add_argument("--judge-model", help="judge model, same forms (env TRACEGRADE_JUDGE_MODEL; default local)")
     p.add_argument("--prompt-version", help="ShopNest system prompt version: v1 (default) or terse")
-    p.add_argument("--rubric", type=Path, help="judge rubric file (default evals/judge-rubric.md)")
+    p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
     p.add_argument("--pass-score", type=int, default=4, choices=range(1, 6), metavar="1..5",
                    help="every judge score must reach this (default 4)")
     p.add_argument("--concurrency", type=int, default=4, help="cases in flight at once (default 4)")

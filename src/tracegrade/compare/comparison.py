@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Callable, Mapping, Sequence
 
-from tracegrade import aggregate, pairstats
-from tracegrade.errors import ConfigError
-from tracegrade.judge import METRICS
-from tracegrade.repeats import by_case
-from tracegrade.results import CaseResult, Manifest, Run
+from tracegrade.stats import aggregate, paired as pairstats
+from tracegrade.core.errors import ConfigError
+from tracegrade.judge.scoring import METRICS
+from tracegrade.eval.repeats import by_case
+from tracegrade.core.results import CaseResult, Manifest, Run
 
 GROUP_DIMENSIONS = ("split", "category", "risk")
 

@@ -5,7 +5,7 @@
 
 Every rule yields a Finding (warn or block, with its reason); the verdict is
 the worst of them: ``pass`` exits 0, ``block`` 1, ``warn`` 2. The shipped
-``evals/gate.toml`` spells out the defaults below.
+The shipped ``defaults/gate.toml`` spells out the defaults below.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tracegrade.comparison import Comparison, MetricRow
-from tracegrade.errors import ConfigError
-from tracegrade.safety import REFUSALS, SAFETY_CODES, violations
+from tracegrade.compare.comparison import Comparison, MetricRow
+from tracegrade.core.errors import ConfigError
+from tracegrade.stats.safety import REFUSALS, SAFETY_CODES, violations
+from tracegrade import defaults
 
 Level = Literal["pass", "warn", "block"]
 EXIT_CODES = {"pass": 0, "block": 1, "warn": 2}
 # WHY a tolerance: 1 - 49/50 is 0.020000000000000018, and 2 pp must not count as "more than 2 pp".
 EPSILON = 1e-9
-DEFAULT_GATE = Path(__file__).resolve().parents[2] / "evals" / "gate.toml"
+DEFAULT_GATE = defaults.path("gate.toml")
 
 
 class _Section(BaseModel):
@@ -81,7 +82,7 @@ class GateConfig(_Section):
 
 
 def load_gate(path: str | Path | None = None) -> GateConfig:
-    """The gate file at ``path``, else ``evals/gate.toml`` if present, else the defaults."""
+    """The gate file at ``path``, else the shipped ``gate.toml``."""
     if path is None and not DEFAULT_GATE.is_file():
         return GateConfig()
     path = Path(path or DEFAULT_GATE)

@@ -10,8 +10,42 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from tracegrade.checks import CheckResult
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    code: str = "ok"  # machine-readable failure reason
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Scores:
+    values: Mapping[str, int]
+    reason: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 1
+    retries: int = 0  # transport retries of the judge calls (429, 5xx, timeouts)
+
+    def lowest(self) -> int:
+        return min(self.values.values())
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """The judge could not give usable scores; the case never passes and stays out of averages."""
+
+    reason: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 1
+    retries: int = 0
+
+
+JudgeOutcome = Scores | Unscored
 
 
 @dataclass(frozen=True)

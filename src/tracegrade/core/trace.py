@@ -27,7 +27,7 @@ from pydantic.alias_generators import to_camel
 ToolStatus = Literal["ok", "error", "denied", "needs_approval"]
 StepKind = Literal["retrieval", "model", "tool", "approval"]
 
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "reply.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "reply.schema.json"
 
 
 class _Wire(BaseModel):
@@ -105,7 +105,7 @@ def reply_json_schema() -> dict[str, Any]:
 
 
 def write_reply_schema(path: Path = SCHEMA_PATH) -> Path:
-    """Write the schema file; ``python -m tracegrade.trace`` regenerates the committed one."""
+    """Write the schema file; ``python -m tracegrade.core.trace`` regenerates the committed one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(reply_json_schema(), indent=2) + "\n")
     return path

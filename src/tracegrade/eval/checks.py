@@ -1,7 +1,7 @@
 """Deterministic checks: plain code over the trace, free, and they never drift.
 
-    >>> from tracegrade.dataset import GoldenCase
-    >>> from tracegrade.trace import Reply, ToolCall
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase(id="c", question="Where is ORD-101?", expected_tool="getOrderStatus",
     ...                   expected_tool_argument="ORD-101")
     >>> reply = Reply(answer="Shipped.", tool_calls=(ToolCall(name="getOrderStatus", argument="ORD-999"),))
@@ -20,19 +20,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.results import CheckResult
+from tracegrade.core.trace import Reply
 
 # Tools that change something for the customer; they may only end in a draft.
 WRITE_TOOLS = frozenset({"createRefundDraft"})
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    passed: bool
-    code: str = "ok"  # machine-readable failure reason
-    detail: str = ""
 
 
 def _ok(name: str) -> CheckResult:

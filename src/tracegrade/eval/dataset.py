@@ -22,9 +22,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from tracegrade.errors import DatasetError
+from tracegrade.core.errors import DatasetError
 
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "golden-case.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
 
 
 class _Strict(BaseModel):
@@ -222,7 +222,7 @@ def golden_case_json_schema() -> dict[str, Any]:
 
 
 def write_golden_case_schema(path: Path = SCHEMA_PATH) -> Path:
-    """Write the schema file; ``python -m tracegrade.dataset`` regenerates the committed one."""
+    """Write the schema file; ``python -m tracegrade.eval.dataset`` regenerates the committed one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(golden_case_json_schema(), indent=2) + "\n")
     return path

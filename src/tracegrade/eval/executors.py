@@ -28,13 +28,13 @@ import os
 import sys
 from typing import Callable, Iterator
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import ConfigError
-from tracegrade.judge import Judge, load_rubric
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import ConfigError
+from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models import load_model
-from tracegrade.results import CaseResult
-from tracegrade.runner import Evaluate, RunSettings, evaluate_with_retries
-from tracegrade.targets import Target, resolve_target
+from tracegrade.core.results import CaseResult
+from tracegrade.eval.runner import Evaluate, RunSettings, evaluate_with_retries
+from tracegrade.eval.targets import Target, resolve_target
 
 Parts = tuple[Target, "Judge | None"]
 Recipe = Callable[[], Parts]

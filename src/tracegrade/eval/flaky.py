@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from tracegrade.errors import ConfigError
+from tracegrade.core.errors import ConfigError
 
 # Statuses that send a case to another attempt. Unscored is left alone: it is
 # the judge's trouble, reported on its own line, not the agent's flakiness.

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from tracegrade.errors import ConfigError
-from tracegrade.results import CaseResult
+from tracegrade.core.errors import ConfigError
+from tracegrade.core.results import CaseResult
 
 DEFAULT_PRICES = Path(__file__).parent / "prices.toml"
 

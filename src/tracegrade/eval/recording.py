@@ -14,16 +14,16 @@ import asyncio
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from tracegrade.aggregate import run_totals
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import StoreError
-from tracegrade.judge import Judge
-from tracegrade.manifest import now_iso
-from tracegrade.pricing import unpriced_models
-from tracegrade.results import CaseResult, Manifest, Run
-from tracegrade.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
-from tracegrade.store import RunStore
-from tracegrade.targets import Target
+from tracegrade.stats.aggregate import run_totals
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import StoreError
+from tracegrade.judge.scoring import Judge
+from tracegrade.eval.provenance import now_iso
+from tracegrade.eval.pricing import unpriced_models
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.eval.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
+from tracegrade.store.runstore import RunStore
+from tracegrade.eval.targets import Target
 
 
 async def record_run(

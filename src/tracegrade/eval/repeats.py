@@ -1,6 +1,6 @@
 """Statistics over repetitions: the same case run N times.
 
-    >>> from tracegrade.results import CaseResult
+    >>> from tracegrade.core.results import CaseResult
     >>> runs = [CaseResult("a", "pass", scores={"correctness": 5}, repeat=0),
     ...         CaseResult("a", "fail", scores={"correctness": 3}, repeat=1)]
     >>> spread = case_spreads(runs)[0]
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from statistics import fmean, stdev, variance
 from typing import Mapping, Sequence
 
-from tracegrade.aggregate import quality_metrics
-from tracegrade.results import CaseResult
+from tracegrade.stats.aggregate import quality_metrics
+from tracegrade.core.results import CaseResult
 
 
 @dataclass(frozen=True)

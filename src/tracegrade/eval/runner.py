@@ -18,19 +18,20 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Collection, Sequence
 
-from tracegrade.checks import run_checks
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import AgentError
-from tracegrade.flaky import RETRIED, FlakyPolicy
-from tracegrade.judge import Judge, Scores, Unscored
-from tracegrade.pricing import PriceTable, price_case
-from tracegrade.results import CaseResult
-from tracegrade.targets import Target
-from tracegrade.telemetry import (
+from tracegrade.eval.checks import run_checks
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import AgentError
+from tracegrade.eval.flaky import RETRIED, FlakyPolicy
+from tracegrade.core.results import Scores, Unscored
+from tracegrade.judge.scoring import Judge
+from tracegrade.eval.pricing import PriceTable, price_case
+from tracegrade.core.results import CaseResult
+from tracegrade.eval.targets import Target
+from tracegrade.observe.telemetry import (
     Tracer, add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes, library_tracer,
 )
-from tracegrade.trace import Reply
-from tracegrade.verdict import DEFAULT_PASS_SCORE, case_status
+from tracegrade.core.trace import Reply
+from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
@@ -81,7 +82,7 @@ async def evaluate_case(
 ) -> CaseResult:
     """Agent, checks, judge, verdict for one case, in a ``case`` span; never raises."""
     # A no-op tracer unless a command activated telemetry: library callers pay nothing.
-    tracer = library_tracer("tracegrade.runner")
+    tracer = library_tracer("tracegrade.eval.runner")
     with tracer.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
         result = await _evaluate_case(case, target, judge, settings, repeat, tracer)
         finish_case_span(span, result.status, result.error, result.seconds)
@@ -171,7 +172,7 @@ def _sum_pairs(pairs) -> tuple[int, int]:
     return (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
 
 
-# Runs one job. The default runs it here; tracegrade.executors sends it to a Ray worker.
+# Runs one job. The default runs it here; tracegrade.eval.executors sends it to a Ray worker.
 Evaluate = Callable[[GoldenCase, Target, "Judge | None", RunSettings, int], Awaitable[CaseResult]]
 
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 import httpx
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import AgentError, ConfigError
-from tracegrade.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import AgentError, ConfigError
+from tracegrade.core.trace import Reply
 
 if TYPE_CHECKING:  # the harness never imports the agent under test at import time
     from shopnest.agent import ShopNestAgent

@@ -1,7 +1,7 @@
 """The pass rule: every check passes AND every judge score reaches the pass score.
 
-    >>> from tracegrade.checks import CheckResult
-    >>> from tracegrade.judge import Scores
+    >>> from tracegrade.core.results import CheckResult
+    >>> from tracegrade.core.results import Scores
     >>> scores = Scores({"relevance": 5, "correctness": 3})
     >>> case_status((CheckResult("source", True),), scores, pass_score=4)
     'fail'
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Literal, Sequence
 
-from tracegrade.checks import CheckResult
-from tracegrade.judge import JudgeOutcome, Scores, Unscored
+from tracegrade.core.results import CheckResult
+from tracegrade.core.results import JudgeOutcome, Scores, Unscored
 
 Status = Literal["pass", "fail", "unscored", "error"]
 DEFAULT_PASS_SCORE = 4

@@ -1,6 +1,6 @@
 """Judge calibration: is the judge's arithmetic worth gating on?
 
-    >>> from tracegrade.labels import load_labels
+    >>> from tracegrade.judge.labels import load_labels
     >>> items, version = load_labels()
     >>> len(good_items(items)) >= 10
     True
@@ -31,13 +31,14 @@ from dataclasses import dataclass, field, replace
 from statistics import mean
 from typing import Any, Callable, Mapping, Sequence
 
-from tracegrade.agreement import (
+from tracegrade.judge.agreement import (
     cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance, spearman,
 )
-from tracegrade.judge import MAX_SCORE, METRICS, MIN_SCORE, Judge, Scores, evidence
-from tracegrade.labels import LabelledItem
-from tracegrade.perturb import BREAK_KINDS, TARGETS, all_breaks
-from tracegrade.store import RunStore
+from tracegrade.core.results import Scores
+from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE, Judge, evidence
+from tracegrade.judge.labels import LabelledItem
+from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
+from tracegrade.store.runstore import RunStore
 
 LABELS = tuple(range(MIN_SCORE, MAX_SCORE + 1))
 ORIGINAL = "original"

@@ -1,4 +1,4 @@
-"""Human-labelled answers for judge calibration (``evals/human-labels.json``).
+"""Human-labelled answers for judge calibration (the shipped ``human-labels.json``).
 
     >>> item = LabelledItem.model_validate({
     ...     "id": "hl-01", "caseId": "rag-return-01", "question": "How many days do I have to return a product?",
@@ -26,12 +26,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import DatasetError
-from tracegrade.judge import MAX_SCORE, METRICS, MIN_SCORE
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import DatasetError
+from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE
+from tracegrade.core.trace import Reply, ToolCall
+from tracegrade import defaults
 
-DEFAULT_LABELS = Path(__file__).resolve().parents[2] / "evals" / "human-labels.json"
+DEFAULT_LABELS = defaults.path("human-labels.json")
 AnswerKind = Literal["right", "partial", "wrong", "hallucinated", "refusal"]
 
 

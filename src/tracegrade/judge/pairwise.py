@@ -21,15 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from tracegrade.agreement import sign_test_p
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import JudgeReplyError
-from tracegrade.judge import ask_json, rubric_hash, tool_calls_text
+from tracegrade.judge.agreement import sign_test_p
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import JudgeReplyError
+from tracegrade.judge.scoring import ask_json, rubric_hash, tool_calls_text
 from tracegrade.models import ChatModel, Message
-from tracegrade.results import CaseResult, Run
-from tracegrade.trace import Reply
+from tracegrade.core.results import CaseResult, Run
+from tracegrade.core.trace import Reply
+from tracegrade import defaults
 
-DEFAULT_PAIRWISE_RUBRIC = Path(__file__).resolve().parents[2] / "evals" / "pairwise-rubric.md"
+DEFAULT_PAIRWISE_RUBRIC = defaults.path("pairwise-rubric.md")
 Pick = Literal["A", "B", "tie"]
 Outcome = Literal["a", "b", "tie"]  # in run terms: run A's answer, run B's answer, neither
 

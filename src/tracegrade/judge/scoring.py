@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.errors import JudgeReplyError
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.errors import JudgeReplyError
 from tracegrade.models import ChatModel, ChatOptions, Message
-from tracegrade.trace import Reply
+from tracegrade.core.results import JudgeOutcome, Scores, Unscored
+from tracegrade.core.trace import Reply
+from tracegrade import defaults
 
 # WHY this order: with reason first the small local judge scored right answers 1.
 METRICS = ("relevance", "correctness", "faithfulness", "helpfulness", "hallucinationFree")
 MIN_SCORE, MAX_SCORE = 1, 5
-DEFAULT_RUBRIC = Path(__file__).resolve().parents[2] / "evals" / "judge-rubric.md"
+DEFAULT_RUBRIC = defaults.path("judge-rubric.md")
 
 SCORE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -37,31 +39,6 @@ SCORE_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Scores:
-    values: Mapping[str, int]
-    reason: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    attempts: int = 1
-    retries: int = 0  # transport retries of the judge calls (429, 5xx, timeouts)
-
-    def lowest(self) -> int:
-        return min(self.values.values())
-
-
-@dataclass(frozen=True)
-class Unscored:
-    """The judge could not give usable scores; the case never passes and stays out of averages."""
-
-    reason: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    attempts: int = 1
-    retries: int = 0
-
-
-JudgeOutcome = Scores | Unscored
 
 
 def parse_scores(text: str) -> Scores:

@@ -1,8 +1,8 @@
 """Component metrics of one run: which part of the agent failed, and for whom.
 
-    >>> from tracegrade.dataset import GoldenCase
-    >>> from tracegrade.results import CaseResult
-    >>> from tracegrade.trace import Reply
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.results import CaseResult
+    >>> from tracegrade.core.trace import Reply
     >>> case = GoldenCase(id="c", question="How long is the warranty?", expected_source="warranty-policy.md")
     >>> result = CaseResult("c", "pass", reply=Reply(answer="Two years.", retrieved_sources=("warranty-policy.md",)))
     >>> run_metrics([result], [case]).overall["retrieval.mrr"].value
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
@@ -26,7 +26,7 @@ from tracegrade.metrics.routing import RoutingReport, routing_from
 from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
 from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
 from tracegrade.metrics.tools import tool_metrics
-from tracegrade.results import CaseResult
+from tracegrade.core.results import CaseResult
 
 __all__ = ["Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
 

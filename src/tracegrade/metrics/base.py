@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.results import CaseResult
-from tracegrade.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.results import CaseResult
+from tracegrade.core.trace import Reply
 
 
 @dataclass(frozen=True)

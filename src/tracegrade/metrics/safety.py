@@ -1,7 +1,7 @@
 """Safety violations, counted on their own; the target is zero.
 
-    >>> from tracegrade.dataset import GoldenCase
-    >>> from tracegrade.trace import Reply, ToolCall
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase(id="inj", question="Where is ORD-114?", forbidden_tools=("createRefundDraft",))
     >>> reply = Reply(answer="Done.", tool_calls=(ToolCall(name="createRefundDraft", argument="ORD-114",
     ...                                                       status="needs_approval"),))
@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from tracegrade.checks import WRITE_TOOLS, unauthorized_calls
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.checks import WRITE_TOOLS, unauthorized_calls
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, Traced
-from tracegrade.trace import Reply
+from tracegrade.core.trace import Reply
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate
-from tracegrade.results import CaseResult
+from tracegrade.core.results import CaseResult
 
 DIMENSIONS = ("split", "category", "risk", "language")
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from tracegrade.checks import WRITE_TOOLS, duplicate_writes
-from tracegrade.dataset import GoldenCase
+from tracegrade.eval.checks import WRITE_TOOLS, duplicate_writes
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, Traced
-from tracegrade.trace import Reply, ToolCall
+from tracegrade.core.trace import Reply, ToolCall
 
 # Stands for the call's first cleaned argument when a case gives only expectedToolArgument.
 FIRST_ARGUMENT = "(first argument)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from tracegrade.errors import ConfigError
+from tracegrade.core.errors import ConfigError
 from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, ToolSpec
 from tracegrade.models.retry import RetryPolicy
 

@@ -10,11 +10,11 @@ import json
 import time
 from typing import Any, Sequence
 
-from tracegrade.errors import ModelError
+from tracegrade.core.errors import ModelError
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.openai_compat import RETRY_STATUS
 from tracegrade.models.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
-from tracegrade.redact import redact
+from tracegrade.core.redact import redact
 
 _REPLY_TOOL = "reply"
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from tracegrade.errors import ModelError, WeightsError
+from tracegrade.core.errors import ModelError, WeightsError
 from tracegrade.models import decisions
 from tracegrade.models.base import ChatOptions, ChatResponse, Message
 from tracegrade.models.weights import MODEL_ID, default_model_path

@@ -10,10 +10,10 @@ import json
 import time
 from typing import Any, Sequence
 
-from tracegrade.errors import ModelError
+from tracegrade.core.errors import ModelError
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
-from tracegrade.redact import redact
+from tracegrade.core.redact import redact
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 

@@ -21,8 +21,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from tracegrade.telemetry import REQUEST_SPAN
-from tracegrade.trace import Reply, Step, ToolCall, Usage
+from tracegrade.observe.telemetry import REQUEST_SPAN
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS spans (

@@ -1,6 +1,6 @@
 """OpenTelemetry spans for agent requests and eval runs, and where they go.
 
-    >>> from tracegrade.trace import Reply, Step
+    >>> from tracegrade.core.trace import Reply, Step
     >>> telemetry, memory = memory_telemetry()
     >>> info = RequestInfo(question="How long do returns take?", started_ns=0, ended_ns=5_000_000)
     >>> record_request(telemetry.tracer, info, Reply(answer="30 days.", steps=(Step(kind="model", name="round 1"),)))
@@ -55,8 +55,8 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from tracegrade.redact import redact
-from tracegrade.trace import Reply, Step, ToolCall
+from tracegrade.core.redact import redact
+from tracegrade.core.trace import Reply, Step, ToolCall
 
 REQUEST_SPAN = "agent_request"
 DEFAULT_SPANS_DB = Path(".tracegrade/spans.db")
@@ -270,9 +270,9 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     production spans (local store; OTLP when configured)."""
     telemetry = open_telemetry("tracegrade", spans_db)
     activate(telemetry)
-    attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.dataset": manifest.dataset,
-                  "tracegrade.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
-                  "tracegrade.judge.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
+    attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.eval.dataset": manifest.dataset,
+                  "tracegrade.eval.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
+                  "tracegrade.judge.scoring.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
     try:
         with telemetry.tracer.start_as_current_span("eval_run", attributes=attributes):
             yield
@@ -296,8 +296,8 @@ def finish_case_span(span: otel.Span, status: str, error: str, seconds: float) -
 
 def checks_attributes(checks: Sequence[Any]) -> dict[str, Any]:
     failed = [c for c in checks if not c.passed]
-    return {"tracegrade.checks.count": len(checks), "tracegrade.checks.failed": [c.name for c in failed],
-            "tracegrade.checks.codes": [c.code for c in failed]}
+    return {"tracegrade.eval.checks.count": len(checks), "tracegrade.eval.checks.failed": [c.name for c in failed],
+            "tracegrade.eval.checks.codes": [c.code for c in failed]}
 
 
 def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
@@ -308,7 +308,7 @@ def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
         "gen_ai.usage.input_tokens": outcome.input_tokens,
         "gen_ai.usage.output_tokens": outcome.output_tokens,
         "tracegrade.retries": getattr(outcome, "retries", 0),
-        "tracegrade.judge.attempts": outcome.attempts,
+        "tracegrade.judge.scoring.attempts": outcome.attempts,
     }
     values = getattr(outcome, "values", None)
     if values is None:
@@ -383,7 +383,7 @@ def open_telemetry(
     """Spans to the local SQLite store (``spans_db``, env ``TRACEGRADE_SPANS_DB``,
     default .tracegrade/spans.db) and, when ``otlp_endpoint`` or the standard
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, over OTLP/HTTP to a collector too."""
-    from tracegrade.spanstore import SqliteSpanExporter
+    from tracegrade.observe.spanstore import SqliteSpanExporter
 
     secrets = known_secrets() if secrets is None else secrets
     path = spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from tracegrade.calibrate import LABELS, Calibration, MetricAgreement, separation
-from tracegrade.judge import METRICS
+from tracegrade.judge.calibrate import LABELS, Calibration, MetricAgreement, separation
+from tracegrade.judge.scoring import METRICS
 
 RULE = "=" * 72
 SHORT = {"relevance": "rel", "correctness": "cor", "faithfulness": "fai", "helpfulness": "hlp",

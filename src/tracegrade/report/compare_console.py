@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tracegrade.comparison import Comparison
-from tracegrade.gate import Verdict
+from tracegrade.compare.comparison import Comparison
+from tracegrade.compare.gate import Verdict
 from tracegrade.report import compare_table as cells
 
 

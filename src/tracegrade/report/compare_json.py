@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tracegrade.comparison import Comparison, MetricRow
-from tracegrade.gate import GateConfig, Verdict
+from tracegrade.compare.comparison import Comparison, MetricRow
+from tracegrade.compare.gate import GateConfig, Verdict
 
 
 def _finite(x: Any) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from tracegrade.comparison import Comparison, GroupRow, MetricRow
-from tracegrade.gate import Verdict
+from tracegrade.compare.comparison import Comparison, GroupRow, MetricRow
+from tracegrade.compare.gate import Verdict
 
 RATES = ("taskSuccess", "checkPassRate")
 METRIC_HEADERS = ("metric", "baseline", "candidate", "delta", "change", "pairs",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tracegrade.judge import METRICS
-from tracegrade.results import CaseResult, Run
-from tracegrade.stats import score_averages, status_counts
+from tracegrade.judge.scoring import METRICS
+from tracegrade.core.results import CaseResult, Run
+from tracegrade.stats.summary import score_averages, status_counts
 
 RULE = "=" * 60
 

@@ -3,8 +3,8 @@ apart), latency percentiles, and the cases the flaky policy caught."""
 
 from __future__ import annotations
 
-from tracegrade.aggregate import cost, latency, tokens
-from tracegrade.results import Run
+from tracegrade.stats.aggregate import cost, latency, tokens
+from tracegrade.core.results import Run
 
 
 def usd(value: float | None) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tracegrade.aggregate import cost, latency, quality_metrics
+from tracegrade.stats.aggregate import cost, latency, quality_metrics
 from tracegrade.report.compare_console import table
 from tracegrade.report.compare_table import delta, value
-from tracegrade.results import Run
-from tracegrade.store import RunInfo
+from tracegrade.core.results import Run
+from tracegrade.store.runstore import RunInfo
 
 RUN_HEADERS = ("run", "started", "dataset", "version", "agent", "prompt", "cases", "passed", "cost", "status")
 

@@ -1,6 +1,6 @@
 """The HTML report: one self-contained file per run that opens from disk, offline.
 
-    >>> from tracegrade.results import CaseResult, Manifest, Run
+    >>> from tracegrade.core.results import CaseResult, Manifest, Run
     >>> m = Manifest("r1", "demo.json", "abc", 1, "shopnest", "m", None, None)
     >>> "r1" in to_html(Run(m, (CaseResult("c1", "pass"),)))
     True
@@ -17,13 +17,13 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from tracegrade.judge import MAX_SCORE, METRICS, MIN_SCORE
-from tracegrade.redact import redact
+from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE
+from tracegrade.core.redact import redact
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
-from tracegrade.results import CaseResult, Run
-from tracegrade.stats import pass_rate, score_averages, status_counts
-from tracegrade.trace import Reply
+from tracegrade.core.results import CaseResult, Run
+from tracegrade.stats.summary import pass_rate, score_averages, status_counts
+from tracegrade.core.trace import Reply
 
 STATUSES = ("pass", "fail", "error", "unscored")
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from tracegrade.results import Run
+from tracegrade.core.results import Run
 
 
 def write(run: Run, path: Path, metrics: Mapping[str, Any] | None = None) -> Path:

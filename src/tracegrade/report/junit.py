@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tracegrade.results import CaseResult, Run
+from tracegrade.core.results import CaseResult, Run
 
 
 def to_xml(run: Run) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracegrade.judge import METRICS
-from tracegrade.results import Run
-from tracegrade.stats import score_averages, status_counts
+from tracegrade.judge.scoring import METRICS
+from tracegrade.core.results import Run
+from tracegrade.stats.summary import score_averages, status_counts
 
 
 def to_markdown(run: Run) -> str:

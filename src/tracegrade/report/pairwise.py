@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracegrade.pairwise import PairVerdict, PairwiseReport
+from tracegrade.judge.pairwise import PairVerdict, PairwiseReport
 
 RULE = "=" * 72
 SAYS = {"a": "A wins", "b": "B wins", "tie": "tie"}

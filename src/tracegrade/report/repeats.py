@@ -3,9 +3,9 @@ mean (variance) per score."""
 
 from __future__ import annotations
 
-from tracegrade.judge import METRICS
-from tracegrade.repeats import case_spreads, repetitions, run_level
-from tracegrade.results import Run
+from tracegrade.judge.scoring import METRICS
+from tracegrade.eval.repeats import case_spreads, repetitions, run_level
+from tracegrade.core.results import Run
 
 
 def wanted(run: Run) -> bool:

@@ -3,7 +3,7 @@
 Pure functions over a list of CaseResults, shared by the run report, the
 manifest's totals, history and compare.
 
-    >>> from tracegrade.results import CaseResult
+    >>> from tracegrade.core.results import CaseResult
     >>> quality_metrics([CaseResult("a", "pass"), CaseResult("b", "fail")])["taskSuccess"]
     0.5
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tracegrade.judge import METRICS
-from tracegrade.results import CaseResult
-from tracegrade.stats import pass_rate, percentile, score_averages
+from tracegrade.judge.scoring import METRICS
+from tracegrade.core.results import CaseResult
+from tracegrade.stats.summary import pass_rate, percentile, score_averages
 
 # Higher is better for all of these; taskSuccess is the pass rate.
 QUALITY = ("taskSuccess", "checkPassRate", *METRICS)

@@ -1,7 +1,7 @@
 """Safety violations in a case result: what must block a merge whatever the averages say.
 
-    >>> from tracegrade.checks import CheckResult
-    >>> from tracegrade.results import CaseResult
+    >>> from tracegrade.core.results import CheckResult
+    >>> from tracegrade.core.results import CaseResult
     >>> bad = CaseResult("c", "fail", checks=(CheckResult("approval", False, "approval_bypassed", "refunded"),))
     >>> [v.kind for v in violations(bad)]
     ['approval_bypassed']
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from tracegrade.results import CaseResult
+from tracegrade.core.results import CaseResult
 
 SAFETY_CODES = ("forbidden_tool", "approval_bypassed", "leaked_text")
 # A denied call's result containing one of these is a refusal, not data.

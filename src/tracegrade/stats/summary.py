@@ -1,6 +1,6 @@
 """Aggregates over a run's results: pure functions over a list.
 
-    >>> from tracegrade.results import CaseResult
+    >>> from tracegrade.core.results import CaseResult
     >>> pass_rate([CaseResult("a", "pass"), CaseResult("b", "fail")])
     0.5
 """
@@ -11,8 +11,8 @@ from collections import Counter
 from statistics import mean
 from typing import Sequence
 
-from tracegrade.judge import METRICS
-from tracegrade.results import CaseResult
+from tracegrade.judge.scoring import METRICS
+from tracegrade.core.results import CaseResult
 
 
 def status_counts(results: Sequence[CaseResult]) -> Counter:

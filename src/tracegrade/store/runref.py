@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracegrade.errors import ConfigError
+from tracegrade.core.errors import ConfigError
 from tracegrade.report import json_report
-from tracegrade.results import Run
-from tracegrade.store import RunInfo, RunStore
+from tracegrade.core.results import Run
+from tracegrade.store.runstore import RunInfo, RunStore
 
 NAMES = ("latest", "previous")
 _SCAN = 500  # how far back latest/previous look

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from tracegrade.errors import StoreError
-from tracegrade.manifest import now_iso
-from tracegrade.results import CaseResult, Manifest, Run
+from tracegrade.core.errors import StoreError
+from tracegrade.eval.provenance import now_iso
+from tracegrade.core.results import CaseResult, Manifest, Run
 
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
 ENV_VAR = "TRACEGRADE_DB"

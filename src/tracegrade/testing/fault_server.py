@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 from http import HTTPStatus
 from typing import Any
 
-from tracegrade.judge import METRICS
+from tracegrade.judge.scoring import METRICS
 
 # The faults drawn at random, by rate. Forced-only faults: bad_scores (a judge
 # reply out of range) and echo_key (a 401 whose message echoes the API key, as

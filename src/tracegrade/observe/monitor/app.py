@@ -19,11 +19,11 @@ import time
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from tracegrade.monitor.golden import golden_case_draft
-from tracegrade.monitor.judging import OnlineJudge
-from tracegrade.monitor.metrics import Filters, RequestTrace, over_time, summarize
-from tracegrade.monitor.page import render
-from tracegrade.spanstore import SpanStore
+from tracegrade.observe.monitor.golden import golden_case_draft
+from tracegrade.observe.monitor.judging import OnlineJudge
+from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
+from tracegrade.observe.monitor.page import render
+from tracegrade.observe.spanstore import SpanStore
 
 COOKIE = "tracegrade_monitor"
 

@@ -1,6 +1,6 @@
 """Turn a production trace into a draft golden case: every complaint becomes a case.
 
-    >>> from tracegrade.spanstore import StoredSpan
+    >>> from tracegrade.observe.spanstore import StoredSpan
     >>> root = StoredSpan("s1", "ab" * 16, None, "agent_request", 0, 1,
     ...                   attributes={"tracegrade.question": "Where is ORD-101? mail ann@example.com"})
     >>> draft = golden_case_draft([root])
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.redact import redact
-from tracegrade.spanstore import StoredSpan, reply_from_spans
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.redact import redact
+from tracegrade.observe.spanstore import StoredSpan, reply_from_spans
 
 TO_FILL = {
     "goldenAnswer": "the answer a good agent gives (written by a person)",

@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from tracegrade.dataset import GoldenCase
-from tracegrade.judge import Judge, Scores
-from tracegrade.spanstore import Judgement, SpanStore, reply_from_spans
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.core.results import Scores
+from tracegrade.judge.scoring import Judge
+from tracegrade.observe.spanstore import Judgement, SpanStore, reply_from_spans
 
 
 def sampled(trace_id: str, rate: float) -> bool:

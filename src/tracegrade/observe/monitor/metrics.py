@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Mapping, Sequence
 
-from tracegrade.spanstore import Judgement, StoredSpan
-from tracegrade.stats import percentile
+from tracegrade.observe.spanstore import Judgement, StoredSpan
+from tracegrade.stats.summary import percentile
 
 # Bucket widths to choose from, so a chart has at most MAX_BUCKETS points.
 _WIDTHS_S = (60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)

@@ -1,6 +1,6 @@
 """The dashboard page: server-rendered HTML with inline SVG charts and a little JS.
 
-    >>> from tracegrade.monitor.metrics import Filters
+    >>> from tracegrade.observe.monitor.metrics import Filters
     >>> "requests" in render([], {}, Filters(), versions=[], models=[], store="spans.db")
     True
 """
@@ -11,10 +11,10 @@ import datetime as dt
 from html import escape
 from typing import Mapping, Sequence
 
-from tracegrade.monitor.metrics import Filters, RequestTrace, judged_scores, over_time, summarize
+from tracegrade.observe.monitor.metrics import Filters, RequestTrace, judged_scores, over_time, summarize
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
-from tracegrade.spanstore import Judgement
+from tracegrade.observe.spanstore import Judgement
 
 WINDOWS = (("all time", 0), ("last hour", 3600), ("last 24 h", 86400), ("last 7 days", 7 * 86400))
 RECENT = 50
