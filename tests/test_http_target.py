@@ -15,7 +15,8 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.eval.runner import RunSettings, run_cases
-from tracegrade.eval.targets import agent_target, http_target, resolve_target
+from shopnest.target import agent_target
+from tracegrade.eval.targets import http_target, resolve_target
 
 CHECKS_ONLY = RunSettings(checks_only=True, concurrency=4, timeout_s=30)
 

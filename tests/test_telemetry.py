@@ -184,7 +184,7 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
     assert parent("tool_call:getOrderStatus") == parent("final_generation") == "agent"
     assert named["case"].attributes["tracegrade.case.id"] == "tool-status-01"
     assert named["case"].attributes["tracegrade.status"] == "pass"
-    assert named["checks"].attributes["tracegrade.eval.checks.failed"] == ()
+    assert named["checks"].attributes["tracegrade.checks.failed"] == ()
     judged = named["judge"].attributes
     assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
 

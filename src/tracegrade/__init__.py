@@ -1,3 +1,85 @@
-"""tracegrade: evaluate tool-using LLM agents by what they did, not only by what they said."""
+"""tracegrade: evaluate tool-using LLM agents by what they did, not only by what they said.
+
+    >>> import tracegrade
+    >>> run = tracegrade.evaluate("evals/golden.json", "mypkg.agent:answer", judge=None)  # doctest: +SKIP
+    >>> run.pass_rate, [r.case_id for r in run.results if not r.passed]  # doctest: +SKIP
+
+The public names below load on first use, so ``import tracegrade`` (and the
+CLI's ``--help``) stays fast however much the package holds.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> (module, attribute)
+_EXPORTS = {
+    "evaluate": ("tracegrade.eval.evaluate", "evaluate"),
+    "evaluate_async": ("tracegrade.eval.evaluate", "evaluate_async"),
+    "write_outputs": ("tracegrade.eval.evaluate", "write_outputs"),
+    "RunSettings": ("tracegrade.eval.runner", "RunSettings"),
+    "Dataset": ("tracegrade.eval.dataset", "Dataset"),
+    "Case": ("tracegrade.eval.dataset", "GoldenCase"),
+    "GoldenCase": ("tracegrade.eval.dataset", "GoldenCase"),
+    "load_dataset": ("tracegrade.eval.dataset", "load_dataset"),
+    "Reply": ("tracegrade.core.trace", "Reply"),
+    "ToolCall": ("tracegrade.core.trace", "ToolCall"),
+    "Step": ("tracegrade.core.trace", "Step"),
+    "Usage": ("tracegrade.core.trace", "Usage"),
+    "Check": ("tracegrade.eval.plugins", "Check"),
+    "Target": ("tracegrade.eval.plugins", "Target"),
+    "CheckResult": ("tracegrade.core.results", "CheckResult"),
+    "CaseResult": ("tracegrade.core.results", "CaseResult"),
+    "Manifest": ("tracegrade.core.results", "Manifest"),
+    "Run": ("tracegrade.core.results", "Run"),
+    "Scores": ("tracegrade.core.results", "Scores"),
+    "Unscored": ("tracegrade.core.results", "Unscored"),
+    "Judge": ("tracegrade.judge.scoring", "Judge"),
+    "load_model": ("tracegrade.models", "load_model"),
+    "RunStore": ("tracegrade.store.runstore", "RunStore"),
+    "open_store": ("tracegrade.store.runstore", "open_store"),
+    "TracegradeError": ("tracegrade.core.errors", "TracegradeError"),
+    "write_results_json": ("tracegrade.report.json_report", "write"),
+    "write_junit": ("tracegrade.report.junit", "write"),
+    "write_summary_markdown": ("tracegrade.report.markdown", "write"),
+    "write_html": ("tracegrade.report.html", "write"),
+    "render_console": ("tracegrade.report.console", "render"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'tracegrade' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see
+    from tracegrade.core.errors import TracegradeError
+    from tracegrade.core.results import CaseResult, CheckResult, Manifest, Run, Scores, Unscored
+    from tracegrade.core.trace import Reply, Step, ToolCall, Usage
+    from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
+    from tracegrade.eval.dataset import GoldenCase as Case
+    from tracegrade.eval.evaluate import evaluate, evaluate_async, write_outputs
+    from tracegrade.eval.plugins import Check, Target
+    from tracegrade.eval.runner import RunSettings
+    from tracegrade.judge.scoring import Judge
+    from tracegrade.models import load_model
+    from tracegrade.report.console import render as render_console
+    from tracegrade.report.html import write as write_html
+    from tracegrade.report.json_report import write as write_results_json
+    from tracegrade.report.junit import write as write_junit
+    from tracegrade.report.markdown import write as write_summary_markdown
+    from tracegrade.store.runstore import RunStore, open_store

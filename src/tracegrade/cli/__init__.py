@@ -3,6 +3,10 @@
 Each command lives in ``tracegrade.cli.NAME`` with a ``register(subparsers)``
 that adds its parser and sets ``handler``; flags map one-to-one to keyword
 arguments of the library function it calls.
+
+WHY the table of one-line helps: only the command being run is imported, so
+``tracegrade --help`` and ``tracegrade run --help`` load none of the heavy
+modules (models, telemetry, numpy) the other commands need.
 """
 
 from __future__ import annotations
@@ -13,22 +17,46 @@ import sys
 
 from tracegrade.core.errors import TracegradeError
 
-COMMANDS = ("run", "history", "compare", "calibrate", "pairwise", "report", "monitor")
+COMMANDS = {
+    "init": "write a starter evals/ folder (dataset, rubric, gate file) into this project",
+    "run": "run a golden dataset against an agent, check traces, judge answers",
+    "history": "list the last runs; compare the latest run's aggregates with the previous run's",
+    "compare": "compare two runs case by case and gate the candidate",
+    "calibrate": "validate the judge: agreement with human labels, known-bad breaks, stability",
+    "pairwise": "compare two runs answer by answer with the judge, in both orders",
+    "report": "report on a run: console, or one self-contained HTML file",
+    "monitor": "serve a dashboard over the production traces in the local span store",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the command it names is loaded in full
+    (none for ``tracegrade --help``); without, every command."""
     parser = argparse.ArgumentParser(
         prog="tracegrade",
         description="Evaluate tool-using LLM agents by what they did, not only by what they said.",
+        epilog="Run `tracegrade COMMAND --help` for a command's flags. Docs: README.md and docs/.",
     )
     subparsers = parser.add_subparsers(required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"tracegrade.cli.{name}").register(subparsers)
+    chosen = _command_in(argv)
+    for name, summary in COMMANDS.items():
+        if chosen is None or name == chosen:
+            importlib.import_module(f"tracegrade.cli.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
 
 
+def _command_in(argv: list[str] | None) -> str | None:
+    if argv is None:
+        return None
+    words = [a for a in argv if not a.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS else ""
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.handler(args)
     except TracegradeError as exc:
@@ -37,4 +65,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tracegrade: interrupted", file=sys.stderr)
         return 130
-

@@ -136,8 +136,25 @@ class Manifest:
 
 @dataclass(frozen=True)
 class Run:
+    """A run's manifest and its case results.
+
+        >>> Run(Manifest("r1", "d.json", "v1", 2, "t", "m", None, None),
+        ...     (CaseResult("a", "pass"), CaseResult("b", "fail"))).pass_rate
+        0.5
+    """
+
     manifest: Manifest
     results: tuple[CaseResult, ...]
+    status: str = "finished"  # or "stopped" (the budget ran out) / "running" (not finished yet)
+
+    @property
+    def passed(self) -> bool:
+        """Every case passed (what ``tracegrade run`` exits 0 on)."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def pass_rate(self) -> float:
+        return sum(r.passed for r in self.results) / len(self.results) if self.results else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"manifest": self.manifest.to_json(), "results": [r.to_json() for r in self.results]}

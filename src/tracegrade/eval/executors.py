@@ -46,7 +46,7 @@ def build_parts(target: str, agent_model: str | None, prompt_version: str | None
     """The target and judge that the run command's flags name: the recipe the CLI ships
     (with ``functools.partial``). ``judge_model`` None means checks only."""
     judge = None if judge_model is None else Judge(load_model(judge_model, role="judge"), rubric or load_rubric())
-    return resolve_target(target, agent_model, prompt_version), judge
+    return resolve_target(target, agent_model=agent_model, prompt_version=prompt_version), judge
 
 
 class CaseWorker:

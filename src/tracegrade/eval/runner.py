@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Collection, Sequence
 
-from tracegrade.eval.checks import run_checks
+from tracegrade.eval.checks import checks_for, run_checks
+from tracegrade.eval.plugins import Check
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
@@ -26,7 +27,7 @@ from tracegrade.core.results import Scores, Unscored
 from tracegrade.judge.scoring import Judge
 from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.targets import Target
+from tracegrade.eval.plugins import Target
 from tracegrade.observe.telemetry import (
     Tracer, add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes, library_tracer,
 )
@@ -45,6 +46,9 @@ class RunSettings:
     repeat: int = 1
     flaky: FlakyPolicy | None = None  # None: a failed case is not re-run
     prices: PriceTable | None = None  # None: costs stay 0
+    # Checks beside the built-in ones (the user's, installed plugins'); each runs
+    # on the cases it applies to.
+    checks: tuple[Check, ...] = ()
 
 
 def _say(message: str) -> None:
@@ -109,7 +113,7 @@ async def _evaluate_case(
         return CaseResult(status="error", error=f"agent failed: {type(exc).__name__}: {exc}",
                           seconds=time.perf_counter() - started, **base)
     with tracer.start_as_current_span("checks") as span:
-        checks = run_checks(case, reply)
+        checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
         span.set_attributes(checks_attributes(checks))
     outcome = None
     if not settings.checks_only and judge is not None:
@@ -131,6 +135,20 @@ async def _evaluate_case(
         judge_retries=outcome.retries if outcome else 0,
         **base,
     )
+
+
+def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
+    """The extra checks that apply to ``case``; one whose ``applies`` raises is run,
+    so its call fails (or its error shows) inside the check boundary."""
+    chosen = []
+    for check in checks:
+        try:
+            wanted = check.applies(case)
+        except Exception:  # a broken plugin shows as a failed check, not a crashed run
+            wanted = True
+        if wanted:
+            chosen.append(check)
+    return chosen
 
 
 async def evaluate_with_retries(

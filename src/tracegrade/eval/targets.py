@@ -1,45 +1,24 @@
 """The agent under test is a plain async callable: GoldenCase -> Reply.
 
-Three ways to get one: the in-process ShopNest agent, any Python callable
-``module:function``, or an HTTP endpoint that returns the trace JSON.
+Three ways to name one: a target registered by an installed package (the
+``tracegrade.targets`` entry point group; ShopNest registers ``shopnest``),
+any Python callable ``module:function``, or an HTTP endpoint that returns the
+trace JSON.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from typing import TYPE_CHECKING, Awaitable, Callable
 
 import httpx
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.trace import Reply
+from tracegrade.eval.plugins import Target, installed_targets
 
-if TYPE_CHECKING:  # the harness never imports the agent under test at import time
-    from shopnest.agent import ShopNestAgent
-
-Target = Callable[[GoldenCase], Awaitable[Reply]]
-
-
-def shopnest_target(agent_model: str | None = None, prompt_version: str | None = None, top_k: int = 1) -> Target:
-    from shopnest.factory import build_agent
-
-    return agent_target(build_agent(agent_model, top_k, prompt_version))
-
-
-def agent_target(agent: ShopNestAgent) -> Target:
-    """The in-process target around a ShopNest agent already built (e.g. on a scripted model)."""
-    from shopnest.agent import Turn
-    from shopnest.orders import DEFAULT_CUSTOMER
-
-    async def ask(case: GoldenCase) -> Reply:
-        history = [Turn(t.role, t.content) for t in case.history]
-        return await agent.chat(case.question, case.customer_id or DEFAULT_CUSTOMER, history, case.faults)
-
-    ask.model_id = agent.model.model_id  # type: ignore[attr-defined]
-    ask.prompt_version = agent.prompt_version  # type: ignore[attr-defined]
-    return ask
+__all__ = ["Target", "callable_target", "http_target", "resolve_target"]
 
 
 def callable_target(spec: str) -> Target:
@@ -78,13 +57,28 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None) ->
     return ask
 
 
-def resolve_target(spec: str, agent_model: str | None = None, prompt_version: str | None = None) -> Target:
-    if spec == "shopnest":
-        return shopnest_target(agent_model, prompt_version)
+def resolve_target(spec: str, **options: str) -> Target:
+    """The target ``spec`` names; ``options`` (e.g. ``agent_model``) go to a
+    registered target's factory, which takes the ones it knows."""
+    registered = installed_targets()
+    if spec in registered:
+        return _build(spec, registered[spec], options)
     if spec.startswith(("http://", "https://")):
         import os
 
         return http_target(spec, token=os.environ.get("TRACEGRADE_TARGET_TOKEN"))
     if ":" in spec:
         return callable_target(spec)
-    raise ConfigError(f"unknown target {spec!r}: use shopnest, module:function or http://host:port/chat")
+    names = ", ".join(sorted(registered)) or "none installed"
+    raise ConfigError(f"unknown target {spec!r}: use a registered target ({names}), "
+                      "module:function or http://host:port/chat")
+
+
+def _build(name: str, factory, options: dict[str, str]) -> Target:
+    accepted = inspect.signature(factory).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    given = {k: v for k, v in options.items() if v is not None and (takes_any or k in accepted)}
+    try:
+        return factory(**given)
+    except TypeError as exc:
+        raise ConfigError(f"target {name!r}: {exc}") from None

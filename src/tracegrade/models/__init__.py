@@ -35,6 +35,7 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     """The ChatModel a spec names, or ConfigError saying what is accepted."""
     provider, _, name = spec.partition(":")
     if provider == "local":
+        require("xllamacpp", "local", "the local model")
         from tracegrade.models.local import local_model
 
         return local_model(name or None)
@@ -42,11 +43,13 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
         raise ConfigError(f"model spec {spec!r} needs a model name, e.g. {provider}:MODEL")
     base_url = os.environ.get(f"TRACEGRADE_{role.upper()}_BASE_URL")
     if provider == "openai":
+        require("openai", "openai", "openai: models")
         from tracegrade.models.openai_compat import OpenAIModel
 
         return OpenAIModel(name, base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"),
                            **http_settings())
     if provider == "anthropic":
+        require("anthropic", "anthropic", "anthropic: models")
         from tracegrade.models.anthropic_model import AnthropicModel
 
         return AnthropicModel(name, base_url or os.environ.get("ANTHROPIC_BASE_URL"), os.environ.get("ANTHROPIC_API_KEY"),
@@ -54,6 +57,14 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     raise ConfigError(
         f"unknown model spec {spec!r}: use local, local:/path/to/model.gguf, openai:MODEL or anthropic:MODEL"
     )
+
+
+def require(module: str, extra: str, what: str) -> None:
+    """ConfigError naming the extra to install when an optional package is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(f"{what} need the {module!r} package: pip install 'tracegrade[{extra}]'")
 
 
 def http_settings() -> dict[str, Any]:

@@ -270,9 +270,9 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     production spans (local store; OTLP when configured)."""
     telemetry = open_telemetry("tracegrade", spans_db)
     activate(telemetry)
-    attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.eval.dataset": manifest.dataset,
-                  "tracegrade.eval.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
-                  "tracegrade.judge.scoring.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
+    attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.dataset": manifest.dataset,
+                  "tracegrade.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
+                  "tracegrade.judge.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
     try:
         with telemetry.tracer.start_as_current_span("eval_run", attributes=attributes):
             yield
@@ -296,8 +296,8 @@ def finish_case_span(span: otel.Span, status: str, error: str, seconds: float) -
 
 def checks_attributes(checks: Sequence[Any]) -> dict[str, Any]:
     failed = [c for c in checks if not c.passed]
-    return {"tracegrade.eval.checks.count": len(checks), "tracegrade.eval.checks.failed": [c.name for c in failed],
-            "tracegrade.eval.checks.codes": [c.code for c in failed]}
+    return {"tracegrade.checks.count": len(checks), "tracegrade.checks.failed": [c.name for c in failed],
+            "tracegrade.checks.codes": [c.code for c in failed]}
 
 
 def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
@@ -308,7 +308,7 @@ def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
         "gen_ai.usage.input_tokens": outcome.input_tokens,
         "gen_ai.usage.output_tokens": outcome.output_tokens,
         "tracegrade.retries": getattr(outcome, "retries", 0),
-        "tracegrade.judge.scoring.attempts": outcome.attempts,
+        "tracegrade.judge.attempts": outcome.attempts,
     }
     values = getattr(outcome, "values", None)
     if values is None:

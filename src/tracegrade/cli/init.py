@@ -1,0 +1,46 @@
+"""`tracegrade init`: a starter ``evals/`` folder in the user's project."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from tracegrade.core.errors import ConfigError
+
+# file written -> the shipped file it copies (package data)
+STARTER = {"judge-rubric.md": "judge-rubric.md", "gate.toml": "gate.toml", "dataset.json": "starter-dataset.json"}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "init", help="write a starter evals/ folder (dataset, rubric, gate file) into this project",
+        description="Write a starter evals/ folder: a small dataset to edit (dataset.json), the judge rubric "
+        "(judge-rubric.md) and the regression-gate thresholds (gate.toml). Existing files are kept "
+        "unless --force. Then: tracegrade run evals/dataset.json --target mypkg.agent:answer --checks-only",
+    )
+    p.add_argument("folder", nargs="?", type=Path, default=Path("evals"), help="where to write (default evals/)")
+    p.add_argument("--force", action="store_true", help="overwrite files that exist")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    written = init_project(args.folder, force=args.force)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: tracegrade run {args.folder / 'dataset.json'} --target mypkg.agent:answer --checks-only")
+    return 0
+
+
+def init_project(folder: Path, force: bool = False) -> list[Path]:
+    """Copy the starter files into ``folder``; ConfigError if one exists (unless ``force``)."""
+    from tracegrade import defaults
+
+    existing = [folder / name for name in STARTER if (folder / name).exists()]
+    if existing and not force:
+        raise ConfigError(f"{', '.join(map(str, existing))} already exist; use --force to overwrite")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, shipped in STARTER.items():
+        written.append(Path(shutil.copyfile(defaults.path(shipped), folder / name)))
+    return written

@@ -1,0 +1,201 @@
+"""The front door: run a dataset against a target, check, judge, store, report.
+
+    >>> import tracegrade
+    >>> run = tracegrade.evaluate("evals/golden-dataset.json", "shopnest", judge=None)  # doctest: +SKIP
+    >>> run.pass_rate  # doctest: +SKIP
+
+``evaluate`` is what ``tracegrade run`` calls: the manifest, the run store,
+resume, repeats, flaky re-runs, the budget and the executor are all inside,
+so a notebook gets the same stored, resumable run as the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from tracegrade.core.errors import ConfigError
+from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
+from tracegrade.eval.plugins import Check, Target, installed_checks
+from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
+from tracegrade.eval.recording import record_run, spent_usd
+from tracegrade.eval.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
+from tracegrade.eval.targets import resolve_target
+from tracegrade.judge.scoring import Judge
+from tracegrade.store.runstore import RunStore, open_store
+
+DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
+JudgeLike = Judge | str | None
+
+
+def evaluate(
+    dataset: DatasetLike,
+    target: Target | str,
+    *,
+    target_options: Mapping[str, str | None] | None = None,
+    judge: JudgeLike = "local",
+    checks: Iterable[Check] = (),
+    settings: RunSettings = RunSettings(),
+    store: RunStore | str | None = None,
+    resume: str | None = None,
+    out: str | Path | None = None,
+    budget_usd: float | None = None,
+    executor: Evaluate = evaluate_with_retries,
+    on_start: Callable[[Manifest], None] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+    record: Mapping[str, Any] | None = None,
+    telemetry: bool = False,
+) -> Run:
+    """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
+
+    ``dataset``: a Dataset, a file path, or a list of cases. ``target``: an
+    async callable ``case -> Reply``, or a name (a registered target,
+    ``module:function``, an ``http(s)://`` URL) built with ``target_options``
+    (e.g. ``{"agent_model": "openai:gpt-4o-mini"}``). ``judge``: a Judge, a model
+    spec (``"local"``, ``"openai:MODEL"``, ...) or None for checks only.
+    ``checks`` run beside the built-in and installed ones on the cases they
+    apply to. ``store``: a RunStore or URL (default ``$TRACEGRADE_DB``, else
+    ``.tracegrade/runs.db``). ``resume``: a stored run id to finish. ``out``:
+    a folder for ``results.json``, ``junit.xml`` and ``summary.md``.
+    ``record``: extra facts for the manifest's settings (the CLI's flags).
+    ``on_start`` sees the manifest before the first case (its run id is what
+    ``resume`` takes); ``on_result`` sees each case as it is stored.
+    ``telemetry``: record the run's spans (span store, OTLP when configured).
+    """
+    return asyncio.run(evaluate_async(
+        dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
+        budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
+        telemetry=telemetry))
+
+
+async def evaluate_async(
+    dataset: DatasetLike,
+    target: Target | str,
+    *,
+    target_options: Mapping[str, str | None] | None = None,
+    judge: JudgeLike = "local",
+    checks: Iterable[Check] = (),
+    settings: RunSettings = RunSettings(),
+    store: RunStore | str | None = None,
+    resume: str | None = None,
+    out: str | Path | None = None,
+    budget_usd: float | None = None,
+    executor: Evaluate = evaluate_with_retries,
+    on_start: Callable[[Manifest], None] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+    record: Mapping[str, Any] | None = None,
+    telemetry: bool = False,
+) -> Run:
+    """The async twin of :func:`evaluate`, for callers already in an event loop."""
+    cases = as_dataset(dataset)
+    agent = resolve_target(target, **(target_options or {})) if isinstance(target, str) else target
+    the_judge = as_judge(judge)
+    settings = replace(settings, checks=(*settings.checks, *checks, *installed_checks()),
+                       checks_only=settings.checks_only or the_judge is None)
+    own_store = not isinstance(store, RunStore)
+    the_store = open_store(store) if own_store else store
+    try:
+        run = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
+                            executor, on_start, on_result, record or {}, telemetry)
+    finally:
+        if own_store:
+            the_store.close()
+    if out is not None:
+        write_outputs(run, Path(out), cases.cases)
+    return run
+
+
+async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Judge | None, settings: RunSettings,
+                  store: RunStore, resume: str | None, budget_usd: float | None, executor: Evaluate,
+                  on_start: Callable[[Manifest], None] | None, on_result: Callable[[CaseResult], None] | None, record: Mapping[str, Any], telemetry: bool) -> Run:
+    if resume:
+        manifest = resumable(store, resume, cases, judge)
+    else:
+        manifest = new_manifest(cases, agent, target, judge, record)
+    if on_start is not None:
+        on_start(manifest)
+    budget = None
+    if budget_usd is not None:
+        already = spent_usd(store.load_run(manifest.run_id).results) if resume else 0.0
+        budget = Budget(budget_usd, already)
+    with _run_spans(manifest, telemetry):
+        run, status = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
+                                       budget=budget, on_result=on_result, evaluate=executor)
+    return replace(run, status=status)
+
+
+def _run_spans(manifest: Manifest, on: bool) -> contextlib.AbstractContextManager[None]:
+    if not on:
+        return contextlib.nullcontext()
+    from tracegrade.observe.telemetry import eval_run_spans
+
+    return eval_run_spans(manifest)
+
+
+def as_dataset(dataset: DatasetLike) -> Dataset:
+    if isinstance(dataset, Dataset):
+        return dataset
+    if isinstance(dataset, (str, Path)):
+        return load_dataset(dataset)
+    cases = tuple(c if isinstance(c, GoldenCase) else GoldenCase.model_validate(c) for c in dataset)
+    return Dataset("inline", cases)
+
+
+def as_judge(judge: JudgeLike) -> Judge | None:
+    if judge is None or isinstance(judge, Judge):
+        return judge
+    from tracegrade.judge.scoring import load_rubric
+    from tracegrade.models import load_model, model_spec
+
+    return Judge(load_model(model_spec("judge", judge), role="judge"), load_rubric())
+
+
+def new_manifest(cases: Dataset, agent: Target, target: Target | str, judge: Judge | None,
+                 record: Mapping[str, Any]) -> Manifest:
+    name = target if isinstance(target, str) else getattr(target, "__qualname__", type(target).__name__)
+    return Manifest(
+        run_id=new_run_id(),
+        dataset=cases.name,
+        dataset_version=cases.version,
+        case_count=len(cases.cases),
+        target=name,
+        agent_model=getattr(agent, "model_id", name),
+        judge_model=judge.model.model_id if judge else None,
+        rubric_hash=judge.rubric_hash if judge else None,
+        prompt_version=getattr(agent, "prompt_version", "") or record.get("promptVersion") or "",
+        git_commit=git_commit(),
+        started_at=now_iso(),
+        settings=dict(record),
+    )
+
+
+def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None) -> Manifest:
+    """The stored manifest of the unfinished run ``run_id``, if this dataset and judge can finish it."""
+    ids = store.run_ids(run_id)
+    if len(ids) != 1:
+        raise ConfigError(f"--resume {run_id}: {'no run' if not ids else 'several runs'} with that id in {store.url}")
+    info = store.info(ids[0])
+    if info.status == "finished":
+        raise ConfigError(f"run {info.run_id} already finished; nothing to resume")
+    manifest = info.manifest
+    if cases.version != manifest.dataset_version:
+        raise ConfigError(f"run {manifest.run_id} measured dataset version {manifest.dataset_version}, "
+                          f"this file is version {cases.version}: resume refuses to mix the two")
+    if judge is not None and judge.rubric_hash != manifest.rubric_hash:
+        raise ConfigError(f"run {manifest.run_id} used rubric {manifest.rubric_hash}, this one is {judge.rubric_hash}")
+    return manifest
+
+
+def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = ()) -> list[Path]:
+    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``."""
+    from tracegrade.metrics import run_metrics
+    from tracegrade.report import json_report, junit, markdown
+
+    base = folder / run.manifest.run_id
+    metrics = run_metrics(run.results, cases)
+    return [json_report.write(run, base / "results.json", metrics.to_json()), junit.write(run, base / "junit.xml"),
+            markdown.write(run, base / "summary.md")]
