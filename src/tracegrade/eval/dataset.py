@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
@@ -96,7 +96,7 @@ class Dataset:
     name: str
     cases: tuple[GoldenCase, ...]
     # WHY kept on a selection: a run of some cases measured the whole file's version.
-    file_version: str = ""
+    file_version: str = field(default="", compare=False)
 
     @property
     def version(self) -> str:
