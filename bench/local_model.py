@@ -45,7 +45,7 @@ from tracegrade.judge.scoring import SCORE_SCHEMA, Judge, evidence, load_rubric
 from tracegrade.models import ChatOptions, Message
 from tracegrade.models.local import LocalModel
 from tracegrade.models.weights import MODEL_ID, default_model_path
-from tracegrade.eval.runner import RunSettings, evaluate_case
+from tracegrade.run.runner import RunSettings, evaluate_case
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from tracegrade.metrics import run_metrics
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.core.trace import Reply
 
 BENCHMARK = load_dataset(Path(__file__).resolve().parents[1] / "evals" / "benchmark.json")

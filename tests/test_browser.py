@@ -28,7 +28,7 @@ from tracegrade.observe.monitor.judging import OnlineJudge
 from tracegrade.observe.monitor.metrics import RequestTrace, summarize
 from tracegrade.report import html
 from tracegrade.core.results import Manifest, Run
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.observe.spanstore import SpanStore
 from tracegrade.observe.telemetry import open_telemetry
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage

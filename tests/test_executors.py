@@ -16,11 +16,11 @@ import pytest
 
 from tracegrade import cli
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.executors import local_executor, ray_executor
+from tracegrade.run.executors import local_executor, ray_executor
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.store.runstore import open_store
 from tracegrade.core.trace import Reply, ToolCall
 
@@ -68,7 +68,7 @@ def comparable(results) -> list[dict]:
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'tracegrade[ray]')")
-    from tracegrade.eval.executors import init_ray
+    from tracegrade.run.executors import init_ray
 
     init_ray(num_cpus=2)
     yield ray

@@ -17,7 +17,7 @@ from shopnest.orders import ORDERS, OrderBook
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import load_model
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
 pytest.importorskip("openai")

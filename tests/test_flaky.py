@@ -11,7 +11,7 @@ from runs_support import GOLDEN_PATH, good_reply
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.core.errors import ConfigError
 from tracegrade.eval.flaky import FlakyPolicy, parse_policy
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.core.trace import Reply
 
 CASES = load_dataset(GOLDEN_PATH).select(["rag-return-01", "tool-status-01", "tool-refund-01", "out-of-scope-01"]).cases

@@ -14,7 +14,7 @@ from support import GOLDEN, golden_shopnest_model, serving
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from shopnest.target import agent_target
 from tracegrade.eval.targets import http_target, resolve_target
 

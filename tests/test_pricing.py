@@ -9,7 +9,7 @@ from tracegrade.stats.aggregate import cost
 from tracegrade.cli import main
 from tracegrade.core.errors import ConfigError
 from tracegrade.eval.pricing import Price, PriceTable, load_prices, price_case, unpriced_models
-from tracegrade.eval.runner import Budget
+from tracegrade.run.runner import Budget
 from tracegrade.store.runstore import open_store
 from tracegrade.core.trace import Reply, Usage
 

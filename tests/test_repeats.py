@@ -12,8 +12,8 @@ from runs_support import GOLDEN_PATH, good_reply, result, scores
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.eval.repeats import case_spreads, run_level
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.repeats import case_spreads, run_level
+from tracegrade.run.runner import RunSettings, run_cases
 
 CASES = load_dataset(GOLDEN_PATH).select(["rag-return-01", "tool-status-01"]).cases
 

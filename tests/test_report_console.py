@@ -15,7 +15,7 @@ from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

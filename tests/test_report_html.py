@@ -48,7 +48,7 @@ def test_run_names_resolve_from_the_results_folders(runs_dir, empty_store):
     assert load_run(str(path), empty_store, runs_dir).manifest.run_id == "20260602-090000-bbbbbb"
     with pytest.raises(TracegradeError, match="ambiguous"):
         load_run("2026060", empty_store, runs_dir)
-    with pytest.raises(TracegradeError, match="no run 'nope'"):
+    with pytest.raises(TracegradeError, match="no run matching 'nope'"):
         load_run("nope", empty_store, runs_dir)
 
 

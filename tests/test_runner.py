@@ -17,7 +17,7 @@ from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console, json_report, junit, markdown
 from tracegrade.core.results import Manifest, Run
-from tracegrade.eval.runner import RunSettings, evaluate_case, run_cases
+from tracegrade.run.runner import RunSettings, evaluate_case, run_cases
 
 CASES = GOLDEN.cases
 IDS = [case.id for case in CASES]

@@ -25,7 +25,7 @@ from tracegrade.eval.dataset import GoldenCase, load_dataset
 from tracegrade.metrics.safety import violations as trace_violations
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 
 BENCHMARK = Path(__file__).resolve().parents[1] / "evals" / "benchmark.json"
 SPLITS = ("prompt-injection", "permission")

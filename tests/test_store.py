@@ -13,9 +13,9 @@ from runs_support import GOLDEN_PATH, result, scores, slow_target
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.core.errors import StoreError
 from tracegrade.eval.provenance import now_iso
-from tracegrade.eval.recording import record_run
+from tracegrade.run.recording import record_run
 from tracegrade.core.results import Manifest
-from tracegrade.eval.runner import RunSettings
+from tracegrade.run.runner import RunSettings
 from tracegrade.store.runstore import MIGRATIONS, open_store
 
 _databases = itertools.count()

@@ -23,7 +23,7 @@ from tracegrade.judge.scoring import METRICS, Judge
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.core.results import Manifest
-from tracegrade.eval.runner import RunSettings, run_cases
+from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.observe.spanstore import SpanStore, StoredSpan, reply_from_spans
 from tracegrade.observe.telemetry import (
     RequestInfo, activate, eval_run_spans, hash_customer, memory_telemetry, open_telemetry, record_request,

@@ -17,10 +17,10 @@ __version__ = "0.1.0"
 
 # public name -> (module, attribute)
 _EXPORTS = {
-    "evaluate": ("tracegrade.eval.evaluate", "evaluate"),
-    "evaluate_async": ("tracegrade.eval.evaluate", "evaluate_async"),
-    "write_outputs": ("tracegrade.eval.evaluate", "write_outputs"),
-    "RunSettings": ("tracegrade.eval.runner", "RunSettings"),
+    "evaluate": ("tracegrade.run.evaluate", "evaluate"),
+    "evaluate_async": ("tracegrade.run.evaluate", "evaluate_async"),
+    "write_outputs": ("tracegrade.run.evaluate", "write_outputs"),
+    "RunSettings": ("tracegrade.run.runner", "RunSettings"),
     "Dataset": ("tracegrade.eval.dataset", "Dataset"),
     "Case": ("tracegrade.eval.dataset", "GoldenCase"),
     "GoldenCase": ("tracegrade.eval.dataset", "GoldenCase"),
@@ -72,9 +72,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from tracegrade.core.trace import Reply, Step, ToolCall, Usage
     from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
     from tracegrade.eval.dataset import GoldenCase as Case
-    from tracegrade.eval.evaluate import evaluate, evaluate_async, write_outputs
+    from tracegrade.run.evaluate import evaluate, evaluate_async, write_outputs
     from tracegrade.eval.plugins import Check, Target
-    from tracegrade.eval.runner import RunSettings
+    from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge
     from tracegrade.models import load_model
     from tracegrade.report.console import render as render_console

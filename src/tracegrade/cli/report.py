@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from tracegrade.core.errors import StoreError, TracegradeError
-from tracegrade.report import console, html, json_report
+from tracegrade.core.errors import ConfigError
+from tracegrade.report import console, html
+from tracegrade.store import runref
+from tracegrade.store.runstore import open_store
 from tracegrade.core.results import Run
 
 RUNS_DIR = Path(".tracegrade/runs")
@@ -39,46 +41,16 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def load_run(ref: str, db: str | None = None, runs_dir: Path = RUNS_DIR) -> Run:
-    """The run ``ref`` names: a results.json path, else from the run store, else from
-    the newest results folders (sorted by run id, which starts with the UTC time)."""
-    path = Path(ref)
-    if path.suffix == ".json" or path.is_file():
-        if not path.is_file():
-            raise TracegradeError(f"no results file {path}")
-        return json_report.read(path)
-    run = _from_store(ref, db)
-    if run is not None:
-        return run
-    folders = sorted(p.parent.name for p in Path(runs_dir).glob("*/results.json"))
-    wanted = _pick(ref, folders)
-    if wanted is None:
-        raise TracegradeError(f"no run {ref!r} in the run store or in {runs_dir}")
-    return json_report.read(Path(runs_dir) / wanted / "results.json")
-
-
-def _from_store(ref: str, db: str | None) -> Run | None:
-    try:
-        from tracegrade.store.runstore import open_store
-    except ImportError:  # a build without the run store
-        return None
-    try:
-        with open_store(db) as store:
-            if ref in ("latest", "previous"):
-                ids = [info.run_id for info in reversed(store.runs(limit=2))]
-            else:
-                ids = store.run_ids(ref)
-            wanted = _pick(ref, ids)
-            return store.load_run(wanted) if wanted else None
-    except StoreError:
-        return None
-
-
-def _pick(ref: str, ids_oldest_first: list[str]) -> str | None:
-    if ref == "latest":
-        return ids_oldest_first[-1] if ids_oldest_first else None
-    if ref == "previous":
-        return ids_oldest_first[-2] if len(ids_oldest_first) > 1 else None
-    matches = [i for i in ids_oldest_first if i.startswith(ref)]
-    if len(matches) > 1:
-        raise TracegradeError(f"run {ref!r} is ambiguous: {', '.join(matches[:5])}")
-    return matches[0] if matches else None
+    """The run ``ref`` names, resolved as every command resolves it (``runref``);
+    a run the store lacks is looked up in the results folders. A broken store
+    is an error, never "no run"."""
+    if runref.is_file_ref(ref):
+        return runref.load(ref, None)
+    with open_store(db) as store:
+        try:
+            return runref.load(ref, store)
+        except ConfigError as in_store:
+            try:
+                return runref.from_folders(ref, runs_dir)
+            except ConfigError as in_folders:
+                raise ConfigError(f"{in_store}; {in_folders}") from None

@@ -16,7 +16,7 @@ from tracegrade.core.errors import ConfigError
 if TYPE_CHECKING:
     from tracegrade.core.results import Manifest, Run
     from tracegrade.eval.dataset import Dataset
-    from tracegrade.eval.runner import RunSettings
+    from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge
     from tracegrade.store.runstore import RunStore
 
@@ -78,7 +78,7 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.eval.dataset import load_dataset
-    from tracegrade.eval.evaluate import write_outputs
+    from tracegrade.run.evaluate import write_outputs
     from tracegrade.judge.scoring import Judge, load_rubric
     from tracegrade.metrics import run_metrics
     from tracegrade.models import load_model, model_spec
@@ -126,7 +126,7 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
 def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Run:
     from pydantic.alias_generators import to_camel
 
-    from tracegrade.eval.evaluate import evaluate
+    from tracegrade.run.evaluate import evaluate
     from tracegrade.eval.progress import progress_bar
 
     todo = len(dataset.cases) * settings.repeat - (len(store.done_keys(args.resume)) if args.resume else 0)
@@ -157,7 +157,7 @@ def _executor(args: argparse.Namespace, judge: Judge | None):
     """Where the jobs run. Ray workers rebuild the target and judge from the same flags."""
     import functools
 
-    from tracegrade.eval.executors import build_parts, local_executor, ray_executor
+    from tracegrade.run.executors import build_parts, local_executor, ray_executor
     from tracegrade.models import model_spec
 
     if args.executor == "local":
@@ -171,7 +171,7 @@ def _executor(args: argparse.Namespace, judge: Judge | None):
 def _settings(args: argparse.Namespace) -> RunSettings:
     from tracegrade.eval.flaky import parse_policy
     from tracegrade.eval.pricing import load_prices
-    from tracegrade.eval.runner import RunSettings
+    from tracegrade.run.runner import RunSettings
 
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 from tracegrade.stats import aggregate, paired as pairstats
 from tracegrade.core.errors import ConfigError
 from tracegrade.judge.scoring import METRICS
-from tracegrade.eval.repeats import by_case
+from tracegrade.run.repeats import by_case
 from tracegrade.core.results import CaseResult, Manifest, Run
 
 GROUP_DIMENSIONS = ("split", "category", "risk")

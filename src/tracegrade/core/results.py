@@ -7,10 +7,15 @@ report read the same thing.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Literal, Mapping
 
 from tracegrade.core.trace import Reply
+
+
+CaseStatus = Literal["pass", "fail", "unscored", "error"]
 
 
 @dataclass(frozen=True)
@@ -162,3 +167,8 @@ class Run:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Run:
         return cls(Manifest.from_json(data["manifest"]), tuple(CaseResult.from_json(r) for r in data["results"]))
+
+    @classmethod
+    def read(cls, path: str | Path) -> Run:
+        """The run in a ``results.json`` file."""
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))

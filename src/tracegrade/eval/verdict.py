@@ -1,6 +1,6 @@
 """The pass rule: every check passes AND every judge score reaches the pass score.
 
-    >>> from tracegrade.core.results import CheckResult
+    >>> from tracegrade.core.results import CaseStatus, CheckResult
     >>> from tracegrade.core.results import Scores
     >>> scores = Scores({"relevance": 5, "correctness": 3})
     >>> case_status((CheckResult("source", True),), scores, pass_score=4)
@@ -9,12 +9,11 @@
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Sequence
 
-from tracegrade.core.results import CheckResult
-from tracegrade.core.results import JudgeOutcome, Scores, Unscored
+from tracegrade.core.results import CaseStatus, CheckResult, JudgeOutcome, Scores, Unscored
 
-Status = Literal["pass", "fail", "unscored", "error"]
+Status = CaseStatus  # the name the pass rule has always used
 DEFAULT_PASS_SCORE = 4
 
 

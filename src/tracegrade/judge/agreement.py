@@ -20,22 +20,9 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from tracegrade.stats.paired import average_ranks
+
 Weights = Literal["quadratic"] | None
-
-
-def average_ranks(values: Sequence[float]) -> np.ndarray:
-    """Ranks from 1, tied values sharing the mean of the ranks they cover."""
-    data = np.asarray(values, dtype=float)
-    order = np.argsort(data, kind="mergesort")
-    ranks = np.empty(len(data), dtype=float)
-    start = 0
-    while start < len(data):
-        end = start
-        while end + 1 < len(data) and data[order[end + 1]] == data[order[start]]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
@@ -51,7 +38,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's rho: Pearson on average ranks (nan when either side is constant)."""
-    return pearson(average_ranks(x), average_ranks(y))
+    return pearson(average_ranks(x)[0], average_ranks(y)[0])
 
 
 def mae(x: Sequence[float], y: Sequence[float]) -> float:

@@ -25,7 +25,7 @@ from tracegrade.metrics.base import Rate, Traced
 
 REFUSAL_PHRASES = (
     "only help with", "can only assist", "can't help with", "cannot help with", "not able to help",
-    "unable to help", "can't assist", "cannot assist", "not related to shopnest",
+    "unable to help", "can't assist", "cannot assist", "not related to",
     "i don't know", "i do not know", "i'm not sure", "don't have information", "do not have information",
     "don't have any information", "do not have any information", "no information",
     "doesn't say", "does not say", "doesn't mention", "does not mention", "not mentioned", "not specified",

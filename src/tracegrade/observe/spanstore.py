@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from tracegrade.observe.telemetry import REQUEST_SPAN
+from tracegrade.core.names import REQUEST_SPAN
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 _SCHEMA = """

@@ -55,10 +55,11 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, Tracer
 
+from tracegrade.core.names import REQUEST_SPAN
+
 from tracegrade.core.redact import redact
 from tracegrade.core.trace import Reply, Step, ToolCall
 
-REQUEST_SPAN = "agent_request"
 DEFAULT_SPANS_DB = Path(".tracegrade/spans.db")
 # Environment variables whose values are secrets wherever they show up.
 SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SHOPNEST_API_TOKEN", "TRACEGRADE_MONITOR_TOKEN",
@@ -77,7 +78,7 @@ class RequestInfo:
     started_ns: int
     ended_ns: int
     customer_id: str = ""
-    agent_name: str = "shopnest"
+    agent_name: str = "agent"  # the gen_ai.agent.name attribute; each agent passes its own
     prompt_version: str = ""
     model: str = ""
     provider: str = ""

@@ -40,4 +40,4 @@ def _indented(value: Any) -> str:
 
 
 def read(path: Path) -> Run:
-    return Run.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    return Run.read(path)

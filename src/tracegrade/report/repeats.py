@@ -4,7 +4,7 @@ mean (variance) per score."""
 from __future__ import annotations
 
 from tracegrade.judge.scoring import METRICS
-from tracegrade.eval.repeats import case_spreads, repetitions, run_level
+from tracegrade.run.repeats import case_spreads, repetitions, run_level
 from tracegrade.core.results import Run
 
 

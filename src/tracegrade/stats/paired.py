@@ -69,7 +69,7 @@ def wilcoxon_signed_rank(baseline: Sequence[float], candidate: Sequence[float]) 
     nonzero = [x for x in d if x != 0]
     if not nonzero:
         return TestResult(0.0, 1.0, "no differences")
-    ranks, tie_sizes = _average_ranks([abs(x) for x in nonzero])
+    ranks, tie_sizes = average_ranks([abs(x) for x in nonzero])
     w_plus = sum(r for r, x in zip(ranks, nonzero) if x > 0)
     w_minus = sum(r for r, x in zip(ranks, nonzero) if x < 0)
     has_ties = any(size > 1 for size in tie_sizes)
@@ -115,7 +115,13 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _average_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+def average_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Ranks from 1, tied values sharing the mean of the ranks they cover, and the
+    size of each group of ties (the one rank function of the package).
+
+        >>> average_ranks([10, 20, 20, 5])
+        ([2.0, 3.5, 3.5, 1.0], [1, 1, 2])
+    """
     order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
     sizes = []

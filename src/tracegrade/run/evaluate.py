@@ -22,8 +22,8 @@ from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
 from tracegrade.eval.plugins import Check, Target, installed_checks
 from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
-from tracegrade.eval.recording import record_run, spent_usd
-from tracegrade.eval.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
+from tracegrade.run.recording import record_run, spent_usd
+from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
 from tracegrade.eval.targets import resolve_target
 from tracegrade.judge.scoring import Judge
 from tracegrade.store.runstore import RunStore, open_store

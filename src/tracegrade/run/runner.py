@@ -86,7 +86,7 @@ async def evaluate_case(
 ) -> CaseResult:
     """Agent, checks, judge, verdict for one case, in a ``case`` span; never raises."""
     # A no-op tracer unless a command activated telemetry: library callers pay nothing.
-    tracer = library_tracer("tracegrade.eval.runner")
+    tracer = library_tracer("tracegrade.run.runner")
     with tracer.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
         result = await _evaluate_case(case, target, judge, settings, repeat, tracer)
         finish_case_span(span, result.status, result.error, result.seconds)
@@ -190,7 +190,7 @@ def _sum_pairs(pairs) -> tuple[int, int]:
     return (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
 
 
-# Runs one job. The default runs it here; tracegrade.eval.executors sends it to a Ray worker.
+# Runs one job. The default runs it here; tracegrade.run.executors sends it to a Ray worker.
 Evaluate = Callable[[GoldenCase, Target, "Judge | None", RunSettings, int], Awaitable[CaseResult]]
 
 

@@ -21,7 +21,7 @@ from tracegrade.judge.scoring import Judge
 from tracegrade.eval.provenance import now_iso
 from tracegrade.eval.pricing import unpriced_models
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.eval.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
+from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store.runstore import RunStore
 from tracegrade.eval.targets import Target
 

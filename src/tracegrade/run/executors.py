@@ -33,7 +33,7 @@ from tracegrade.core.errors import ConfigError
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models import load_model
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.runner import Evaluate, RunSettings, evaluate_with_retries
+from tracegrade.run.runner import Evaluate, RunSettings, evaluate_with_retries
 from tracegrade.eval.targets import Target, resolve_target
 
 Parts = tuple[Target, "Judge | None"]
