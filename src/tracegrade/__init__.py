@@ -47,6 +47,7 @@ _EXPORTS = {
     "write_summary_markdown": ("tracegrade.report.markdown", "write"),
     "write_html": ("tracegrade.report.html", "write"),
     "render_console": ("tracegrade.report.console", "render"),
+    "assert_checks_pass": ("tracegrade.pytest_plugin", "assert_checks_pass"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -77,6 +78,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge
     from tracegrade.models import load_model
+    from tracegrade.pytest_plugin import assert_checks_pass
     from tracegrade.report.console import render as render_console
     from tracegrade.report.html import write as write_html
     from tracegrade.report.json_report import write as write_results_json

@@ -1,0 +1,141 @@
+"""pytest integration: each case of a dataset is a test item.
+
+    pytest --tracegrade evals/golden.json --target mypkg.agent:answer
+
+runs every case through :func:`tracegrade.evaluate` (stored in the run store
+as usual, checks only unless ``--tracegrade-judge`` names a model) and reports
+one item per case, its failed checks and low scores as the failure message.
+Or write the test yourself; the ``tracegrade_case`` fixture is parametrised
+over the dataset's cases::
+
+    async def test_my_agent(tracegrade_case):
+        reply = await my_agent(tracegrade_case)
+        assert_checks_pass(tracegrade_case, reply)
+
+WHY nothing is imported at module level: pytest loads this plugin in every
+session of every project that has tracegrade installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+import pytest
+
+if TYPE_CHECKING:
+    from tracegrade.core.results import CaseResult, Run
+    from tracegrade.core.trace import Reply
+    from tracegrade.eval.dataset import Dataset, GoldenCase
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tracegrade", "tracegrade: evaluate an agent on a golden dataset")
+    group.addoption("--tracegrade", metavar="DATASET", help="run each case of DATASET as a test item")
+    group.addoption("--tracegrade-target", "--target", dest="tracegrade_target", metavar="TARGET",
+                    help="the agent: a registered target, module:function or http(s)://URL")
+    group.addoption("--tracegrade-judge", metavar="MODEL", default=None,
+                    help="judge model spec (local, openai:MODEL, ...); default: checks only")
+    group.addoption("--tracegrade-db", metavar="URL", default=None,
+                    help="run store URL (default $TRACEGRADE_DB, else .tracegrade/runs.db)")
+
+
+def _dataset(config: pytest.Config) -> Dataset | None:
+    path = config.getoption("tracegrade")
+    if not path:
+        return None
+    cached = getattr(config, "_tracegrade_dataset", None)
+    if cached is None:
+        from tracegrade.eval.dataset import load_dataset
+
+        cached = config._tracegrade_dataset = load_dataset(path)  # type: ignore[attr-defined]
+    return cached
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tracegrade_case" not in metafunc.fixturenames:
+        return
+    dataset = _dataset(metafunc.config)
+    if dataset is None:
+        raise pytest.UsageError("the tracegrade_case fixture needs --tracegrade DATASET")
+    metafunc.parametrize("tracegrade_case", dataset.cases, ids=[case.id for case in dataset.cases])
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    dataset = _dataset(config)
+    if dataset is None or not config.getoption("tracegrade_target"):
+        return
+    collector = DatasetCollector.from_parent(session, name=str(config.getoption("tracegrade")))
+    items.extend(CaseItem.from_parent(collector, name=case.id, case_id=case.id) for case in dataset.cases)
+
+
+class DatasetCollector(pytest.Collector):
+    """The dataset as a pytest node; it runs all its cases once, at the first item."""
+
+    run: Run | None = None
+
+    def collect(self) -> Iterable[pytest.Item]:  # items are added by the hook above
+        return []
+
+    def results(self) -> dict[str, CaseResult]:
+        if self.run is None:
+            from tracegrade.run.evaluate import evaluate
+
+            config = self.config
+            self.run = evaluate(_dataset(config), config.getoption("tracegrade_target"),
+                                judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"))
+        return {r.case_id: r for r in self.run.results}
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case_id = case_id
+
+    def runtest(self) -> None:
+        result = self.parent.results()[self.case_id]  # type: ignore[attr-defined]
+        if not result.passed:
+            raise CaseFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            return failure_message(excinfo.value.result)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        return str(self.parent.name), 0, f"tracegrade case {self.case_id}"
+
+
+class CaseFailed(AssertionError):
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(failure_message(result))
+        self.result = result
+
+
+def failure_message(result: CaseResult) -> str:
+    """Why a case did not pass: its status, failed checks, scores and error."""
+    lines = [f"case {result.case_id}: {result.status.upper()}"]
+    lines += [f"  check {c.name}: {c.code}: {c.detail}" for c in result.failed_checks()]
+    if result.scores:
+        lines.append("  scores " + "  ".join(f"{k} {v}" for k, v in result.scores.items()))
+    if result.error:
+        lines.append(f"  error {result.error}")
+    return "\n".join(lines)
+
+
+def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
+    """AssertionError listing every failed check of ``reply`` for ``case`` (built-in
+    and installed checks); for tests that call the agent themselves."""
+    from tracegrade.eval.checks import checks_for, run_checks
+    from tracegrade.eval.plugins import installed_checks
+
+    checks = [*checks_for(case), *(c for c in installed_checks() if c.applies(case))]
+    failed = [c for c in run_checks(case, reply, checks) if not c.passed]
+    if failed:
+        raise AssertionError("\n".join([f"case {case.id}: checks failed"]
+                                       + [f"  check {c.name}: {c.code}: {c.detail}" for c in failed]))
+
+
+@pytest.fixture
+def tracegrade_check():
+    """``assert_checks_pass`` as a fixture: ``tracegrade_check(case, reply)``."""
+    return assert_checks_pass

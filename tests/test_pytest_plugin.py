@@ -1,0 +1,52 @@
+"""The pytest plugin, run in a real pytest subprocess (pytester): one item per
+case, failures named, the run stored; the tracegrade_case fixture."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tracegrade.store.runstore import open_store
+
+pytest_plugins = ["pytester"]
+TESTS = Path(__file__).resolve().parent
+GOLDEN = TESTS.parent / "evals" / "golden-dataset.json"
+
+
+def test_each_case_is_an_item_and_a_wrong_call_fails_with_its_check(pytester, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    result = pytester.runpytest_subprocess("--tracegrade", str(GOLDEN), "--target", "support:one_wrong_argument",
+                                           "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=11, failed=1)
+    result.stdout.fnmatch_lines(["*case tool-status-01: FAIL*", "*check toolArgument: wrong_argument*ORD-102*"])
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        [info] = store.runs(limit=5)
+        assert info.status == "finished"
+        stored = store.load_run(info.run_id)
+    assert len(stored.results) == 12
+    assert [r.case_id for r in stored.results if not r.passed] == ["tool-status-01"]
+
+
+def test_the_case_fixture_is_parametrised_over_the_dataset(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    pytester.makepyfile(test_mine="""
+        from support import golden_reply, one_wrong_argument
+        from tracegrade import assert_checks_pass
+
+        def test_golden(tracegrade_case):
+            assert_checks_pass(tracegrade_case, golden_reply(tracegrade_case))
+
+        def test_broken(tracegrade_case, tracegrade_check):
+            tracegrade_check(tracegrade_case, one_wrong_argument(tracegrade_case))
+    """)
+    result = pytester.runpytest_subprocess("--tracegrade", str(GOLDEN), "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=23, failed=1)
+    result.stdout.fnmatch_lines(["*test_broken*tool-status-01*", "*check toolArgument: wrong_argument*"])
+
+
+def test_the_fixture_without_a_dataset_is_a_usage_error(pytester):
+    pytester.makepyfile(test_mine="def test_x(tracegrade_case):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*tracegrade_case fixture needs --tracegrade DATASET*"])
