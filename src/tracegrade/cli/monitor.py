@@ -47,7 +47,7 @@ def handle(args: argparse.Namespace) -> int:
     judge = _online_judge(store, args) if args.judge_sample > 0 else None
     where = "localhost" if args.host in LOOPBACK else args.host
     print(f"tracegrade monitor: http://{where}:{args.port}/ over {store.path}"
-          + (f"  (log in once: /login?token=...)" if token else ""), file=sys.stderr)
+          + ("  (log in once: /login?token=...)" if token else ""), file=sys.stderr)
     uvicorn.run(create_monitor_app(store, token, judge), host=args.host, port=args.port, log_level="warning")
     return 0
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import JudgeReplyError

@@ -92,17 +92,17 @@ async def evaluate_async(
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
-    agent = resolve_target(target, **(target_options or {})) if isinstance(target, str) else target
+    options = {k: v for k, v in (target_options or {}).items() if v is not None}
+    agent = resolve_target(target, **options) if isinstance(target, str) else target
     the_judge = as_judge(judge)
     settings = replace(settings, checks=(*settings.checks, *checks, *installed_checks()),
                        checks_only=settings.checks_only or the_judge is None)
-    own_store = not isinstance(store, RunStore)
-    the_store = open_store(store) if own_store else store
+    the_store = store if isinstance(store, RunStore) else open_store(store)
     try:
         run = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
                             executor, on_start, on_result, record or {}, telemetry)
     finally:
-        if own_store:
+        if the_store is not store:  # ours to close
             the_store.close()
     if out is not None:
         write_outputs(run, Path(out), cases.cases)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The wheel works anywhere: build it, install it WITHOUT extras (plus openai) into a
+# fresh virtualenv, and use it from a folder outside the checkout: `tracegrade init`,
+# a judged run against a mock OpenAI-compatible server, `report latest --html`, and
+# the Python API. Fails if a package-data file or a core dependency is missing.
+# Usage: scripts/wheel-check.sh PYTHON WORKDIR   (PYTHON: a python with `build` installed)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=$1
+work=$2
+mkdir -p "$work"
+echo "wheel-check: building the wheel from the tracked files only"
+# WHY a copy: an editable install leaves src/*.egg-info behind, whose file list
+# would smuggle package data into the wheel that pyproject.toml does not declare.
+mkdir -p "$work/source"
+(cd "$repo" && git ls-files -z | xargs -0 cp --parents -t "$work/source")
+"$python" -m build --wheel --no-isolation --outdir "$work/dist" "$work/source" >"$work/build.log" 2>&1 \
+  || { tail -20 "$work/build.log"; exit 1; }
+wheel=$(ls "$work"/dist/tracegrade-*.whl)
+python3 -m venv "$work/wheel-venv"
+venv="$work/wheel-venv/bin"
+echo "wheel-check: installing $(basename "$wheel") without extras, plus openai"
+"$venv/pip" install -q -c "$repo/constraints.txt" "$wheel" openai 2>&1 | grep -v '^WARNING: Location' || true
+"$venv/python" -c "import tracegrade" # the install itself must have worked
+
+user="$work/user-project"   # outside the checkout
+mkdir -p "$user"
+cd "$user"
+cat > agent.py <<'PY'
+"""A user's agent: answers the starter dataset's questions, one with a tool call."""
+from tracegrade import Reply, ToolCall
+
+
+async def answer(case):
+    if "T-1001" in case.question:
+        call = ToolCall(name="getTicket", arguments={"ticketId": "T-1001"}, argument="T-1001",
+                        result="T-1001: open, waiting for an engineer")
+        return Reply(answer="Ticket T-1001 is open and waiting for an engineer.", tool_calls=(call,))
+    if "hours" in case.question:
+        return Reply(answer="We are open Monday to Friday, 9:00 to 17:00.")
+    return Reply(answer="Sorry, I can only help with support questions.")
+PY
+"$venv/tracegrade" --help >/dev/null
+"$venv/tracegrade" init
+"$python" "$repo/bench/mock_openai.py" --latency-ms 0 --port 0 >"$work/mock.log" 2>&1 &
+mock=$!
+trap 'kill $mock 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q listening "$work/mock.log" && break; sleep 0.1; done
+base=$(grep -o 'http://[^ ]*' "$work/mock.log")
+export TRACEGRADE_JUDGE_BASE_URL=$base OPENAI_API_KEY=sk-wheel-check PYTHONPATH=$user
+echo "wheel-check: a judged run against the mock server at $base"
+set +e
+"$venv/tracegrade" run evals/dataset.json --target agent:answer --judge-model openai:mock-judge --concurrency 2
+code=$?
+set -e
+[ "$code" -le 1 ] || { echo "wheel-check: the run failed with exit $code"; exit 1; }
+ls .tracegrade/runs/*/results.json .tracegrade/runs/*/junit.xml .tracegrade/runs/*/summary.md >/dev/null
+"$venv/tracegrade" report latest --html
+ls .tracegrade/runs/*/report.html >/dev/null
+"$venv/python" - <<'PY'
+import tracegrade
+
+run = tracegrade.evaluate("evals/dataset.json", "agent:answer", judge=None, store="sqlite:///api-runs.db")
+assert len(run.results) == 3, run.results
+assert run.manifest.dataset_version and run.status == "finished"
+failed = [r.case_id for r in run.results if not r.passed]
+assert failed == [], [tracegrade.pytest_plugin.failure_message(r) for r in run.results if not r.passed]
+print("wheel-check: the Python API ran", len(run.results), "cases:", run.pass_rate)
+PY
+echo "wheel-check: passed"
