@@ -96,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
         settings = _settings(args)
         _check_calibration(store, judge, args.require_calibrated)
         run = _execute(args, store, dataset, judge, settings)
-    print(console.render(run) if not args.quiet else console.final_report(run))
+    print(console.final_report(run))  # the case blocks were printed as each case finished
     print(costs.render(run))
     if repeats.wanted(run):
         print(repeats.render(run))
@@ -108,6 +108,10 @@ def handle(args: argparse.Namespace) -> int:
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
               file=sys.stderr)
         return EXIT_STOPPED
+    failed = sum(not r.passed for r in run.results)
+    print(f"tracegrade: run {run.manifest.run_id} finished: {len(run.results) - failed} of {len(run.results)} "
+          f"cases passed" + (f"; exit 1 because {failed} failed: the agent's verdict, not a broken run "
+                             "(make reports it as 'Error 1')" if failed else ""), file=sys.stderr)
     return 0 if run.passed else 1
 
 
@@ -126,8 +130,9 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
 def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Run:
     from pydantic.alias_generators import to_camel
 
+    from tracegrade.eval.progress import CaseProgress
+    from tracegrade.report.console import case_block
     from tracegrade.run.evaluate import evaluate
-    from tracegrade.eval.progress import progress_bar
 
     todo = len(dataset.cases) * settings.repeat - (len(store.done_keys(args.resume)) if args.resume else 0)
     started: list[str] = []
@@ -142,10 +147,12 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
     record = {to_camel(flag): _plain(getattr(args, flag)) for flag in RUN_FLAGS}
     options = {"agent_model": args.agent_model, "prompt_version": args.prompt_version}
     try:
-        with _executor(args, judge) as executor, progress_bar(todo, "cases") as advance:
+        progress = CaseProgress(todo, render=lambda r: "" if args.quiet else case_block(r))
+        with _executor(args, judge) as executor:
             return evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
                             store=store, resume=args.resume, budget_usd=args.budget, executor=executor,
-                            on_start=say_start, on_result=lambda r: advance(), record=record, telemetry=True)
+                            on_start=say_start, on_result=None if args.quiet else progress, record=record,
+                            telemetry=True)
     except KeyboardInterrupt:
         if started:
             print(f"tracegrade: interrupted; finished cases are stored. Resume with: "

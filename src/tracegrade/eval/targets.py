@@ -8,6 +8,8 @@ trace JSON.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import importlib
 import inspect
 
@@ -54,7 +56,22 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None) ->
             raise AgentError(f"HTTP {response.status_code} from {url}: {response.text[:200]}")
         return Reply.from_wire(response.json())
 
+    ask.probe = functools.partial(probe_url, url)  # type: ignore[attr-defined]
     return ask
+
+
+async def probe_url(url: str, timeout_s: float = 5.0) -> None:
+    """ConfigError naming ``url`` when nothing listens there: a wrong target fails
+    once, before any case runs, instead of once per case."""
+    parts = httpx.URL(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.host, port), timeout_s)
+    except (OSError, asyncio.TimeoutError) as exc:
+        reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise ConfigError(f"target {url}: cannot connect to {parts.host}:{port} ({reason}); "
+                          "is the agent's server running?") from None
+    writer.close()
 
 
 def resolve_target(spec: str, **options: str) -> Target:

@@ -94,6 +94,8 @@ async def evaluate_async(
     cases = as_dataset(dataset)
     options = {k: v for k, v in (target_options or {}).items() if v is not None}
     agent = resolve_target(target, **options) if isinstance(target, str) else target
+    if probe := getattr(agent, "probe", None):
+        await probe()  # before the run exists: a wrong target stores nothing
     the_judge = as_judge(judge)
     settings = replace(settings, checks=(*settings.checks, *checks, *installed_checks()),
                        checks_only=settings.checks_only or the_judge is None)

@@ -1,0 +1,78 @@
+"""The public API: tracegrade.evaluate does what `tracegrade run` does."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from dataclasses import dataclass
+
+import pytest
+
+import tracegrade
+from tracegrade import CheckResult, Reply, ToolCall
+from tracegrade.core.errors import ConfigError
+from tracegrade.store.runstore import open_store
+
+CASES = [
+    {"id": "lookup", "question": "Status of T-1?", "expectedTool": "getTicket", "expectedToolArgument": "T-1"},
+    {"id": "faq", "question": "Opening hours?", "answerMustInclude": ["9:00"]},
+]
+
+
+async def agent(case) -> Reply:
+    if case.id == "lookup":
+        return Reply(answer="T-1 is open.", tool_calls=(ToolCall(name="getTicket", argument="T-9",
+                                                                 arguments={"id": "T-9"}, result="open"),))
+    return Reply(answer="We open at 9:00.")
+
+
+@dataclass(frozen=True)
+class Short:
+    name: str = "short"
+
+    def applies(self, case) -> bool:
+        return case.id == "faq"
+
+    def __call__(self, case, reply) -> CheckResult:
+        return CheckResult(self.name, len(reply.answer) < 10, "too_long", f"{len(reply.answer)} characters")
+
+
+def test_evaluate_runs_checks_stores_and_writes_files(tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    run = tracegrade.evaluate(CASES, agent, judge=None, checks=[Short()], store=url, out=tmp_path / "out")
+    by_id = {r.case_id: r for r in run.results}
+    assert [(c.name, c.code) for c in by_id["lookup"].failed_checks()] == [("toolArgument", "wrong_argument")]
+    assert [(c.name, c.code) for c in by_id["faq"].failed_checks()] == [("short", "too_long")]
+    assert run.status == "finished" and run.pass_rate == 0.0 and not run.passed
+    with open_store(url) as store:
+        assert store.load_run(run.manifest.run_id).results == run.results
+    files = sorted(p.name for p in (tmp_path / "out" / run.manifest.run_id).iterdir())
+    assert files == ["junit.xml", "results.json", "summary.md"]
+
+
+def test_the_async_twin_and_resume_finish_a_run(tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:
+        first = asyncio.run(tracegrade.evaluate_async(CASES[:1], agent, judge=None, store=store))
+        assert store.info(first.manifest.run_id).status == "finished"
+        with pytest.raises(ConfigError, match="already finished"):
+            tracegrade.evaluate(CASES[:1], agent, judge=None, store=store, resume=first.manifest.run_id)
+
+
+def test_a_target_nobody_listens_on_fails_before_any_case_and_stores_nothing(tmp_path):
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with pytest.raises(ConfigError, match=rf"target http://127.0.0.1:{port}/chat: cannot connect"):
+        tracegrade.evaluate(CASES, f"http://127.0.0.1:{port}/chat", judge=None, store=url)
+    with open_store(url) as store:
+        assert store.runs(limit=5) == []
+
+
+def test_the_public_names_are_exported_lazily():
+    assert set(tracegrade.__all__) >= {"evaluate", "evaluate_async", "Dataset", "Case", "Reply", "ToolCall",
+                                       "Check", "CheckResult", "Judge", "Run", "write_html"}
+    assert isinstance(Short(), tracegrade.Check)
+    with pytest.raises(AttributeError):
+        tracegrade.nothing_here
