@@ -53,12 +53,24 @@ def _parser() -> argparse.ArgumentParser:
 def _ask(args: argparse.Namespace) -> int:
     from shopnest.factory import build_agent
 
+    from tracegrade.models import model_spec
+
+    # WHY these lines: a cold start joins 1.1 GB of weights and loads two models,
+    # tens of seconds in which a silent terminal looks hung.
+    say(f"loading the agent ({model_spec('agent', args.agent_model)}) and the retrieval model...")
+    loading = time.perf_counter()
     agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
+    say(f"loaded in {time.perf_counter() - loading:.1f} s; thinking (retrieval, tool calls, answer)...")
     started = time.perf_counter()
     reply = asyncio.run(agent.chat(args.question, args.customer))
     seconds = time.perf_counter() - started
+    say(f"answered in {seconds:.1f} s after {sum(s.kind == 'model' for s in reply.steps)} model rounds")
     print(json.dumps(reply.to_wire(), indent=2) if args.json else format_reply(reply, seconds))
     return 0
+
+
+def say(message: str) -> None:
+    print(f"shopnest: {message}", file=sys.stderr, flush=True)
 
 
 def format_reply(reply: Reply, seconds: float) -> str:
