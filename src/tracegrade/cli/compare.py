@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 from tracegrade.store import runref
 from tracegrade.judge.calibrate import calibration_problem
+from tracegrade.compare import noise
 from tracegrade.compare.comparison import compare_runs
 from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.compare.gate import decide, load_gate
@@ -60,12 +62,20 @@ def _check_calibration(runs, args: argparse.Namespace) -> None:
         print(f"tracegrade: WARNING: judge scores gate this comparison, but {problem}", file=sys.stderr)
 
 
+def _same_setup_runs(store, baseline, limit: int = 20) -> list:
+    """Finished runs of the baseline's exact setup (itself included), newest first."""
+    infos = [i for i in runref.finished_runs(store, baseline.manifest.dataset)
+             if noise.same_setup(i.manifest, baseline.manifest)][:limit]
+    return [store.load_run(i.run_id) for i in infos] if len(infos) > 1 else []
+
+
 def _compare(args: argparse.Namespace) -> int:
     config = load_gate(args.gate)
     refs = (args.baseline, args.candidate)
     store = None if all(runref.is_file_ref(r) for r in refs) else open_store(args.db)
     try:
         baseline, candidate = (runref.load(r, store) for r in refs)
+        twins = _same_setup_runs(store, baseline) if store is not None else []
     finally:
         if store is not None:
             store.close()
@@ -73,6 +83,10 @@ def _compare(args: argparse.Namespace) -> int:
     stats = config.statistics
     comparison = compare_runs(baseline, candidate, args.allow_dataset_change, stats.alpha,
                               stats.bootstrap_resamples, stats.seed)
+    note = noise.noise_note([*comparison.newly_failing, *comparison.newly_passing],
+                            noise.unstable_cases(twins), len(twins))
+    if note:
+        comparison = dataclasses.replace(comparison, notes=(*comparison.notes, note))
     verdict = decide(comparison, config)
     print(compare_console.render(comparison, verdict, stats.alpha))
     if args.markdown:
