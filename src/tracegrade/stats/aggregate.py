@@ -36,8 +36,17 @@ def quality_metrics(results: Sequence[CaseResult]) -> dict[str, float]:
 
 
 def latency(results: Sequence[CaseResult]) -> dict[str, float]:
+    """Wall seconds per case: with cases in flight at once on a shared model, this
+    includes the time a case waited its turn."""
     seconds = [r.seconds for r in results]
     return {f"p{q}": percentile(seconds, q) for q in (50, 95, 99)}
+
+
+def service_latency(results: Sequence[CaseResult]) -> dict[str, float] | None:
+    """Seconds the agent itself worked per case: the sum of its trace's timed steps
+    (model rounds, tools, retrieval), without queueing; None when no trace has steps."""
+    seconds = [sum(s.duration_ms for s in r.reply.steps) / 1000 for r in results if r.reply and r.reply.steps]
+    return {f"p{q}": percentile(seconds, q) for q in (50, 95, 99)} if seconds else None
 
 
 def cost(results: Sequence[CaseResult]) -> dict[str, Any]:

@@ -1,0 +1,23 @@
+"""Latency under concurrency: wall time per case (queueing included) is reported
+apart from the agent's own service time (its trace's timed steps)."""
+
+from __future__ import annotations
+
+from tracegrade.core.results import CaseResult
+from tracegrade.core.trace import Reply, Step
+from tracegrade.stats.aggregate import latency, service_latency
+
+
+def case(seconds: float, *step_ms: float) -> CaseResult:
+    steps = tuple(Step(kind="model", name=f"round {i}", duration_ms=ms) for i, ms in enumerate(step_ms))
+    return CaseResult("c", "pass", reply=Reply(answer="x", steps=steps), seconds=seconds)
+
+
+def test_service_time_leaves_out_the_wait_for_a_shared_model():
+    results = [case(400.0, 2000, 1000), case(380.0, 4000)]  # 400 s at the queue's end, 3 s of work
+    assert latency(results)["p50"] == 380.0
+    assert service_latency(results) == {"p50": 3.0, "p95": 4.0, "p99": 4.0}
+
+
+def test_no_steps_no_service_time():
+    assert service_latency([CaseResult("c", "pass", reply=Reply(answer="x"), seconds=1.0)]) is None
