@@ -3,9 +3,13 @@ apart from the agent's own service time (its trace's timed steps)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply, Step
 from tracegrade.stats.aggregate import latency, service_latency
+from tracegrade.stats.summary import percentile
 
 
 def case(seconds: float, *step_ms: float) -> CaseResult:
@@ -21,3 +25,15 @@ def test_service_time_leaves_out_the_wait_for_a_shared_model():
 
 def test_no_steps_no_service_time():
     assert service_latency([CaseResult("c", "pass", reply=Reply(answer="x"), seconds=1.0)]) is None
+
+
+@pytest.mark.parametrize("q", [1, 5, 25, 50, 75, 90, 95, 99, 100])
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 12, 20, 101])
+def test_the_percentile_is_numpys_nearest_rank(n, q):
+    values = [float((i * 7919) % 97) for i in range(n)]  # unordered, with ties
+    assert percentile(values, q) == np.percentile(values, q, method="inverted_cdf")
+
+
+def test_the_issue_examples():
+    assert percentile([1, 2, 3, 4, 5, 6], 50) == 3
+    assert percentile(range(1, 21), 95) == 19
