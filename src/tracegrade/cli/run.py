@@ -117,9 +117,11 @@ def handle(args: argparse.Namespace) -> int:
 
 def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> None:
     """Judge scores gate this run: say so loudly unless the judge passed its calibration."""
+    if judge is None:
+        return
     from tracegrade.judge.calibrate import calibration_problem
 
-    problem = calibration_problem(store, judge.model.model_id, judge.rubric_hash) if judge else None
+    problem = calibration_problem(store, judge.model.model_id, judge.rubric_hash)
     if problem and required:
         raise ConfigError(f"--require-calibrated: {problem}")
     if problem:

@@ -23,7 +23,7 @@ and every installed check runs on each case it ``applies`` to.
 from __future__ import annotations
 
 import functools
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from tracegrade.core.errors import ConfigError
@@ -80,6 +80,17 @@ def installed_checks() -> tuple[Check, ...]:
 
 
 @functools.cache
-def installed_targets() -> dict[str, TargetFactory]:
-    """Target factories by name, from the ``tracegrade.targets`` entry point group."""
-    return _load(TARGET_GROUP)
+def installed_targets() -> dict[str, EntryPoint]:
+    """Target entry points by name, from the ``tracegrade.targets`` group, not yet
+    loaded: a run imports only the agent it runs."""
+    return {point.name: point for point in entry_points(group=TARGET_GROUP)}
+
+
+def load_target_factory(name: str) -> TargetFactory:
+    """The factory registered as ``name``; ConfigError when it cannot be imported."""
+    point = installed_targets()[name]
+    try:
+        return point.load()  # type: ignore[no-any-return]
+    except Exception as exc:
+        raise ConfigError(f"plugin {name!r} ({point.value}) in {TARGET_GROUP}: cannot load: "
+                          f"{type(exc).__name__}: {exc}") from None

@@ -12,13 +12,13 @@ import asyncio
 import functools
 import importlib
 import inspect
+import urllib.parse
 
-import httpx
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.trace import Reply
-from tracegrade.eval.plugins import Target, installed_targets
+from tracegrade.eval.plugins import Target, installed_targets, load_target_factory
 
 __all__ = ["Target", "callable_target", "http_target", "resolve_target"]
 
@@ -40,6 +40,7 @@ def callable_target(spec: str) -> Target:
 
 
 def http_target(url: str, timeout_s: float = 600.0, token: str | None = None) -> Target:
+    import httpx  # WHY here: a run whose target is not HTTP should not pay for the client's import
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
 
@@ -63,13 +64,13 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None) ->
 async def probe_url(url: str, timeout_s: float = 5.0) -> None:
     """ConfigError naming ``url`` when nothing listens there: a wrong target fails
     once, before any case runs, instead of once per case."""
-    parts = httpx.URL(url)
+    parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.host, port), timeout_s)
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), timeout_s)
     except (OSError, asyncio.TimeoutError) as exc:
         reason = "timed out" if isinstance(exc, asyncio.TimeoutError) else (exc.strerror or type(exc).__name__)
-        raise ConfigError(f"target {url}: cannot connect to {parts.host}:{port} ({reason}); "
+        raise ConfigError(f"target {url}: cannot connect to {parts.hostname}:{port} ({reason}); "
                           "is the agent's server running?") from None
     writer.close()
 
@@ -79,7 +80,7 @@ def resolve_target(spec: str, **options: str) -> Target:
     registered target's factory, which takes the ones it knows."""
     registered = installed_targets()
     if spec in registered:
-        return _build(spec, registered[spec], options)
+        return _build(spec, load_target_factory(spec), options)
     if spec.startswith(("http://", "https://")):
         import os
 
