@@ -37,3 +37,10 @@ def test_the_percentile_is_numpys_nearest_rank(n, q):
 def test_the_issue_examples():
     assert percentile([1, 2, 3, 4, 5, 6], 50) == 3
     assert percentile(range(1, 21), 95) == 19
+
+
+def test_step_times_are_rounded_to_the_microsecond():
+    step = Step(kind="tool", name="t", start_ms=1.0000000001, duration_ms=0.19999999999708962)
+    assert (step.start_ms, step.duration_ms) == (1.0, 0.2)
+    assert Reply.from_wire({"answer": "x", "steps": [{"kind": "tool", "name": "t", "durationMs": 2.0004999}]}
+                           ).steps[0].duration_ms == 2.0

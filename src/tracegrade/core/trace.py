@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 ToolStatus = Literal["ok", "error", "denied", "needs_approval"]
@@ -62,6 +62,12 @@ class Step(_Wire):
     # Transport retries (429, 5xx, timeouts, dropped connections) before a model
     # round answered: a run that only passed thanks to retries should say so.
     retries: int = 0
+
+    @field_validator("start_ms", "duration_ms")
+    @classmethod
+    def _to_microseconds(cls, value: float) -> float:
+        # WHY: clock differences come as 0.19999999999708962; a trace says 0.2.
+        return round(value, 3)
 
 
 class Usage(_Wire):
