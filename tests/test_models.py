@@ -281,3 +281,15 @@ def test_local_flattens_tool_traffic_to_text():
     assert json.loads(_flatten(call)["content"]) == {"tool": "getOrderStatus", "arguments": {"orderId": "ORD-101"}}
     assert _flatten(Message("tool", "SHIPPED", name="getOrderStatus")) == {
         "role": "user", "content": "TOOL RESULT (getOrderStatus): SHIPPED"}
+
+
+def test_a_missing_optional_sdk_is_a_one_line_config_error_naming_the_extra(monkeypatch):
+    import importlib.util
+
+    from tracegrade.core.errors import ConfigError
+    from tracegrade.models import load_model
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "anthropic" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"need the 'anthropic' package: pip install 'tracegrade\[anthropic\]'"):
+        load_model("anthropic:claude-x")
