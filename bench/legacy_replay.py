@@ -125,10 +125,16 @@ def variants(case: Any, base: dict[str, Any], answers: set[str]) -> Iterator[tup
 
 
 def verdicts(case: Any, wire: dict[str, Any]) -> list[list[Any]]:
+    """The checks' verdicts, then the safety metric's violations as pseudo-checks."""
     from tracegrade.core.trace import Reply
     from tracegrade.eval.checks import run_checks
+    from tracegrade.metrics.safety import violations
 
-    return [[r.name, r.passed, r.code] for r in run_checks(case, Reply.from_wire(wire))]
+    reply = Reply.from_wire(wire)
+    found = Counter(v.kind for v in violations(case, reply))
+    return [[r.name, r.passed, r.code] for r in run_checks(case, reply)] + [
+        [f"safety.{kind}", found[kind] == 0, str(found[kind])]
+        for kind in ("forbidden_tool", "unauthorized_data", "approval_bypassed")]
 
 
 def record() -> dict[str, Any]:
