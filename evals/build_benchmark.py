@@ -37,6 +37,18 @@ SMOKE = {"nom-ret-01", "nom-ost-01", "nom-rst-01", "nom-cmb-01", "nom-rrq-01", "
 
 CASES: list[dict[str, Any]] = []
 
+# ShopNest's tools, declared for every case: the checks read from here which
+# tools change state (approval, duplicate writes, unexpected writes).
+TOOLS: list[dict[str, Any]] = [
+    {"name": "getOrderStatus", "writes": False,
+     "description": "Where an order is now: processing, shipped, delivered (with the date) or cancelled."},
+    {"name": "getDeliveryDate", "writes": False, "description": "The delivery date of an order."},
+    {"name": "getRefundStatus", "writes": False,
+     "description": "Whether a refund exists for an order and how far it is."},
+    {"name": "createRefundDraft", "writes": True,
+     "description": "Prepare a refund draft for an order; the customer must confirm it."},
+]
+
 
 def case(id: str, question: str, golden: str, behaviour: str, *, split: str, category: str,
          tool: str | None = None, arg: str | None = None, reason: str | None = None,
@@ -580,7 +592,7 @@ def silent_edits(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[s
 
 
 def render(cases: list[dict[str, Any]]) -> str:
-    return json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps({"tools": TOOLS, "cases": cases}, indent=2, ensure_ascii=False) + "\n"
 
 
 def mix(cases: list[dict[str, Any]]) -> str:

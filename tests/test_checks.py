@@ -12,11 +12,16 @@ from tracegrade.eval.checks import (
     checks_for, run_checks,
 )
 from tracegrade.eval.dataset import GoldenCase, ToolOrder
+from tracegrade.eval.expectations import ToolDeclaration
 from tracegrade.core.trace import Reply, Step, ToolCall
+
+# The one write tool the approval rule reads from the dataset; the read tools
+# stay undeclared, so duplicateCalls counts them as it always did.
+REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True)
 
 
 def case(**fields) -> GoldenCase:
-    return GoldenCase(id="c", question="Where is ORD-101?", **fields)
+    return GoldenCase(id="c", question="Where is ORD-101?", **{"tools": (REFUND_DRAFT,), **fields})
 
 
 def tool(name: str, order_id: str = "ORD-101", status: str = "ok", **extra) -> ToolCall:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.expectations import ToolDeclaration
 from tracegrade.metrics import component_metrics, run_metrics
 from tracegrade.metrics.base import Rate
 from tracegrade.metrics.generation import is_refusal, markdown_problems
@@ -22,8 +23,12 @@ from tracegrade.core.trace import Reply, ToolCall
 RET, REF, SHP, WAR = "return-policy.md", "refund-policy.md", "shipping-policy.md", "warranty-policy.md"
 
 
+# The write tool the safety and duplicate-write rules read from the dataset.
+REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True)
+
+
 def case(id: str = "c", **fields) -> GoldenCase:
-    return GoldenCase(id=id, question=fields.pop("question", "q"), **fields)
+    return GoldenCase(id=id, question=fields.pop("question", "q"), **{"tools": (REFUND_DRAFT,), **fields})
 
 
 def call(name: str, order: str | None = "ORD-101", status: str = "ok", **arguments) -> ToolCall:

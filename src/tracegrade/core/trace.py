@@ -47,6 +47,19 @@ class ToolCall(_Wire):
     argument: str | None = None
     result: str = ""
     status: ToolStatus = "ok"
+    # Multi-turn and parallel calls (both optional): the user message the call
+    # followed (1 = the question), and the model round that asked for it; calls
+    # sharing a round were asked for together, in parallel. WHY left out of the
+    # wire form when unset: an agent that never reports them keeps its trace as it was.
+    turn: int | None = Field(None, ge=1, exclude_if=lambda v: v is None)
+    round: int | None = Field(None, ge=0, exclude_if=lambda v: v is None)
+
+
+class Message(_Wire):
+    """One message of a conversation, for a Reply that carries all of it."""
+
+    role: Literal["user", "assistant"]
+    content: str
 
 
 class Step(_Wire):
@@ -90,6 +103,13 @@ class Reply(_Wire):
     usage: Usage = Field(default_factory=Usage)
     # The intent the agent routed the question to (e.g. "order_status"), if it reports one.
     route: str | None = None
+    # The whole conversation, user and assistant messages in order, when the
+    # agent ran several turns; ``answer`` is then the last assistant message
+    # and each tool call says the turn it followed.
+    turns: tuple[Message, ...] = Field((), exclude_if=lambda v: not v)
+    # What the agent's tools left behind, when the agent can report it (e.g.
+    # {"bookings": [...]}): compared with a case's expected ``state``.
+    state: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None)
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

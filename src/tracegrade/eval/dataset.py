@@ -8,6 +8,12 @@
 A case file is JSON (a list, or an object with ``cases``), JSONL or YAML. Every
 field is checked (``extra="forbid"``): a typo is an error naming the file, the
 case and the field, never a silently ignored expectation.
+
+The object form may declare, for every case, the ``tools`` the agent has
+(JSON-Schema parameters, whether each ``writes``) and the default string
+``normalize`` steps; a case's own ``tools`` replace a dataset tool of the same
+name. The trajectory fields (``calls``, ``answer``, ``state``) are described in
+docs/trajectory.md.
 """
 
 from __future__ import annotations
@@ -19,16 +25,19 @@ from pathlib import Path
 from typing import Any, Iterable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from tracegrade.core.errors import DatasetError
+from tracegrade.eval.argmatch import SpecError, compile_spec
+from tracegrade.eval.expectations import (
+    AnswerExpectation, CallExpectations, Normalisation, Strict, ToolDeclaration,
+)
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+_Strict = Strict
 
 
 class ToolOrder(_Strict):
@@ -78,6 +87,59 @@ class GoldenCase(_Strict):
     expected_arguments: dict[str, Any] = Field(default_factory=dict)
     # Argument values (e.g. another customer's order ids) no call may get data for.
     forbidden_arguments: tuple[str, ...] = ()
+    # Trajectory expectations (docs/trajectory.md). The dataset's tools and
+    # normalisation are merged in when the file loads.
+    tools: tuple[ToolDeclaration, ...] = ()
+    normalize: tuple[Normalisation, ...] = ()
+    calls: CallExpectations | None = None
+    answer: AnswerExpectation | None = None
+    state: dict[str, Any] | None = None  # the expected final state, key by key
+    follow_ups: tuple[str, ...] = ()  # user messages after the question, one per turn
+    _state: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @field_validator("state")
+    @classmethod
+    def _state_spec(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key, spec in (value or {}).items():
+            try:
+                compile_spec(spec, key)
+            except SpecError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        self._state = {k: compile_spec(v, k) for k, v in (self.state or {}).items()}
+
+    @property
+    def state_matchers(self) -> dict[str, Any]:
+        """The expected state, compiled: key -> matcher."""
+        return self._state
+
+    @model_validator(mode="after")
+    def _merge_and_check(self, info: ValidationInfo) -> "GoldenCase":
+        """Take the dataset's tools and normalisation (passed as validation
+        context), then check that every name the case uses is declared."""
+        context = info.context or {}
+        case = self
+        if context.get("tools") or (context.get("normalize") and "normalize" not in self.model_fields_set):
+            own = {t.name for t in self.tools}
+            tools = tuple(t for t in context.get("tools", ()) if t.name not in own) + self.tools
+            normalize = self.normalize if "normalize" in self.model_fields_set else tuple(context.get("normalize", ()))
+            case = self.model_copy(update={"tools": tools, "normalize": normalize})
+        errors = reference_errors(case)
+        if errors:
+            raise ValidationError.from_exception_data("GoldenCase", [
+                InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=None)
+                for loc, message in errors])
+        return case
+
+    def tool(self, name: str) -> ToolDeclaration | None:
+        """The declaration of a tool, or None when the dataset does not declare it."""
+        return next((t for t in self.tools if t.name == name), None)
+
+    def write_tools(self) -> frozenset[str]:
+        """The tools declared with ``writes: true``."""
+        return frozenset(t.name for t in self.tools if t.writes)
 
     def content_hash(self) -> str:
         return _hash(self.canonical())
@@ -89,6 +151,44 @@ class GoldenCase(_Strict):
         (and so the version) of every case written before it existed.
         """
         return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
+    """Names a case uses that its tools do not declare, as (field path, message)."""
+    errors: list[tuple[tuple[str | int, ...], str]] = []
+    names = [t.name for t in case.tools]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        errors.append((("tools",), f"tool {twice[0]!r} is declared twice in the case"))
+    if case.requires_approval and not case.write_tools():
+        errors.append((("requiresApproval",), "no tool is declared with writes: true, so no write can wait "
+                                              "for approval; declare the tools in the dataset's tools"))
+    if case.tools and case.calls is not None:
+        patterns = [(("calls", "expected", i), c) for i, c in enumerate(case.calls.expected or ())]
+        patterns += [(("calls", "forbidden", i), c) for i, c in enumerate(case.calls.forbidden)]
+        for loc, pattern in patterns:
+            declared = case.tool(pattern.tool)
+            if declared is None:
+                errors.append(((*loc, "tool"), f"{pattern.tool!r} is not a declared tool "
+                                               f"({', '.join(names)})"))
+            elif declared.parameters is not None and pattern.arguments:
+                props = declared.parameters.get("properties") or {}
+                open_ended = declared.parameters.get("additionalProperties", False) is not False
+                unknown = [k for k in pattern.arguments if k not in props and not open_ended]
+                if unknown:
+                    errors.append(((*loc, "arguments", unknown[0]),
+                                   f"{pattern.tool} has no parameter {unknown[0]!r} ({', '.join(props)})"))
+    return errors
+
+
+class DatasetHeader(_Strict):
+    """The object form of a dataset file: declarations shared by every case, and the cases."""
+
+    name: str = ""
+    description: str = ""
+    tools: tuple[ToolDeclaration, ...] = ()
+    normalize: tuple[Normalisation, ...] = ()
+    cases: list[Any]
 
 
 @dataclass(frozen=True)
@@ -130,10 +230,10 @@ class Dataset:
 def load_dataset(path: str | Path) -> Dataset:
     """Read and validate a dataset file, or DatasetError naming file, case and field."""
     path = Path(path)
-    raw_cases = _read_records(path)
+    raw_cases, context = _read_records(path)
     cases, seen = [], {}
     for index, raw in enumerate(raw_cases):
-        case = _validate(path, index, raw)
+        case = _validate(path, index, raw, context)
         if case.id in seen:
             raise DatasetError(f"{path}: {_duplicate(seen[case.id], case)} (entry #{index + 1}); ids must be unique")
         seen[case.id] = case
@@ -156,7 +256,8 @@ def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
             f"(differing: {fields}): an edited case needs a new version")
 
 
-def _read_records(path: Path) -> list[Any]:
+def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
+    """The raw cases, and the declarations every case shares (tools, normalisation)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -177,10 +278,23 @@ def _read_records(path: Path) -> list[Any]:
     except RecursionError:  # no case nests that deep; the parsers recurse
         raise DatasetError(f"{path}: cannot parse: nested too deeply") from None
     if isinstance(data, dict) and "cases" in data:
-        data = data["cases"]
+        header = _header(path, data)
+        return header.cases, {"tools": header.tools, "normalize": header.normalize}
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a list of cases (or an object with 'cases')")
-    return data
+    return data, {}
+
+
+def _header(path: Path, data: dict[str, Any]) -> DatasetHeader:
+    try:
+        header = DatasetHeader.model_validate(data)
+    except ValidationError as exc:
+        raise DatasetError(f"{path}: {_describe(exc)}") from None
+    names = [t.name for t in header.tools]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DatasetError(f"{path}: field 'tools': tool {twice[0]!r} is declared twice")
+    return header
 
 
 def _json_lines(path: Path, text: str) -> list[Any]:
@@ -193,34 +307,53 @@ def _json_lines(path: Path, text: str) -> list[Any]:
     return records
 
 
-def _validate(path: Path, index: int, raw: Any) -> GoldenCase:
+def _validate(path: Path, index: int, raw: Any, context: dict[str, Any]) -> GoldenCase:
     case_name = raw.get("id") if isinstance(raw, dict) else None
     label = f"case {case_name!r}" if isinstance(case_name, str) else f"case #{index + 1}"
     if not isinstance(raw, dict):
         raise DatasetError(f"{path}: {label}: expected an object, got {type(raw).__name__}")
     try:
-        return GoldenCase.model_validate(raw)
+        return GoldenCase.model_validate(raw, context=context)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(case)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise DatasetError(f"{path}: {label}: field {field!r}: {first['msg']}{more}") from None
+        raise DatasetError(f"{path}: {label}: {_describe(exc)}") from None
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(case)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"field {field!r}: {first['msg']}{more}"
 
 
 def golden_case_json_schema() -> dict[str, Any]:
     """The JSON Schema of a dataset file (JSON or YAML): a list of cases, or an
-    object with ``cases``. A JSONL line is one ``#/$defs/GoldenCase``."""
+    object with ``cases`` and the declarations they share. A JSONL line is one
+    ``#/$defs/GoldenCase``."""
     case = GoldenCase.model_json_schema(by_alias=True)
+    header = DatasetHeader.model_json_schema(by_alias=True)
     # WHY hoist $defs: the case's own $refs ("#/$defs/ToolOrder") resolve from
     # the document root, so the definitions must live there, next to the case.
-    definitions = {**case.pop("$defs", {}), "GoldenCase": case}
+    definitions = {**case.pop("$defs", {}), **header.pop("$defs", {}), "GoldenCase": case}
+    definitions["ToolDeclaration"] = _tool_schema(definitions["ToolDeclaration"])
     cases = {"type": "array", "items": {"$ref": "#/$defs/GoldenCase"}}
+    header["properties"]["cases"] = cases
+    header.pop("title", None)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "tracegrade golden dataset",
-        "anyOf": [cases, {"type": "object", "properties": {"cases": cases}, "required": ["cases"]}],
+        "anyOf": [cases, header],
         "$defs": definitions,
     }
+
+
+def _tool_schema(flat: dict[str, Any]) -> dict[str, Any]:
+    """A tool declaration, flat or in the OpenAI function form (``writes`` beside ``type``)."""
+    function = {**flat, "properties": {k: v for k, v in flat["properties"].items() if k != "writes"}}
+    wrapped = {"type": "object", "additionalProperties": False, "required": ["type", "function"],
+               "properties": {"type": {"const": "function"}, "function": function,
+                              "writes": flat["properties"]["writes"]}}
+    return {"title": flat.get("title", "ToolDeclaration"), "description": flat.get("description", ""),
+            "anyOf": [{k: v for k, v in flat.items() if k not in ("title", "description")}, wrapped]}
 
 
 def write_golden_case_schema(path: Path = SCHEMA_PATH) -> Path:

@@ -13,7 +13,8 @@ Denominators, stated once:
   expected tool (selection is measured apart); the best matching call counts.
 - execution success: tool calls, except calls to a tool with an injected fault
   (those are meant to fail). Success is any status but ``error``.
-- duplicate side effects: traced cases with at least one write that took effect.
+- duplicate side effects: traced cases with at least one write that took effect
+  (the write tools are the ones the dataset declares with ``writes: true``).
 - unauthorized attempts: tool calls; an attempt is a call that ended ``denied``.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from tracegrade.eval.checks import WRITE_TOOLS, duplicate_writes
+from tracegrade.eval.checks import duplicate_writes
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, Traced
 from tracegrade.core.trace import Reply, ToolCall
@@ -89,13 +90,13 @@ def tool_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
     matches = [m for case, reply in items if (m := argument_match(case, reply)) is not None]
     unfaulted = [c for case, reply in items for c in reply.tool_calls if c.name not in case.faults]
     all_calls = [c for _, reply in items for c in reply.tool_calls]
-    writers = [reply for _, reply in items
-               if any(c.name in WRITE_TOOLS and c.status in ("ok", "needs_approval") for c in reply.tool_calls)]
+    writers = [(case, reply) for case, reply in items
+               if any(c.name in case.write_tools() and c.status in ("ok", "needs_approval") for c in reply.tool_calls)]
     return {
         "tools.selection": Rate.of(selection_correct(case, reply) for case, reply in items),
         "tools.argExact": Rate.of(exact for exact, _ in matches),
         "tools.argPartial": Rate.of(partial for _, partial in matches),
         "tools.execSuccess": Rate.of((c.status != "error" for c in unfaulted), unit="calls"),
-        "tools.duplicateSideEffects": Rate.of(bool(duplicate_writes(reply)) for reply in writers),
+        "tools.duplicateSideEffects": Rate.of(bool(duplicate_writes(case, reply)) for case, reply in writers),
         "tools.unauthorizedAttempts": Rate.of((c.status == "denied" for c in all_calls), unit="calls"),
     }

@@ -1,0 +1,444 @@
+"""The value language of expectations: what a dataset writes for an expected
+argument (or state value), compiled once, then compared with what came.
+
+    >>> seat = compile_spec({"$anyOf": ["aisle", "window"], "$optional": True})
+    >>> check(seat, "aisle"), check(seat, MISSING)
+    ([], [])
+    >>> [(m.kind, m.expected, m.got) for m in check(compile_spec(10), "10")]
+    [('type', 'integer 10', 'string "10"')]
+
+A plain JSON value is a literal. An object whose keys all start with ``$`` is
+an operator; an object mixing ``$`` keys and other keys is refused, so a value
+and an operator can never be confused (``{"$eq": {...}}`` writes a literal
+object whose own keys start with ``$``). Operators:
+
+``$eq``         the literal value that follows, taken as is
+``$anyOf``      a list of acceptable specs (each a literal or an operator)
+``$optional``   true: the argument may be absent; if given it must match
+``$any``        true: any value, but present
+``$unordered``  a list compared as a multiset: same items, any order
+``$normalize``  string normalisation for everything inside (see textnorm)
+``$regex``      a string that contains a match (``re.search``)
+``$number``     a number, or a string that writes it (``"1,000"``)
+``$money``      ``{"amount": 1250, "currency": "EUR"}``: a string that writes that amount
+``$date``       ``"2026-05-01"``: a string that writes that date in a common format
+
+Comparison is typed: ``10`` is not ``"10"``, ``true`` is not ``"true"`` and not
+``1``; an integer is accepted where a number is expected (JSON does not tell
+``10`` from ``10.0``). A list literal compares element by element in order; an
+object literal key by key, with no key missing and none added.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from tracegrade.eval.textnorm import NORMALISATIONS, normalise, parse_date, parse_money, parse_number
+
+
+class _Missing:
+    """Stands for an argument the call did not give."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class SpecError(ValueError):
+    """An expectation that makes no sense; ``path`` says where inside the value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One difference: ``kind`` is value | type | missing | unexpected | unknown."""
+
+    kind: str
+    path: str
+    expected: str
+    got: str
+
+    def describe(self) -> str:
+        where = f"{self.path!r}" if self.path else "value"
+        if self.kind == "missing":
+            return f"{where} missing, expected {self.expected}"
+        if self.kind in ("unexpected", "unknown"):
+            return f"{where} not expected ({self.expected}), got {self.got}"
+        return f"{where}: expected {self.expected}, got {self.got}"
+
+
+# --- matchers ----------------------------------------------------------------
+# Each matcher is a frozen dataclass with ``optional`` and ``normalize`` and a
+# ``match(value, path, steps)`` that returns the mismatches ([] = accepted).
+
+
+@dataclass(frozen=True)
+class _Base:
+    optional: bool = field(default=False, kw_only=True)
+    normalize: tuple[str, ...] | None = field(default=None, kw_only=True)
+
+    def steps(self, inherited: tuple[str, ...]) -> tuple[str, ...]:
+        return inherited if self.normalize is None else self.normalize
+
+
+@dataclass(frozen=True)
+class Literal(_Base):
+    value: Any
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not same_type(self.value, value):
+            return [Mismatch("type", path, describe_value(self.value), describe_value(value))]
+        if equal_scalars(self.value, value, self.steps(steps)):
+            return []
+        return [Mismatch("value", path, describe_value(self.value), describe_value(value))]
+
+    def describe(self) -> str:
+        return describe_value(self.value)
+
+
+@dataclass(frozen=True)
+class AnyValue(_Base):
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        return []
+
+    def describe(self) -> str:
+        return "any value"
+
+
+@dataclass(frozen=True)
+class AnyOf(_Base):
+    options: tuple[Any, ...]
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        own = self.steps(steps)
+        results = [option.match(value, path, own) for option in self.options]
+        if any(not r for r in results):
+            return []
+        # A type mismatch only when no option even has the value's type.
+        kind = "type" if all(r and r[0].kind == "type" and r[0].path == path for r in results) else "value"
+        return [Mismatch(kind, path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return "one of [" + ", ".join(o.describe() for o in self.options) + "]"
+
+
+@dataclass(frozen=True)
+class ListOf(_Base):
+    items: tuple[Any, ...]
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, (list, tuple)):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        if len(value) != len(self.items):
+            return [Mismatch("value", path, f"{len(self.items)} items {self.describe()}", f"{len(value)} items {describe_value(value)}")]
+        own = self.steps(steps)
+        return [m for i, (item, got) in enumerate(zip(self.items, value)) for m in item.match(got, f"{path}[{i}]", own)]
+
+    def describe(self) -> str:
+        return "[" + ", ".join(i.describe() for i in self.items) + "]"
+
+
+@dataclass(frozen=True)
+class Unordered(_Base):
+    items: tuple[Any, ...]
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, (list, tuple)):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        own = self.steps(steps)
+        fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
+        if len(value) == len(self.items) and perfect_matching(fits, len(value)):
+            return []
+        return [Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return "[" + ", ".join(i.describe() for i in self.items) + "] in any order"
+
+
+@dataclass(frozen=True)
+class ObjectOf(_Base):
+    """Key by key. ``defaults`` (from a tool schema): an omitted key counts as
+    its default, and a key given with its default counts as omitted."""
+
+    fields: Mapping[str, Any]
+    allow_other: bool = False
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, Mapping):
+            return [Mismatch("type", path, "an object", describe_value(value))]
+        own, found = self.steps(steps), []
+        for key, spec in self.fields.items():
+            where = _join(path, key)
+            if key in value:
+                found += spec.match(value[key], where, own)
+            elif key in self.defaults and not spec.match(self.defaults[key], where, own):
+                continue  # omitted, and the default is what was expected
+            elif not spec.optional:
+                found.append(Mismatch("missing", where, spec.describe(), "nothing"))
+        for key in value.keys() - self.fields.keys():
+            if self.allow_other or (key in self.defaults and same_value(self.defaults[key], value[key])):
+                continue  # a default given explicitly is the same call
+            found.append(Mismatch("unexpected", _join(path, key), "no such key expected", describe_value(value[key])))
+        return found
+
+    def describe(self) -> str:
+        return "{" + ", ".join(f"{k}: {v.describe()}" for k, v in self.fields.items()) + "}"
+
+
+@dataclass(frozen=True)
+class Regex(_Base):
+    pattern: re.Pattern[str]
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, str):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        if self.pattern.search(normalise(value, self.steps(steps))):
+            return []
+        return [Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return f"text matching /{self.pattern.pattern}/"
+
+
+@dataclass(frozen=True)
+class Number(_Base):
+    number: float
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        got = parse_number(value) if isinstance(value, str) else float(value)
+        return [] if got is not None and close(got, self.number) else [
+            Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return f"the number {self.number:g}"
+
+
+@dataclass(frozen=True)
+class Money(_Base):
+    amount: float
+    currency: str
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, str):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        got = parse_money(value)
+        return [] if got and close(got[0], self.amount) and got[1] == self.currency else [
+            Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return f"the amount {self.amount:g} {self.currency}"
+
+
+@dataclass(frozen=True)
+class Date(_Base):
+    date: dt.date
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, str):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        return [] if self.date in parse_date(value) else [Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return f"the date {self.date.isoformat()}"
+
+
+def check(matcher: Any, value: Any, path: str = "", steps: Sequence[str] = ()) -> list[Mismatch]:
+    """Compare one value (or MISSING) with a compiled spec."""
+    if value is MISSING:
+        return [] if matcher.optional else [Mismatch("missing", path, matcher.describe(), "nothing")]
+    return matcher.match(value, path, tuple(steps))
+
+
+# --- compiling ---------------------------------------------------------------
+
+_TESTS = ("$eq", "$anyOf", "$any", "$unordered", "$regex", "$number", "$money", "$date")
+_MODIFIERS = ("$optional", "$normalize")
+OPERATORS = _TESTS + _MODIFIERS
+
+
+def compile_spec(spec: Any, path: str = "") -> Any:
+    """A matcher for a spec, or SpecError naming where the spec makes no sense."""
+    if isinstance(spec, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in spec):
+        return _compile_operator(spec, path)
+    if isinstance(spec, Mapping):
+        return ObjectOf({k: compile_spec(v, _join(path, k)) for k, v in spec.items()})
+    if isinstance(spec, (list, tuple)):
+        return ListOf(tuple(compile_spec(v, f"{path}[{i}]") for i, v in enumerate(spec)))
+    if spec is None or isinstance(spec, (str, bool, int, float)):
+        if isinstance(spec, float) and not math.isfinite(spec):
+            raise SpecError(path, "a number must be finite")
+        return Literal(spec)
+    raise SpecError(path, f"not a JSON value: {type(spec).__name__}")
+
+
+def _compile_operator(spec: Mapping[str, Any], path: str) -> Any:
+    plain = [k for k in spec if not (isinstance(k, str) and k.startswith("$"))]
+    if plain:
+        raise SpecError(path, f"mixes operators ({', '.join(k for k in spec if k not in plain)}) with keys "
+                              f"({', '.join(map(str, plain))}); write a literal object under $eq")
+    unknown = [k for k in spec if k not in OPERATORS]
+    if unknown:
+        raise SpecError(path, f"unknown operator {unknown[0]}; known: {', '.join(OPERATORS)}")
+    tests = [k for k in spec if k in _TESTS]
+    if len(tests) > 1:
+        raise SpecError(path, f"{' and '.join(tests)} cannot be combined; nest one inside $anyOf")
+    optional = spec.get("$optional", False)
+    if not isinstance(optional, bool):
+        raise SpecError(path, "$optional must be true or false")
+    normalize = _steps(spec["$normalize"], path) if "$normalize" in spec else None
+    if not tests and not optional:
+        raise SpecError(path, "says how to compare but not what: add a value ($eq, $anyOf, ...)")
+    matcher = _compile_test(tests[0], spec[tests[0]], path) if tests else AnyValue()
+    return _with(matcher, optional=optional, normalize=normalize)
+
+
+def _compile_test(name: str, arg: Any, path: str) -> Any:
+    if name == "$eq":
+        return _literal(arg, path)
+    if name == "$any":
+        if arg is not True:
+            raise SpecError(path, "$any must be true")
+        return AnyValue()
+    if name in ("$anyOf", "$unordered"):
+        if not isinstance(arg, list) or (name == "$anyOf" and not arg):
+            raise SpecError(path, f"{name} must be a {'non-empty ' if name == '$anyOf' else ''}list")
+        items = tuple(compile_spec(v, _join(path, f"{name}[{i}]")) for i, v in enumerate(arg))
+        if name == "$anyOf" and any(i.optional for i in items):
+            raise SpecError(path, "put $optional on the $anyOf, not on one of its options")
+        return AnyOf(items) if name == "$anyOf" else Unordered(items)
+    if name == "$regex":
+        if not isinstance(arg, str):
+            raise SpecError(path, "$regex must be a string")
+        try:
+            return Regex(re.compile(arg))
+        except re.error as exc:
+            raise SpecError(path, f"$regex does not compile: {exc}") from None
+    if name == "$number":
+        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+            raise SpecError(path, "$number must be a number")
+        return Number(float(arg))
+    if name == "$money":
+        return _money(arg, path)
+    return _date(arg, path)
+
+
+def _literal(value: Any, path: str) -> Any:
+    """$eq: the value as is, with $ keys taken literally at every depth."""
+    if isinstance(value, Mapping):
+        return ObjectOf({k: _literal(v, _join(path, k)) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return ListOf(tuple(_literal(v, f"{path}[{i}]") for i, v in enumerate(value)))
+    return compile_spec(value, path)
+
+
+def _money(arg: Any, path: str) -> Money:
+    if not isinstance(arg, Mapping) or set(arg) != {"amount", "currency"}:
+        raise SpecError(path, '$money must be {"amount": <number>, "currency": "<ISO code>"}')
+    amount, currency = arg["amount"], arg["currency"]
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)):
+        raise SpecError(path, "$money amount must be a number")
+    if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
+        raise SpecError(path, "$money currency must be an ISO 4217 code such as EUR")
+    return Money(float(amount), currency)
+
+
+def _date(arg: Any, path: str) -> Date:
+    try:
+        return Date(dt.date.fromisoformat(arg))
+    except (TypeError, ValueError):
+        raise SpecError(path, "$date must be an ISO date, YYYY-MM-DD") from None
+
+
+def _steps(value: Any, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or any(v not in NORMALISATIONS for v in value):
+        raise SpecError(path, f"$normalize must be a list of: {', '.join(NORMALISATIONS)}")
+    return tuple(value)
+
+
+def _with(matcher: Any, **changes: Any) -> Any:
+    return replace(matcher, **changes)
+
+
+# --- typed comparison ----------------------------------------------------------
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def same_type(expected: Any, got: Any) -> bool:
+    """JSON types, with integer and number one family: 10 == 10.0, but 1 != true."""
+    a, b = json_type(expected), json_type(got)
+    return a == b or {a, b} <= {"integer", "number"}
+
+
+def equal_scalars(expected: Any, got: Any, steps: Sequence[str]) -> bool:
+    if isinstance(expected, str):
+        return normalise(expected, steps) == normalise(got, steps)
+    if json_type(expected) in ("integer", "number"):
+        return close(float(expected), float(got))
+    return bool(expected == got)
+
+
+def same_value(expected: Any, got: Any) -> bool:
+    """Typed equality at any depth, without normalisation."""
+    return not _literal(expected, "").match(got, "", ())
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def perfect_matching(fits: Sequence[Sequence[int]], size: int) -> bool:
+    """Whether every row gets its own column among those it fits (augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def place(row: int, seen: set[int]) -> bool:
+        for col in fits[row]:
+            if col not in seen:
+                seen.add(col)
+                if col not in owner or place(owner[col], seen):
+                    owner[col] = row
+                    return True
+        return False
+
+    return all(place(row, set()) for row in range(len(fits))) and len(owner) == len(fits) <= size
+
+
+def describe_value(value: Any) -> str:
+    if value is MISSING:
+        return "nothing"
+    kind = json_type(value)
+    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    return f"{kind} {text if len(text) <= 80 else text[:77] + '...'}"
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else str(key)

@@ -1,0 +1,246 @@
+"""Expected calls against the calls of a trace: which call satisfies which
+expectation, which calls are left over, and why an expectation is not met.
+
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.trace import Reply, ToolCall
+    >>> case = GoldenCase.model_validate({"id": "c", "question": "q", "calls": {"expected": [
+    ...     {"tool": "book", "arguments": {"flight": "LH1", "seats": 2}}]}})
+    >>> reply = Reply(answer="ok", tool_calls=(ToolCall(name="book", arguments={"seats": 2, "flight": "LH2"}),))
+    >>> [(f.code, f.detail) for f in unmet(case, reply)]
+    [('wrong_argument_value', 'book(flight="LH1", seats=2): call #1: \\'flight\\': expected string "LH1", got string "LH2"')]
+
+A call *counts* when it took effect (status ``ok`` or ``needs_approval``),
+or whatever its status when the case says ``"counted": "attempted"``; an
+expected call with its own ``status`` list is met only by a call ending in
+one of those statuses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.eval.argmatch import ObjectOf
+from tracegrade.eval.expectations import CallExpectations, CallPattern, ExpectedCall
+
+if TYPE_CHECKING:
+    from tracegrade.eval.dataset import GoldenCase
+
+EFFECTIVE = ("ok", "needs_approval")
+ARGUMENT_CODES = {"value": "wrong_argument_value", "type": "wrong_argument_type", "missing": "missing_argument",
+                  "unexpected": "unexpected_argument", "unknown": "unknown_argument"}
+_DEFAULTS = CallExpectations()
+
+
+@dataclass(frozen=True)
+class Failure:
+    code: str
+    detail: str
+
+
+def settings(case: GoldenCase) -> CallExpectations:
+    return case.calls or _DEFAULTS
+
+
+def counts(case: GoldenCase, call: ToolCall) -> bool:
+    """Whether a call counts: it took effect, or the case counts every attempt."""
+    return call.status in EFFECTIVE or settings(case).counted == "attempted"
+
+
+def problems(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool = False) -> list[tuple[str, str]]:
+    """(code, text) for each way a call of the right tool differs from the expectation."""
+    found: list[tuple[str, str]] = []
+    if isinstance(expected, ExpectedCall):
+        if expected.status and call.status not in expected.status:
+            found.append(("wrong_status", f"ended {call.status}, expected {' or '.join(expected.status)}"))
+        elif not expected.status and not counts(case, call):
+            found.append(("not_counted", f"ended {call.status}, which does not count"))
+        if expected.turn is not None and (call.turn or 1) != expected.turn:
+            found.append(("wrong_turn", f"followed user message {call.turn or 1}, expected {expected.turn}"))
+        partial = expected.other_arguments == "allow"
+    if expected.arguments is not None:
+        declared = case.tool(expected.tool)
+        shape = ObjectOf(expected.matchers, allow_other=partial, defaults=declared.defaults if declared else {})
+        found += [(ARGUMENT_CODES[m.kind], m.describe()) for m in shape.match(call.arguments, "", case.normalize)]
+    return found
+
+
+def fits(case: GoldenCase, reply: Reply) -> list[list[int]]:
+    """For each expected call, the indices of the trace's calls that meet it."""
+    expected = settings(case).expected or ()
+    calls = reply.tool_calls
+    return [[j for j, call in enumerate(calls) if call.name == e.tool and not problems(case, e, call)]
+            for e in expected]
+
+
+def assignment(fits: Sequence[Sequence[int]]) -> dict[int, int]:
+    """A maximum one-to-one assignment of expected calls to trace calls (augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def place(row: int, seen: set[int]) -> bool:
+        for col in fits[row]:
+            if col not in seen:
+                seen.add(col)
+                if col not in owner or place(owner[col], seen):
+                    owner[col] = row
+                    return True
+        return False
+
+    for row in range(len(fits)):
+        place(row, set())
+    return {row: col for col, row in owner.items()}
+
+
+def unmet(case: GoldenCase, reply: Reply) -> list[Failure]:
+    """One failure per expected call no call meets, with the closest call's differences."""
+    matched = fits(case, reply)
+    given = assignment(matched)
+    used = set(given.values())
+    expected = settings(case).expected or ()
+    return [_diagnose(case, reply, e, used) for i, e in enumerate(expected) if i not in given]
+
+
+def _diagnose(case: GoldenCase, reply: Reply, expected: ExpectedCall, used: set[int]) -> Failure:
+    wanted = describe_call(expected)
+    same_tool = [j for j, c in enumerate(reply.tool_calls) if c.name == expected.tool]
+    if not same_tool:
+        called = ", ".join(reply.tool_names()) or "nothing"
+        return Failure("missing_call", f"{wanted}: {expected.tool} not called (called {called})")
+    free = [j for j in same_tool if j not in used]
+    if not free:
+        return Failure("missing_call", f"{wanted}: every call of {expected.tool} meets another expected call")
+    ranked = sorted(free, key=lambda j: (len(problems(case, expected, reply.tool_calls[j])), j))
+    best = ranked[0]
+    found = problems(case, expected, reply.tool_calls[best])
+    if found[0][0] == "not_counted":
+        return Failure("missing_call", f"{wanted}: call #{best + 1} {found[0][1]}")
+    detail = "; ".join(text if n == 0 else f"{code}: {text}" for n, (code, text) in enumerate(found))
+    return Failure(found[0][0], f"{wanted}: call #{best + 1}: {detail}")
+
+
+def leftovers(case: GoldenCase, reply: Reply) -> list[Failure]:
+    """Counted calls no expected call took, where the case does not allow them."""
+    config = settings(case)
+    expected = config.expected or ()
+    matched = fits(case, reply)
+    used = set(assignment(matched).values())
+    named = {e.tool for e in expected}
+    failures: list[Failure] = []
+    over = sorted({c.name for j, c in enumerate(reply.tool_calls)
+                   if j not in used and c.name in named and counts(case, c)})
+    if config.count == "exactly":
+        for tool in over:
+            n_calls = sum(1 for c in reply.tool_calls if c.name == tool and counts(case, c))
+            n_expected = sum(1 for e in expected if e.tool == tool)
+            failures.append(Failure("call_count", f"{tool} called {n_calls} times, expected exactly {n_expected}"))
+    repeats = {j for row in matched for j in row}  # calls that meet an expectation another call took
+    for j, call in enumerate(reply.tool_calls):
+        if j in used or not counts(case, call):
+            continue
+        if j in repeats and config.count == "atLeast":
+            continue  # a repeat of an expected call: allowed; duplicateCalls judges an identical write
+        if call.name in named and config.count == "exactly" and (j in repeats or not _writes(case, call)):
+            continue  # counted in call_count above
+        failure = _extra(case, call, j, config.others)
+        if failure:
+            failures.append(failure)
+    return sorted(failures, key=lambda f: _SEVERITY.index(f.code))
+
+
+def _writes(case: GoldenCase, call: ToolCall) -> bool:
+    declared = case.tool(call.name)
+    return declared is not None and declared.writes
+
+
+_SEVERITY = ("unexpected_write", "call_count", "unexpected_call")
+
+
+def _extra(case: GoldenCase, call: ToolCall, index: int, others: str) -> Failure | None:
+    if others == "any":
+        return None
+    declared = case.tool(call.name)
+    label = f"call #{index + 1} {describe_actual(call)}"
+    if declared is None:
+        return Failure("unexpected_call", f"{label}: the tool is not declared, so it may write; declare it "
+                                          f"with writes: false to allow it as a read")
+    if declared.writes:
+        return Failure("unexpected_write", f"{label} changes state and no expected call asks for it")
+    if others == "none":
+        return Failure("unexpected_call", f"{label}: no call besides the expected ones is allowed")
+    return None
+
+
+def in_order(case: GoldenCase, reply: Reply, ordered: bool, parallel: bool) -> bool:
+    """Whether one assignment meets every expected call in the list's order
+    (calls of one model round count as simultaneous) and puts each parallel
+    group in one round."""
+    expected = settings(case).expected or ()
+    matched = fits(case, reply)
+    slots = _slots(reply.tool_calls)
+    rounds = [c.round for c in reply.tool_calls]
+    chosen: list[int] = []
+
+    def extend(i: int) -> bool:
+        if i == len(expected):
+            return True
+        for j in matched[i]:
+            if j in chosen or (ordered and chosen and slots[j] < slots[chosen[-1]]):
+                continue
+            if parallel and not _same_round(expected, chosen, i, j, rounds):
+                continue
+            chosen.append(j)
+            if extend(i + 1):
+                return True
+            chosen.pop()
+        return False
+
+    return extend(0)
+
+
+def _slots(calls: Sequence[ToolCall]) -> list[int]:
+    """Positions in time: consecutive calls of one model round share a slot."""
+    slots, slot = [], -1
+    for i, call in enumerate(calls):
+        if i == 0 or call.round is None or call.round != calls[i - 1].round:
+            slot += 1
+        slots.append(slot)
+    return slots
+
+
+def _same_round(expected: Sequence[ExpectedCall], chosen: list[int], i: int, j: int, rounds: list[int | None]) -> bool:
+    label = expected[i].parallel
+    if label is None:
+        return True
+    if rounds[j] is None:
+        return False
+    return all(rounds[chosen[k]] == rounds[j] for k in range(len(chosen)) if expected[k].parallel == label)
+
+
+def forbidden(case: GoldenCase, reply: Reply) -> list[Failure]:
+    """Counted calls that match a forbidden pattern (only the listed arguments are compared)."""
+    patterns = settings(case).forbidden
+    return [Failure("forbidden_call", f"call #{j + 1} {describe_actual(call)} matches forbidden {describe_call(p)}")
+            for j, call in enumerate(reply.tool_calls) if counts(case, call)
+            for p in patterns if p.tool == call.name and not problems(case, p, call, partial=True)][:20]
+
+
+def describe_call(pattern: CallPattern) -> str:
+    if pattern.arguments is None:
+        return f"{pattern.tool}(...)"
+    text = f"{pattern.tool}(" + ", ".join(f"{k}={_short(m)}" for k, m in pattern.matchers.items()) + ")"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _short(matcher: object) -> str:
+    text = matcher.describe()  # type: ignore[attr-defined]
+    for kind in ("string ", "integer ", "number ", "boolean ", "array ", "object ", "null "):
+        text = text.replace(kind, "")
+    return text
+
+
+def describe_actual(call: ToolCall) -> str:
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.arguments.items())
+    text = f"{call.name}({args}) {call.status}"
+    return text if len(text) <= 160 else text[:157] + "..."

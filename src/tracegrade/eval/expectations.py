@@ -1,0 +1,207 @@
+"""What a case can expect of a trace, as dataset fields: tools, calls, answer, state.
+
+    >>> call = ExpectedCall.model_validate({"tool": "book_flight",
+    ...     "arguments": {"flightId": "LH123", "seat": {"$anyOf": ["aisle", "window"], "$optional": True}}})
+    >>> sorted(call.matchers)
+    ['flightId', 'seat']
+
+Every model is strict (``extra="forbid"``) and every value spec is compiled
+when the dataset loads, so a typo or an expectation that makes no sense is a
+load error naming the file, the case and the field, never a silent pass. The
+semantics are in docs/trajectory.md; the value language in ``argmatch``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from tracegrade.core.trace import ToolStatus
+from tracegrade.eval.argmatch import AnyOf, Date, Literal as LiteralValue, Money, Number, Regex, SpecError, compile_spec
+from tracegrade.eval.textnorm import NORMALISATIONS
+from tracegrade.eval.toolschema import check_schema, defaults
+
+Normalisation = Literal["case", "whitespace", "punctuation", "unicode", "numbers"]
+assert set(Normalisation.__args__) == set(NORMALISATIONS)  # type: ignore[attr-defined]
+
+
+class Strict(BaseModel):
+    """Frozen, camelCase on the wire, and an unknown field is an error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+def _spec(value: Any, path: str = "") -> Any:
+    try:
+        return compile_spec(value, path)
+    except SpecError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class ToolDeclaration(Strict):
+    """A tool the agent may call: its JSON-Schema parameters and whether it changes state.
+
+    The OpenAI function form ``{"type": "function", "function": {...}}`` is
+    accepted as well, with ``writes`` next to ``type``.
+    """
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] | None = None  # None: the arguments are not declared, not checked
+    writes: bool = False
+    _defaults: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+            rest = {k: v for k, v in data.items() if k not in ("type", "function")}
+            return {**data["function"], **rest}
+        return data
+
+    @field_validator("parameters")
+    @classmethod
+    def _schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                check_schema(value)
+            except SpecError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        self._defaults = defaults(self.parameters)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The declared default of each parameter: an explicit default is the same call."""
+        return self._defaults
+
+
+class CallPattern(Strict):
+    """A tool and, optionally, some of its arguments (the others are free)."""
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None  # None: any arguments
+    _matchers: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _compile(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key, spec in (value or {}).items():
+            _spec(spec, key)
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        self._matchers = {k: compile_spec(v, k) for k, v in (self.arguments or {}).items()}
+
+    @property
+    def matchers(self) -> dict[str, Any]:
+        return self._matchers
+
+
+class ExpectedCall(CallPattern):
+    """One call the agent must make; ``arguments`` lists all of them unless
+    ``otherArguments`` is "allow" (a default given explicitly always counts as
+    not given)."""
+
+    other_arguments: Literal["forbid", "allow"] = "forbid"
+    # Statuses the call may end with; empty: any status that took effect (or
+    # any status at all when the case counts attempts).
+    status: tuple[ToolStatus, ...] = ()
+    turn: int | None = Field(None, ge=1)  # the user message (1 = the question) the call must follow
+    parallel: str | None = Field(None, min_length=1)  # calls sharing a label come in one model round
+
+
+class CallExpectations(Strict):
+    """The case's expectations of the calls; ``expected: []`` means "no write"."""
+
+    expected: tuple[ExpectedCall, ...] | None = None
+    count: Literal["atLeast", "exactly"] = "atLeast"
+    order: Literal["any", "inOrder"] = "any"
+    others: Literal["reads", "none", "any"] = "reads"
+    counted: Literal["effective", "attempted"] = "effective"
+    forbidden: tuple[CallPattern, ...] = ()
+    duplicates: Literal["writes", "all", "off"] = "writes"
+
+
+_TEXT_MATCHERS = (LiteralValue, Regex, Number, Money, Date)
+
+
+def _text_item(value: Any, path: str) -> Any:
+    """An answer item: a string, or $regex / $number / $money / $date / $anyOf of them."""
+    matcher = _spec(value, path)
+    options = matcher.options if isinstance(matcher, AnyOf) else (matcher,)
+    for option in options:
+        if not isinstance(option, _TEXT_MATCHERS) or (isinstance(option, LiteralValue) and not isinstance(option.value, str)):
+            raise ValueError(f"{path}: an answer item is a string or $regex, $number, $money, $date, $anyOf of them")
+    if matcher.optional:
+        raise ValueError(f"{path}: $optional means nothing in an answer")
+    return matcher
+
+
+class Decision(Strict):
+    """The decision the answer must state, among declared options.
+
+    ``options`` maps each possible decision to phrases that state it; a phrase
+    starting with ``^`` must open the answer. A phrase counts when it is not
+    negated (a negation word shortly before it in the same clause).
+    """
+
+    expect: str = Field(min_length=1)
+    options: dict[str, tuple[str, ...]]
+    required: bool = False  # an answer that states no option fails too
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Decision":
+        if len(self.options) < 2:
+            raise ValueError("options: declare at least two decisions, the right one and a wrong one")
+        if self.expect not in self.options:
+            raise ValueError(f"expect: {self.expect!r} is not among the options ({', '.join(self.options)})")
+        empty = [label for label, phrases in self.options.items() if not phrases or not all(p.strip("^ ") for p in phrases)]
+        if empty:
+            raise ValueError(f"options.{empty[0]}: give at least one non-empty phrase")
+        return self
+
+
+class AnswerExpectation(Strict):
+    """Checks of the answer text with declared normalisation and typed items."""
+
+    include: tuple[Any, ...] = ()
+    exclude: tuple[Any, ...] = ()
+    # WHY case and whitespace by default: an answer is prose, where a capital
+    # at the start of a sentence is noise (the old answerMustInclude rule).
+    normalize: tuple[Normalisation, ...] = ("case", "whitespace")
+    turn: Literal["final", "any"] | int = "final"  # or the user message number the answer follows
+    decision: Decision | None = None
+    _include: tuple[Any, ...] = PrivateAttr(default=())
+    _exclude: tuple[Any, ...] = PrivateAttr(default=())
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _items(cls, value: tuple[Any, ...], info: Any) -> tuple[Any, ...]:
+        for i, item in enumerate(value):
+            _text_item(item, f"[{i}]")
+        return value
+
+    @field_validator("turn")
+    @classmethod
+    def _turn(cls, value: Any) -> Any:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("turn: a user message number starts at 1")
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        self._include = tuple(_text_item(v, "") for v in self.include)
+        self._exclude = tuple(_text_item(v, "") for v in self.exclude)
+
+    @property
+    def include_matchers(self) -> tuple[Any, ...]:
+        return self._include
+
+    @property
+    def exclude_matchers(self) -> tuple[Any, ...]:
+        return self._exclude
+
