@@ -20,6 +20,7 @@ from typing import Awaitable, Callable, Collection, Sequence
 
 from tracegrade.eval.checks import checks_for, run_checks
 from tracegrade.eval.plugins import Check
+from tracegrade.eval.conversation import play
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
@@ -102,7 +103,7 @@ async def _evaluate_case(
     try:
         with tracer.start_as_current_span("agent"):
             agent_started_ns = time.time_ns()
-            reply = await asyncio.wait_for(target(case), settings.timeout_s)
+            reply = await asyncio.wait_for(play(target, case), settings.timeout_s)
             if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
                 raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
             add_reply_spans(tracer, reply, agent_started_ns)
