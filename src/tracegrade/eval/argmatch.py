@@ -72,8 +72,10 @@ class Mismatch:
         where = f"{self.path!r}" if self.path else "value"
         if self.kind == "missing":
             return f"{where} missing, expected {self.expected}"
-        if self.kind in ("unexpected", "unknown"):
-            return f"{where} not expected ({self.expected}), got {self.got}"
+        if self.kind == "unknown":
+            return f"{where} is {self.expected}, got {self.got}"
+        if self.kind == "unexpected":
+            return f"{where} not expected, got {self.got}"
         return f"{where}: expected {self.expected}, got {self.got}"
 
 
@@ -435,6 +437,8 @@ def perfect_matching(fits: Sequence[Sequence[int]], size: int) -> bool:
 def describe_value(value: Any) -> str:
     if value is MISSING:
         return "nothing"
+    if value is None:
+        return "null"
     kind = json_type(value)
     text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
     return f"{kind} {text if len(text) <= 80 else text[:77] + '...'}"
