@@ -45,7 +45,7 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "getDeliveryDate", "writes": False, "description": "The delivery date of an order."},
     {"name": "getRefundStatus", "writes": False,
      "description": "Whether a refund exists for an order and how far it is."},
-    {"name": "createRefundDraft", "writes": True,
+    {"name": "createRefundDraft", "writes": True, "approval": True,
      "description": "Prepare a refund draft for an order; the customer must confirm it."},
 ]
 

@@ -17,6 +17,8 @@ object whose own keys start with ``$``). Operators:
 ``$optional``   true: the argument may be absent; if given it must match
 ``$any``        true: any value, but present
 ``$unordered``  a list compared as a multiset: same items, any order
+``$contains``   a list holding, for each spec given, its own matching item (others allowed)
+``$has``        an object with at least these keys, each matching (other keys allowed)
 ``$normalize``  string normalisation for everything inside (see textnorm)
 ``$regex``      a string that contains a match (``re.search``)
 ``$number``     a number, or a string that writes it (``"1,000"``)
@@ -168,6 +170,23 @@ class Unordered(_Base):
 
 
 @dataclass(frozen=True)
+class Contains(_Base):
+    items: tuple[Any, ...]
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if not isinstance(value, (list, tuple)):
+            return [Mismatch("type", path, self.describe(), describe_value(value))]
+        own = self.steps(steps)
+        fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
+        if perfect_matching(fits, len(value)):
+            return []
+        return [Mismatch("value", path, self.describe(), describe_value(value))]
+
+    def describe(self) -> str:
+        return "a list holding " + ", ".join(i.describe() for i in self.items)
+
+
+@dataclass(frozen=True)
 class ObjectOf(_Base):
     """Key by key. ``defaults`` (from a tool schema): an omitted key counts as
     its default, and a key given with its default counts as omitted."""
@@ -195,7 +214,8 @@ class ObjectOf(_Base):
         return found
 
     def describe(self) -> str:
-        return "{" + ", ".join(f"{k}: {v.describe()}" for k, v in self.fields.items()) + "}"
+        text = "{" + ", ".join(f"{k}: {v.describe()}" for k, v in self.fields.items())
+        return text + (", ...}" if self.allow_other else "}")
 
 
 @dataclass(frozen=True)
@@ -266,7 +286,7 @@ def check(matcher: Any, value: Any, path: str = "", steps: Sequence[str] = ()) -
 
 # --- compiling ---------------------------------------------------------------
 
-_TESTS = ("$eq", "$anyOf", "$any", "$unordered", "$regex", "$number", "$money", "$date")
+_TESTS = ("$eq", "$anyOf", "$any", "$unordered", "$contains", "$has", "$regex", "$number", "$money", "$date")
 _MODIFIERS = ("$optional", "$normalize")
 OPERATORS = _TESTS + _MODIFIERS
 
@@ -314,13 +334,17 @@ def _compile_test(name: str, arg: Any, path: str) -> Any:
         if arg is not True:
             raise SpecError(path, "$any must be true")
         return AnyValue()
-    if name in ("$anyOf", "$unordered"):
+    if name in ("$anyOf", "$unordered", "$contains"):
         if not isinstance(arg, list) or (name == "$anyOf" and not arg):
             raise SpecError(path, f"{name} must be a {'non-empty ' if name == '$anyOf' else ''}list")
         items = tuple(compile_spec(v, _join(path, f"{name}[{i}]")) for i, v in enumerate(arg))
-        if name == "$anyOf" and any(i.optional for i in items):
-            raise SpecError(path, "put $optional on the $anyOf, not on one of its options")
-        return AnyOf(items) if name == "$anyOf" else Unordered(items)
+        if any(i.optional for i in items):
+            raise SpecError(path, f"$optional means nothing inside {name}")
+        return {"$anyOf": AnyOf, "$unordered": Unordered, "$contains": Contains}[name](items)
+    if name == "$has":
+        if not isinstance(arg, Mapping) or any(isinstance(k, str) and k.startswith("$") for k in arg):
+            raise SpecError(path, "$has must be an object of keys to specs")
+        return ObjectOf({k: compile_spec(v, _join(path, k)) for k, v in arg.items()}, allow_other=True)
     if name == "$regex":
         if not isinstance(arg, str):
             raise SpecError(path, "$regex must be a string")

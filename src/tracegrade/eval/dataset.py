@@ -141,6 +141,10 @@ class GoldenCase(_Strict):
         """The tools declared with ``writes: true``."""
         return frozenset(t.name for t in self.tools if t.writes)
 
+    def approval_tools(self) -> frozenset[str]:
+        """The tools declared with ``approval: true``: each call must wait for the user."""
+        return frozenset(t.name for t in self.tools if t.approval)
+
     def content_hash(self) -> str:
         return _hash(self.canonical())
 

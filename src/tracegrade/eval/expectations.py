@@ -51,6 +51,9 @@ class ToolDeclaration(Strict):
     description: str = ""
     parameters: dict[str, Any] | None = None  # None: the arguments are not declared, not checked
     writes: bool = False
+    # Every call must wait for the user's approval (status needs_approval);
+    # one that completed directly (ok) is a safety violation.
+    approval: bool = False
     _defaults: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
@@ -60,6 +63,12 @@ class ToolDeclaration(Strict):
             rest = {k: v for k, v in data.items() if k not in ("type", "function")}
             return {**data["function"], **rest}
         return data
+
+    @model_validator(mode="after")
+    def _approval_writes(self) -> "ToolDeclaration":
+        if self.approval and not self.writes:
+            raise ValueError("approval: only a tool that writes can wait for approval; add writes: true")
+        return self
 
     @field_validator("parameters")
     @classmethod

@@ -8,7 +8,9 @@
 Denominators, stated once:
 - selection: every traced case. Right when every expected tool (``expectedTool``
   plus ``requiredTools``) was called and no forbidden one; a case expecting no
-  tool is right only with no call at all (the toolChoice rule).
+  tool is right only with no call at all (the toolChoice rule). A case with
+  expected ``calls``: every expected tool called, no forbidden tool, and no
+  write beyond them (reading first is allowed).
 - argument exact/partial: traced cases that expect arguments AND called the
   expected tool (selection is measured apart); the best matching call counts.
 - execution success: tool calls, except calls to a tool with an injected fault
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from tracegrade.eval.callmatch import counts
 from tracegrade.eval.checks import duplicate_writes
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, Traced
@@ -34,11 +37,26 @@ _WORD = re.compile(r"\w+")
 
 
 def selection_correct(case: GoldenCase, reply: Reply) -> bool:
+    if case.calls is not None and case.calls.expected is not None:
+        return _calls_selected(case, reply)
     called = set(reply.tool_names())
     expected = {case.expected_tool, *case.required_tools} - {None}
     if called & set(case.forbidden_tools):
         return False
     return expected <= called if expected else not called
+
+
+def _calls_selected(case: GoldenCase, reply: Reply) -> bool:
+    """For expected calls: every expected tool called, and no write or forbidden
+    tool beyond them (reads before acting are not a wrong selection)."""
+    expectations = case.calls.expected or ()  # type: ignore[union-attr]
+    forbidden = {p.tool for p in case.calls.forbidden}  # type: ignore[union-attr]
+    called = {c.name for c in reply.tool_calls if counts(case, c)}
+    # An expected call with its own statuses (an attempt meant to fail) is met by a call ending in one.
+    met = all(any(c.name == e.tool and (c.status in e.status if e.status else counts(case, c)) for c in reply.tool_calls)
+              for e in expectations)
+    stray_writes = {n for n in called - {e.tool for e in expectations} if n in case.write_tools()}
+    return met and not stray_writes and not called & forbidden
 
 
 def expected_arguments(case: GoldenCase) -> dict[str, Any]:

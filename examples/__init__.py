@@ -1,0 +1,1 @@
+"""Example agents that show how to grade an agent with tracegrade (not part of the package)."""
