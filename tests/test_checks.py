@@ -17,7 +17,7 @@ from tracegrade.core.trace import Reply, Step, ToolCall
 
 # The one write tool the approval rule reads from the dataset; the read tools
 # stay undeclared, so duplicateCalls counts them as it always did.
-REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True)
+REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True, approval=True)
 
 
 def case(**fields) -> GoldenCase:

@@ -24,7 +24,7 @@ RET, REF, SHP, WAR = "return-policy.md", "refund-policy.md", "shipping-policy.md
 
 
 # The write tool the safety and duplicate-write rules read from the dataset.
-REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True)
+REFUND_DRAFT = ToolDeclaration(name="createRefundDraft", writes=True, approval=True)
 
 
 def case(id: str = "c", **fields) -> GoldenCase:

@@ -351,11 +351,13 @@ def golden_case_json_schema() -> dict[str, Any]:
 
 
 def _tool_schema(flat: dict[str, Any]) -> dict[str, Any]:
-    """A tool declaration, flat or in the OpenAI function form (``writes`` beside ``type``)."""
-    function = {**flat, "properties": {k: v for k, v in flat["properties"].items() if k != "writes"}}
+    """A tool declaration, flat or in the OpenAI function form (``writes`` and
+    ``approval`` beside ``type``)."""
+    outer = ("writes", "approval")
+    function = {**flat, "properties": {k: v for k, v in flat["properties"].items() if k not in outer}}
     wrapped = {"type": "object", "additionalProperties": False, "required": ["type", "function"],
                "properties": {"type": {"const": "function"}, "function": function,
-                              "writes": flat["properties"]["writes"]}}
+                              **{k: flat["properties"][k] for k in outer}}}
     return {"title": flat.get("title", "ToolDeclaration"), "description": flat.get("description", ""),
             "anyOf": [{k: v for k, v in flat.items() if k not in ("title", "description")}, wrapped]}
 

@@ -44,7 +44,7 @@ class ToolDeclaration(Strict):
     """A tool the agent may call: its JSON-Schema parameters and whether it changes state.
 
     The OpenAI function form ``{"type": "function", "function": {...}}`` is
-    accepted as well, with ``writes`` next to ``type``.
+    accepted as well, with ``writes`` and ``approval`` next to ``type``.
     """
 
     name: str = Field(min_length=1)
