@@ -145,7 +145,7 @@ async def test_evaluate_case_records_the_evidence_of_one_case():
     assert (result.case_id, result.question, result.split, result.category, result.risk) == (
         case.id, case.question, "nominal", "returns", "low")
     assert [c.name for c in result.checks] == ["answerPresent", "toolChoice", "toolArgument", "source",
-                                              "duplicateCalls"]
+                                              "duplicateCalls", "answerDecision"]
     assert result.agent_tokens == (400, 20) and result.judge_tokens == (10, 5) and result.judge_attempts == 1
     assert result.seconds > 0
 
