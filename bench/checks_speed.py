@@ -1,11 +1,14 @@
 """Deterministic checks alone: case-checks per second on one core.
 
     python bench/checks_speed.py [--dataset evals/benchmark.json] [--results results.json] [--cases 100000]
+    python bench/checks_speed.py --dataset evals/travel/dataset.json --target examples.travel.agent:scripted
 
 The cases are the benchmark dataset (``evals/benchmark.json``, else the golden
 dataset), replicated to ``--cases``. Each case's trace is taken from a results
-file of a real run when ``--results`` is given, otherwise made by ShopNest's
-agent loop on the mock's in-process answers (``throughput.InstantModel``).
+file of a real run when ``--results`` is given, from a ``module:function``
+target when ``--target`` is given (played as a run plays it, follow-ups
+included), otherwise made by ShopNest's agent loop on the mock's in-process
+answers (``throughput.InstantModel``).
 The process is pinned to one CPU; the timed loop is ``run_checks(case, reply)``
 exactly as the runner calls it (choosing the checks, then running each).
 """
@@ -56,6 +59,19 @@ def traces_from_mock(cases: Sequence[GoldenCase]) -> list[tuple[GoldenCase, Repl
     return list(zip(cases, asyncio.run(all_replies())))
 
 
+def traces_from_target(cases: Sequence[GoldenCase], spec: str) -> list[tuple[GoldenCase, Reply]]:
+    from tracegrade.eval.conversation import play
+    from tracegrade.eval.targets import callable_target
+
+    sys.path.insert(0, str(ROOT))  # examples/ lives beside src/
+    target = callable_target(spec)
+
+    async def all_replies() -> list[Reply]:
+        return [await play(target, c) for c in cases]
+
+    return list(zip(cases, asyncio.run(all_replies())))
+
+
 def measure(pairs: Sequence[tuple[GoldenCase, Reply]], total: int) -> dict:
     work = [pairs[i % len(pairs)] for i in range(total)]
     run_checks(*work[0])  # warm caches
@@ -73,13 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=default_dataset())
     parser.add_argument("--results", type=Path, help="take the traces from this results.json of a real run")
+    parser.add_argument("--target", help="take the traces from this module:function target")
     parser.add_argument("--cases", type=int, default=100_000, help="cases checked in the timed loop")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
     cases = load_dataset(args.dataset).cases
-    pairs = traces_from_results(cases, args.results) if args.results else traces_from_mock(cases)
-    row = {"dataset": args.dataset.name, "traces": "results" if args.results else "mock agent", **measure(pairs, args.cases)}
+    if args.results:
+        pairs, source = traces_from_results(cases, args.results), "results"
+    elif args.target:
+        pairs, source = traces_from_target(cases, args.target), args.target
+    else:
+        pairs, source = traces_from_mock(cases), "mock agent"
+    row = {"dataset": args.dataset.name, "traces": source, **measure(pairs, args.cases)}
     print(json.dumps(row))
     return 0
 

@@ -63,12 +63,25 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One difference: ``kind`` is value | type | missing | unexpected | unknown."""
+    """One difference: ``kind`` is value | type | missing | unexpected | unknown.
+
+    ``want`` is a text or the matcher that was not met, ``value`` what came;
+    WHY described only when read: matching tries many (call, expectation)
+    pairs, and only the failures that are reported need words.
+    """
 
     kind: str
     path: str
-    expected: str
-    got: str
+    want: Any
+    value: Any = None
+
+    @property
+    def expected(self) -> str:
+        return self.want if isinstance(self.want, str) else self.want.describe()
+
+    @property
+    def got(self) -> str:
+        return describe_value(self.value)
 
     def describe(self) -> str:
         where = f"{self.path!r}" if self.path else "value"
@@ -101,10 +114,10 @@ class Literal(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not same_type(self.value, value):
-            return [Mismatch("type", path, describe_value(self.value), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         if equal_scalars(self.value, value, self.steps(steps)):
             return []
-        return [Mismatch("value", path, describe_value(self.value), describe_value(value))]
+        return [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return describe_value(self.value)
@@ -130,7 +143,7 @@ class AnyOf(_Base):
             return []
         # A type mismatch only when no option even has the value's type.
         kind = "type" if all(r and r[0].kind == "type" and r[0].path == path for r in results) else "value"
-        return [Mismatch(kind, path, self.describe(), describe_value(value))]
+        return [Mismatch(kind, path, self, value)]
 
     def describe(self) -> str:
         return "one of [" + ", ".join(o.describe() for o in self.options) + "]"
@@ -142,9 +155,9 @@ class ListOf(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, (list, tuple)):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         if len(value) != len(self.items):
-            return [Mismatch("value", path, f"{len(self.items)} items {self.describe()}", f"{len(value)} items {describe_value(value)}")]
+            return [Mismatch("value", path, f"{len(self.items)} items {self.describe()}", value)]
         own = self.steps(steps)
         return [m for i, (item, got) in enumerate(zip(self.items, value)) for m in item.match(got, f"{path}[{i}]", own)]
 
@@ -158,12 +171,12 @@ class Unordered(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, (list, tuple)):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         own = self.steps(steps)
         fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
         if len(value) == len(self.items) and perfect_matching(fits, len(value)):
             return []
-        return [Mismatch("value", path, self.describe(), describe_value(value))]
+        return [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return "[" + ", ".join(i.describe() for i in self.items) + "] in any order"
@@ -175,12 +188,12 @@ class Contains(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, (list, tuple)):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         own = self.steps(steps)
         fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
         if perfect_matching(fits, len(value)):
             return []
-        return [Mismatch("value", path, self.describe(), describe_value(value))]
+        return [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return "a list holding " + ", ".join(i.describe() for i in self.items)
@@ -196,8 +209,8 @@ class ObjectOf(_Base):
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
-        if not isinstance(value, Mapping):
-            return [Mismatch("type", path, "an object", describe_value(value))]
+        if not isinstance(value, dict):
+            return [Mismatch("type", path, "an object", value)]
         own, found = self.steps(steps), []
         for key, spec in self.fields.items():
             where = _join(path, key)
@@ -206,11 +219,11 @@ class ObjectOf(_Base):
             elif key in self.defaults and not spec.match(self.defaults[key], where, own):
                 continue  # omitted, and the default is what was expected
             elif not spec.optional:
-                found.append(Mismatch("missing", where, spec.describe(), "nothing"))
+                found.append(Mismatch("missing", where, spec, MISSING))
         for key in value.keys() - self.fields.keys():
             if self.allow_other or (key in self.defaults and same_value(self.defaults[key], value[key])):
                 continue  # a default given explicitly is the same call
-            found.append(Mismatch("unexpected", _join(path, key), "no such key expected", describe_value(value[key])))
+            found.append(Mismatch("unexpected", _join(path, key), "no such key expected", value[key]))
         return found
 
     def describe(self) -> str:
@@ -224,10 +237,10 @@ class Regex(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, str):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         if self.pattern.search(normalise(value, self.steps(steps))):
             return []
-        return [Mismatch("value", path, self.describe(), describe_value(value))]
+        return [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return f"text matching /{self.pattern.pattern}/"
@@ -239,10 +252,10 @@ class Number(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         got = parse_number(value) if isinstance(value, str) else float(value)
         return [] if got is not None and close(got, self.number) else [
-            Mismatch("value", path, self.describe(), describe_value(value))]
+            Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return f"the number {self.number:g}"
@@ -255,10 +268,10 @@ class Money(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, str):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
         got = parse_money(value)
         return [] if got and close(got[0], self.amount) and got[1] == self.currency else [
-            Mismatch("value", path, self.describe(), describe_value(value))]
+            Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return f"the amount {self.amount:g} {self.currency}"
@@ -270,8 +283,8 @@ class Date(_Base):
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, str):
-            return [Mismatch("type", path, self.describe(), describe_value(value))]
-        return [] if self.date in parse_date(value) else [Mismatch("value", path, self.describe(), describe_value(value))]
+            return [Mismatch("type", path, self, value)]
+        return [] if self.date in parse_date(value) else [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return f"the date {self.date.isoformat()}"
@@ -280,7 +293,7 @@ class Date(_Base):
 def check(matcher: Any, value: Any, path: str = "", steps: Sequence[str] = ()) -> list[Mismatch]:
     """Compare one value (or MISSING) with a compiled spec."""
     if value is MISSING:
-        return [] if matcher.optional else [Mismatch("missing", path, matcher.describe(), "nothing")]
+        return [] if matcher.optional else [Mismatch("missing", path, matcher, MISSING)]
     return matcher.match(value, path, tuple(steps))
 
 
@@ -293,9 +306,9 @@ OPERATORS = _TESTS + _MODIFIERS
 
 def compile_spec(spec: Any, path: str = "") -> Any:
     """A matcher for a spec, or SpecError naming where the spec makes no sense."""
-    if isinstance(spec, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in spec):
+    if isinstance(spec, dict) and any(isinstance(k, str) and k.startswith("$") for k in spec):
         return _compile_operator(spec, path)
-    if isinstance(spec, Mapping):
+    if isinstance(spec, dict):
         return ObjectOf({k: compile_spec(v, _join(path, k)) for k, v in spec.items()})
     if isinstance(spec, (list, tuple)):
         return ListOf(tuple(compile_spec(v, f"{path}[{i}]") for i, v in enumerate(spec)))
@@ -342,7 +355,7 @@ def _compile_test(name: str, arg: Any, path: str) -> Any:
             raise SpecError(path, f"$optional means nothing inside {name}")
         return {"$anyOf": AnyOf, "$unordered": Unordered, "$contains": Contains}[name](items)
     if name == "$has":
-        if not isinstance(arg, Mapping) or any(isinstance(k, str) and k.startswith("$") for k in arg):
+        if not isinstance(arg, dict) or any(isinstance(k, str) and k.startswith("$") for k in arg):
             raise SpecError(path, "$has must be an object of keys to specs")
         return ObjectOf({k: compile_spec(v, _join(path, k)) for k, v in arg.items()}, allow_other=True)
     if name == "$regex":
@@ -363,7 +376,7 @@ def _compile_test(name: str, arg: Any, path: str) -> Any:
 
 def _literal(value: Any, path: str) -> Any:
     """$eq: the value as is, with $ keys taken literally at every depth."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return ObjectOf({k: _literal(v, _join(path, k)) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         return ListOf(tuple(_literal(v, f"{path}[{i}]") for i, v in enumerate(value)))
@@ -371,7 +384,7 @@ def _literal(value: Any, path: str) -> Any:
 
 
 def _money(arg: Any, path: str) -> Money:
-    if not isinstance(arg, Mapping) or set(arg) != {"amount", "currency"}:
+    if not isinstance(arg, dict) or set(arg) != {"amount", "currency"}:
         raise SpecError(path, '$money must be {"amount": <number>, "currency": "<ISO code>"}')
     amount, currency = arg["amount"], arg["currency"]
     if isinstance(amount, bool) or not isinstance(amount, (int, float)):
@@ -414,13 +427,15 @@ def json_type(value: Any) -> str:
         return "string"
     if isinstance(value, (list, tuple)):
         return "array"
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return "object"
     return type(value).__name__
 
 
 def same_type(expected: Any, got: Any) -> bool:
     """JSON types, with integer and number one family: 10 == 10.0, but 1 != true."""
+    if type(expected) is type(got):
+        return True
     a, b = json_type(expected), json_type(got)
     return a == b or {a, b} <= {"integer", "number"}
 

@@ -30,9 +30,10 @@ from typing import Callable, Sequence
 from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
-from tracegrade.eval.answers import assistant_texts, contains, decision_phrases, stated_decisions
+from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
 from tracegrade.eval.argmatch import ObjectOf
 from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.expectations import ToolDeclaration
 from tracegrade.eval.toolschema import validate
 
 
@@ -188,6 +189,8 @@ class DuplicateCalls:
         return callmatch.settings(case).duplicates != "off"
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        if len(reply.tool_calls) < 2:  # most traces: nothing can repeat
+            return _ok(self.name)
         every = callmatch.settings(case).duplicates == "all"
         calls = [c for c in reply.tool_calls if callmatch.counts(case, c) and (every or not _reads(case, c.name))]
         # WHY sort_keys at every depth: {"a": 1, "b": 2} and {"b": 2, "a": 1} are the same call.
@@ -324,6 +327,25 @@ class FaultRecorded:
 # --- trajectory checks (docs/trajectory.md) --------------------------------------
 
 
+_PARAMETERS: dict[int, tuple[object, bool]] = {}
+
+
+def _declares_parameters(tools: Sequence[ToolDeclaration]) -> bool:
+    """Whether any tool declares its parameters, remembered per tools tuple.
+
+    WHY remembered: every case of a dataset shares one tuple of declarations and
+    the question is asked for every case; the ``is`` test makes a recycled id a miss.
+    """
+    hit = _PARAMETERS.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    answer = any(t.parameters is not None for t in tools)
+    if len(_PARAMETERS) > 1024:
+        _PARAMETERS.clear()
+    _PARAMETERS[id(tools)] = (tools, answer)
+    return answer
+
+
 def _expects_calls(case: GoldenCase) -> bool:
     return case.calls is not None and case.calls.expected is not None
 
@@ -350,7 +372,7 @@ class ToolSchema:
     name: str = "toolSchema"
 
     def applies(self, case: GoldenCase) -> bool:
-        return any(t.parameters is not None for t in case.tools)
+        return _declares_parameters(case.tools)
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         failures = []
@@ -471,7 +493,7 @@ class AnswerText:
         texts = assistant_texts(reply, expected.turn)
         if not texts:
             return _fail(self.name, "missing_turn", f"no assistant message answers user message {expected.turn}")
-        text = "\n".join(texts)
+        text = TextView("\n".join(texts))
         missing = [m.describe() for m in expected.include_matchers if not contains(m, text, expected.normalize)]
         leaked = [m.describe() for m in expected.exclude_matchers if contains(m, text, expected.normalize)]
         failures = ([callmatch.Failure("missing_text", f"answer lacks {', '.join(missing)}")] if missing else []) + (
@@ -493,7 +515,7 @@ class AnswerDecision:
         assert case.answer is not None and case.answer.decision is not None
         decision = case.answer.decision
         texts = assistant_texts(reply, case.answer.turn)
-        stated = stated_decisions(texts, decision.options)
+        stated = decision.matcher.stated(texts)
         wrong = [label for label in stated if label != decision.expect]
         if not wrong and stated:
             return _ok(self.name)
@@ -512,20 +534,33 @@ class AnswerDecision:
 Check = Callable[[GoldenCase, Reply], CheckResult]
 
 # Every built-in check, in report order; each says from the case whether it applies.
-BUILTIN_CHECKS: tuple = (
+_ALWAYS_ASKED: tuple[Check, ...] = (
     AnswerPresent(), ToolChoice(), ToolArgument(), Source(), RequiredTools(), ForbiddenTools(), ToolOrderCheck(),
     MaxSteps(), DuplicateCalls(), Approval(), AnswerMustInclude(), AnswerMustNotInclude(),
     # Benchmark checks; the run's component metrics count the same rules on every case.
     Idempotency(), UnauthorizedData(), FaultRecorded(),
-    # Trajectory checks.
-    ToolSchema(), ExpectedCalls(), UnexpectedCalls(), CallOrder(), ForbiddenCalls(), ExpectedState(),
-    AnswerText(), AnswerDecision(),
+    ToolSchema(),
 )
+# Trajectory checks that read one case field: not asked at all when the field is absent.
+_BY_FIELD: tuple[tuple[str, tuple[Check, ...]], ...] = (
+    ("calls", (ExpectedCalls(), UnexpectedCalls(), CallOrder(), ForbiddenCalls())),
+    ("state", (ExpectedState(),)),
+    ("answer", (AnswerText(), AnswerDecision())),
+)
+BUILTIN_CHECKS: tuple[Check, ...] = _ALWAYS_ASKED + tuple(c for _, group in _BY_FIELD for c in group)
 
 
 def checks_for(case: GoldenCase) -> list[Check]:
-    """The built-in checks whose ``applies`` accepts the case."""
-    return [check for check in BUILTIN_CHECKS if check.applies(case)]
+    """The built-in checks whose ``applies`` accepts the case, in report order.
+
+    WHY the field groups: ``applies`` runs for every case, and most cases have
+    no ``calls``, ``state`` or ``answer``; one attribute test skips the group.
+    """
+    chosen = [check for check in _ALWAYS_ASKED if check.applies(case)]  # type: ignore[attr-defined]
+    for field, group in _BY_FIELD:
+        if getattr(case, field) is not None:
+            chosen += [check for check in group if check.applies(case)]  # type: ignore[attr-defined]
+    return chosen
 
 
 def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = None) -> tuple[CheckResult, ...]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from pydantic.alias_generators import to_camel
 
 from tracegrade.core.trace import ToolStatus
+from tracegrade.eval.answers import DecisionMatcher
 from tracegrade.eval.argmatch import AnyOf, Date, Literal as LiteralValue, Money, Number, Regex, SpecError, compile_spec
 from tracegrade.eval.textnorm import NORMALISATIONS
 from tracegrade.eval.toolschema import check_schema, defaults
@@ -151,6 +152,9 @@ def _text_item(value: Any, path: str) -> Any:
     return matcher
 
 
+_MATCHERS: dict[int, tuple[Any, DecisionMatcher]] = {}
+
+
 class Decision(Strict):
     """The decision the answer must state, among declared options.
 
@@ -162,6 +166,22 @@ class Decision(Strict):
     expect: str = Field(min_length=1)
     options: dict[str, tuple[str, ...]]
     required: bool = False  # an answer that states no option fails too
+
+    @property
+    def matcher(self) -> DecisionMatcher:
+        """The options compiled for matching, built once per decision.
+
+        WHY a module table and not a private attribute: pydantic reads private
+        attributes through a slow path, and this runs on every answer.
+        """
+        hit = _MATCHERS.get(id(self))
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        matcher = DecisionMatcher(self.options)
+        if len(_MATCHERS) > 4096:
+            _MATCHERS.clear()
+        _MATCHERS[id(self)] = (self, matcher)
+        return matcher
 
     @model_validator(mode="after")
     def _consistent(self) -> "Decision":

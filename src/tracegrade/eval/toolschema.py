@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tracegrade.eval.argmatch import Mismatch, SpecError, describe_value, json_type, same_value
+from tracegrade.eval.argmatch import MISSING, Mismatch, SpecError, json_type, same_value
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 _CHECKED = {"type", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf",
@@ -57,7 +57,7 @@ def _check(schema: Any, path: str) -> None:
             raise SpecError(f"{path}.type", f"{t!r} is not a JSON Schema type ({', '.join(TYPES)})")
     for key, sub in (schema.get("properties") or {}).items():
         _check(sub, f"{path}.properties.{key}")
-    if isinstance(schema.get("items"), Mapping):
+    if isinstance(schema.get("items"), dict):
         _check(schema["items"], f"{path}.items")
     if isinstance(schema.get("additionalProperties"), Mapping):
         _check(schema["additionalProperties"], f"{path}.additionalProperties")
@@ -85,13 +85,13 @@ def validate(schema: Mapping[str, Any], value: Any, path: str = "") -> list[Mism
     types = schema.get("type")
     if types is not None and not _has_type(value, [types] if isinstance(types, str) else types):
         return [Mismatch("type", path, " or ".join([types] if isinstance(types, str) else types),
-                         describe_value(value))]
+                         value)]
     if "anyOf" in schema and all(validate(s, value, path) for s in schema["anyOf"]):
-        return [Mismatch("type", path, "a value matching one of the anyOf schemas", describe_value(value))]
+        return [Mismatch("type", path, "a value matching one of the anyOf schemas", value)]
     found = _value_rules(schema, value, path)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         found += _object(schema, value, path)
-    elif isinstance(value, (list, tuple)) and isinstance(schema.get("items"), Mapping):
+    elif isinstance(value, (list, tuple)) and isinstance(schema.get("items"), dict):
         found += [m for i, item in enumerate(value) for m in validate(schema["items"], item, f"{path}[{i}]")]
     return found
 
@@ -101,7 +101,13 @@ def _has_type(value: Any, types: list[str]) -> bool:
     return kind in types or (kind == "integer" and "number" in types)
 
 
+_VALUE_RULES = frozenset({"enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                          "minLength", "maxLength", "pattern", "minItems", "maxItems"})
+
+
 def _value_rules(schema: Mapping[str, Any], value: Any, path: str) -> list[Mismatch]:
+    if _VALUE_RULES.isdisjoint(schema):  # most parameters say only their type
+        return []
     wrong = []
     if "enum" in schema and not any(same_value(option, value) for option in schema["enum"]):
         wrong.append(f"one of {schema['enum']}")
@@ -119,22 +125,22 @@ def _value_rules(schema: Mapping[str, Any], value: Any, path: str) -> list[Misma
             wrong.append(f"text matching /{schema['pattern']}/")
     if isinstance(value, (list, tuple)) and not (schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value))):
         wrong.append("a number of items within the schema's limits")
-    return [Mismatch("value", path, w, describe_value(value)) for w in wrong]
+    return [Mismatch("value", path, w, value) for w in wrong]
 
 
 def _object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str) -> list[Mismatch]:
     props = schema.get("properties") or {}
     extra = schema.get("additionalProperties", False)
-    found = [Mismatch("missing", _join(path, key), "a required argument", "nothing")
+    found = [Mismatch("missing", _join(path, key), "a required argument", MISSING)
              for key in schema.get("required", []) if key not in value]
     for key, item in value.items():
         where = _join(path, key)
         if key in props:
             found += validate(props[key], item, where)
-        elif isinstance(extra, Mapping):
+        elif isinstance(extra, dict):
             found += validate(extra, item, where)
         elif extra is not True:
-            found.append(Mismatch("unknown", where, "not a parameter of the tool", describe_value(item)))
+            found.append(Mismatch("unknown", where, "not a parameter of the tool", item))
     return found
 
 
