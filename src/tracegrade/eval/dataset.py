@@ -31,7 +31,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from tracegrade.core.errors import DatasetError
 from tracegrade.eval.argmatch import SpecError, compile_spec
 from tracegrade.eval.expectations import (
-    AnswerExpectation, CallExpectations, Normalisation, Strict, ToolDeclaration,
+    AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
 )
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
@@ -168,7 +168,8 @@ def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]
         errors.append((("requiresApproval",), "no tool is declared with writes: true, so no write can wait "
                                               "for approval; declare the tools in the dataset's tools"))
     if case.tools and case.calls is not None:
-        patterns = [(("calls", "expected", i), c) for i, c in enumerate(case.calls.expected or ())]
+        patterns: list[tuple[tuple[str | int, ...], CallPattern]] = [
+            (("calls", "expected", i), c) for i, c in enumerate(case.calls.expected or ())]
         patterns += [(("calls", "forbidden", i), c) for i, c in enumerate(case.calls.forbidden)]
         for loc, pattern in patterns:
             declared = case.tool(pattern.tool)

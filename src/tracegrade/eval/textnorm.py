@@ -65,15 +65,15 @@ def _canonical(token: str) -> str:
 
 def parse_number(token: str) -> float | None:
     """The number one token writes, or None when its separators do not make one."""
-    text = token.strip().replace("−", "-")
-    sign = -1.0 if text.startswith("-") else 1.0
-    text = text.lstrip("+-")
+    raw = token.strip().replace("−", "-")
+    sign = -1.0 if raw.startswith("-") else 1.0
+    text: str | None = raw.lstrip("+-")
     for mark in _GROUP_SEPARATORS:
         text = _drop_groups(text, mark) if text is not None and mark in text else text
     if text is None or not text:
         return None
     commas, dots = text.count(","), text.count(".")
-    if commas and dots:
+    if commas and dots:  # the one written last is the decimal mark
         decimal = "," if text.rfind(",") > text.rfind(".") else "."
         whole, _, fraction = text.rpartition(decimal)
         grouped = _drop_groups(whole, "." if decimal == "," else ",")
