@@ -15,9 +15,10 @@ with a machine-readable failure ``code`` and a human ``detail``.
 
 The trajectory checks (``toolSchema``, ``expectedCalls``, ``unexpectedCalls``,
 ``callOrder``, ``forbiddenCalls``, ``expectedState``, ``answerText``,
-``answerDecision``) read the case's ``tools``, ``calls``, ``state`` and
-``answer`` fields; docs/trajectory.md gives their semantics. Which tools
-write is read from the dataset's tool declarations, never from a list here.
+``answerDecision``) live in ``trajectory.py`` and read the case's ``tools``,
+``calls``, ``state`` and ``answer`` fields; docs/trajectory.md gives their
+semantics. Which tools write is read from the dataset's tool declarations,
+never from a list here.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from typing import Callable, Sequence
 from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
-from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
-from tracegrade.eval.argmatch import ObjectOf
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
-from tracegrade.eval.toolschema import validate
+from tracegrade.eval.trajectory import (
+    AnswerDecision, AnswerText, CallOrder, ExpectedCalls, ExpectedState, ForbiddenCalls, ToolSchema, UnexpectedCalls,
+    expects_calls,
+)
 
 
 def _ok(name: str) -> CheckResult:
@@ -67,7 +68,7 @@ class ToolChoice:
     def applies(self, case: GoldenCase) -> bool:
         # A case with expected calls is judged by expectedCalls/unexpectedCalls,
         # where reading before acting is allowed.
-        return not _expects_calls(case)
+        return not expects_calls(case)
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         called = reply.tool_names()
@@ -322,213 +323,6 @@ class FaultRecorded:
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         wrong = [f"{c.name} ended {c.status}" for c in reply.tool_calls if c.name in case.faults and c.status != "error"]
         return _fail(self.name, "fault_not_applied", f"injected fault not seen: {', '.join(wrong)}") if wrong else _ok(self.name)
-
-
-# --- trajectory checks (docs/trajectory.md) --------------------------------------
-
-
-_PARAMETERS: dict[int, tuple[object, bool]] = {}
-
-
-def _declares_parameters(tools: Sequence[ToolDeclaration]) -> bool:
-    """Whether any tool declares its parameters, remembered per tools tuple.
-
-    WHY remembered: every case of a dataset shares one tuple of declarations and
-    the question is asked for every case; the ``is`` test makes a recycled id a miss.
-    """
-    hit = _PARAMETERS.get(id(tools))
-    if hit is not None and hit[0] is tools:
-        return hit[1]
-    answer = any(t.parameters is not None for t in tools)
-    if len(_PARAMETERS) > 1024:
-        _PARAMETERS.clear()
-    _PARAMETERS[id(tools)] = (tools, answer)
-    return answer
-
-
-def _expects_calls(case: GoldenCase) -> bool:
-    return case.calls is not None and case.calls.expected is not None
-
-
-def _report(name: str, failures: Sequence[callmatch.Failure], passed_detail: str = "") -> CheckResult:
-    """The first failure's code; every failure in the detail, the later ones with their code."""
-    if not failures:
-        return CheckResult(name, True, "ok", passed_detail)
-    parts = [failures[0].detail] + [f"{f.code}: {f.detail}" for f in failures[1:]]
-    return _fail(name, failures[0].code, "; ".join(parts))
-
-
-def _not_counted(case: GoldenCase, reply: Reply) -> str:
-    """Reported beside a verdict: calls left out because they did not take effect."""
-    skipped = [f"{c.name} ended {c.status}" for c in reply.tool_calls if not callmatch.counts(case, c)]
-    return f"not counted (did not take effect): {', '.join(skipped)}" if skipped else ""
-
-
-@dataclass(frozen=True)
-class ToolSchema:
-    """Every call against its tool's declared parameters: unknown tool, unknown or
-    missing argument, wrong type, a value outside the schema (enum, range)."""
-
-    name: str = "toolSchema"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return _declares_parameters(case.tools)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        failures = []
-        for j, call in enumerate(reply.tool_calls):
-            declared = case.tool(call.name)
-            label = f"call #{j + 1} {call.name}"
-            if declared is None:
-                known = ", ".join(t.name for t in case.tools)
-                failures.append(callmatch.Failure("unknown_tool", f"{label}: no such tool (declared: {known})"))
-            elif declared.parameters is not None:
-                failures += [callmatch.Failure(callmatch.ARGUMENT_CODES[m.kind], f"{label}: {m.describe()}")
-                             for m in validate(declared.parameters, call.arguments)]
-        return _report(self.name, failures)
-
-
-@dataclass(frozen=True)
-class ExpectedCalls:
-    """Every expected call is met by its own call (a multiset): the tool, every
-    argument by the value rules, the status and the turn when declared."""
-
-    name: str = "expectedCalls"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return _expects_calls(case)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        return _report(self.name, callmatch.unmet(case, reply), _not_counted(case, reply))
-
-
-@dataclass(frozen=True)
-class UnexpectedCalls:
-    """The calls left over: a write no expected call asks for, a call too many
-    under "exactly", a read where the case allows no other call."""
-
-    name: str = "unexpectedCalls"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return _expects_calls(case)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        return _report(self.name, callmatch.leftovers(case, reply), _not_counted(case, reply))
-
-
-@dataclass(frozen=True)
-class CallOrder:
-    """The expected calls in the listed order ("inOrder"; calls of one model
-    round are simultaneous), and each parallel group in one model round."""
-
-    name: str = "callOrder"
-
-    def applies(self, case: GoldenCase) -> bool:
-        if not _expects_calls(case):
-            return False
-        assert case.calls is not None and case.calls.expected is not None
-        return case.calls.order == "inOrder" or any(e.parallel for e in case.calls.expected)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        assert case.calls is not None
-        ordered = case.calls.order == "inOrder"
-        if not callmatch.in_order(case, reply, ordered=False, parallel=False):
-            return CheckResult(self.name, True, "ok", "not judged: an expected call is missing (see expectedCalls)")
-        if callmatch.in_order(case, reply, ordered=ordered, parallel=True):
-            return _ok(self.name)
-        if not callmatch.in_order(case, reply, ordered=False, parallel=True):
-            return _fail(self.name, "not_parallel", "the calls of a parallel group were not made in one model round")
-        wanted = " -> ".join(e.tool for e in case.calls.expected or ())
-        return _fail(self.name, "order", f"expected in order {wanted}, called {' -> '.join(reply.tool_names())}")
-
-
-@dataclass(frozen=True)
-class ForbiddenCalls:
-    """No counted call matches a forbidden pattern (tool, and the arguments listed)."""
-
-    name: str = "forbiddenCalls"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return case.calls is not None and bool(case.calls.forbidden)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        return _report(self.name, callmatch.forbidden(case, reply), _not_counted(case, reply))
-
-
-_STATE_CODES = {"value": "wrong_state_value", "type": "wrong_state_type", "missing": "missing_state",
-                "unexpected": "unexpected_state", "unknown": "unexpected_state"}
-
-
-@dataclass(frozen=True)
-class ExpectedState:
-    """The final state the agent reports, against the case's ``state``: the
-    keys the case lists (others are free), each by the value rules."""
-
-    name: str = "expectedState"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return case.state is not None
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        if reply.state is None:
-            return _fail(self.name, "no_state", "the reply reports no state; the agent must return it to be graded on effects")
-        shape = ObjectOf(case.state_matchers, allow_other=True)
-        failures = [callmatch.Failure(_STATE_CODES[m.kind], m.describe()) for m in shape.match(reply.state, "", case.normalize)]
-        return _report(self.name, failures)
-
-
-@dataclass(frozen=True)
-class AnswerText:
-    """What the answer must and must not say: strings after the declared
-    normalisation, regexes, numbers, amounts and dates in any common form."""
-
-    name: str = "answerText"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return case.answer is not None and bool(case.answer.include or case.answer.exclude)
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        expected = case.answer
-        assert expected is not None
-        texts = assistant_texts(reply, expected.turn)
-        if not texts:
-            return _fail(self.name, "missing_turn", f"no assistant message answers user message {expected.turn}")
-        text = TextView("\n".join(texts))
-        missing = [m.describe() for m in expected.include_matchers if not contains(m, text, expected.normalize)]
-        leaked = [m.describe() for m in expected.exclude_matchers if contains(m, text, expected.normalize)]
-        failures = ([callmatch.Failure("missing_text", f"answer lacks {', '.join(missing)}")] if missing else []) + (
-            [callmatch.Failure("leaked_text", f"answer contains {', '.join(leaked)}")] if leaked else [])
-        return _report(self.name, failures)
-
-
-@dataclass(frozen=True)
-class AnswerDecision:
-    """The decision the answer states (yes/no, allowed, which status) is the
-    expected one: declared phrases per option, negation-aware."""
-
-    name: str = "answerDecision"
-
-    def applies(self, case: GoldenCase) -> bool:
-        return case.answer is not None and case.answer.decision is not None
-
-    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
-        assert case.answer is not None and case.answer.decision is not None
-        decision = case.answer.decision
-        texts = assistant_texts(reply, case.answer.turn)
-        stated = decision.matcher.stated(texts)
-        wrong = [label for label in stated if label != decision.expect]
-        if not wrong and stated:
-            return _ok(self.name)
-        if not stated:
-            if decision.required:
-                return _fail(self.name, "no_decision", f"the answer states none of {', '.join(decision.options)}; "
-                                                       f"expected {decision.expect}")
-            return CheckResult(self.name, True, "ok", "no decision stated")
-        said = ", ".join(f"{label} ({', '.join(repr(p) for p in decision_phrases(texts, decision.options[label]))})"
-                         for label in wrong)
-        if decision.expect in stated:
-            return _fail(self.name, "ambiguous_decision", f"the answer states {decision.expect} and also {said}")
-        return _fail(self.name, "wrong_decision", f"the answer states {said}, expected {decision.expect}")
 
 
 Check = Callable[[GoldenCase, Reply], CheckResult]
