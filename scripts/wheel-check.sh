@@ -47,7 +47,7 @@ mock=$!
 trap 'kill $mock 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening "$work/mock.log" && break; sleep 0.1; done
 base=$(grep -o 'http://[^ ]*' "$work/mock.log")
-export TRACEGRADE_JUDGE_BASE_URL=$base OPENAI_API_KEY=sk-wheel-check PYTHONPATH=$user
+export TRACEGRADE_JUDGE_BASE_URL=$base OPENAI_API_KEY=sk-wheel-check
 echo "wheel-check: a judged run against the mock server at $base"
 set +e
 "$venv/tracegrade" run evals/dataset.json --target agent:answer --judge-model openai:mock-judge --concurrency 2

@@ -12,6 +12,8 @@ import asyncio
 import functools
 import importlib
 import inspect
+import os
+import sys
 import urllib.parse
 
 
@@ -24,7 +26,12 @@ __all__ = ["Target", "callable_target", "http_target", "resolve_target"]
 
 
 def callable_target(spec: str) -> Target:
+    """``module:function`` as a target; the module is looked up in the working
+    directory too (as ``python -m`` and uvicorn do), so a project's own agent
+    needs no PYTHONPATH."""
     module_name, _, attribute = spec.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         function = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
