@@ -12,7 +12,7 @@ STAMP := $(VENV)/.tracegrade-installed
 .PHONY: setup demo ask test test-deps live check-install
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv $(VENV) || { echo "could not create $(VENV): on Debian/Ubuntu install python3-venv (apt-get install python3-venv)"; exit 1; }
 
 # torch first, at the exact CPU build in constraints.txt: an unpinned torch
 # (pulled in by sentence-transformers) would download a multi-GB CUDA build.
