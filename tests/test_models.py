@@ -111,15 +111,23 @@ def completion(message: dict, prompt_tokens: int = 12, completion_tokens: int = 
     }
 
 
-def openai_model(handler, retry: RetryPolicy = FAST):
-    pytest.importorskip("openai")
-    from tracegrade.models.openai_compat import OpenAIModel
+@pytest.fixture(params=["lean", "sdk"])
+def make_openai(request):
+    """Both OpenAI-compatible clients must keep the same contract: the lean default
+    (``openai:``) and the SDK one (``openai-sdk:``)."""
+    if request.param == "sdk":
+        from tracegrade.models.openai_compat import OpenAIModel as cls
+    else:
+        from tracegrade.models.openai_http import OpenAIHTTPModel as cls
 
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return OpenAIModel("gpt-test", "http://llm.test/v1", SECRET, retry=retry, http_client=client)
+    def make(handler, retry: RetryPolicy = FAST):
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        return cls("gpt-test", "http://llm.test/v1", SECRET, retry=retry, http_client=client)
+
+    return make
 
 
-async def test_openai_429_with_retry_after_then_success():
+async def test_openai_429_with_retry_after_then_success(make_openai):
     requests: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -129,7 +137,7 @@ async def test_openai_429_with_retry_after_then_success():
         return httpx.Response(200, json=completion({"content": " Hello. "}))
 
     started = time.perf_counter()
-    response = await openai_model(handler).complete([Message("user", "Hi")])
+    response = await make_openai(handler).complete([Message("user", "Hi")])
     assert time.perf_counter() - started >= 0.2  # the server's Retry-After, not our 1 ms backoff
     assert (response.text, response.retries, response.input_tokens, response.output_tokens) == ("Hello.", 1, 12, 3)
     assert len(requests) == 2
@@ -138,7 +146,7 @@ async def test_openai_429_with_retry_after_then_success():
     assert (body["model"], body["messages"]) == ("gpt-test", [{"role": "user", "content": "Hi"}])
 
 
-async def test_openai_gives_up_on_repeated_500_without_leaking_the_key():
+async def test_openai_gives_up_on_repeated_500_without_leaking_the_key(make_openai):
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -147,13 +155,13 @@ async def test_openai_gives_up_on_repeated_500_without_leaking_the_key():
         return httpx.Response(500, json={"error": {"message": f"internal error for key {SECRET}"}})
 
     with pytest.raises(ModelError) as caught:
-        await openai_model(handler).complete([Message("user", "Hi")])
+        await make_openai(handler).complete([Message("user", "Hi")])
     assert calls == 3
     assert "gave up after 3 attempts" in str(caught.value)
     assert SECRET not in str(caught.value) and "SECRET" not in repr(caught.value)
 
 
-async def test_openai_client_errors_fail_at_once_and_are_redacted():
+async def test_openai_client_errors_fail_at_once_and_are_redacted(make_openai):
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -162,12 +170,12 @@ async def test_openai_client_errors_fail_at_once_and_are_redacted():
         return httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {SECRET}"}})
 
     with pytest.raises(ModelError, match="HTTP 401") as caught:
-        await openai_model(handler).complete([Message("user", "Hi")])
+        await make_openai(handler).complete([Message("user", "Hi")])
     assert calls == 1
     assert "SECRET1234567890" not in str(caught.value)
 
 
-async def test_openai_timeouts_are_retried():
+async def test_openai_timeouts_are_retried(make_openai):
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -177,11 +185,11 @@ async def test_openai_timeouts_are_retried():
             raise httpx.ReadTimeout("slow", request=request)
         return httpx.Response(200, json=completion({"content": "ok"}))
 
-    response = await openai_model(handler).complete([Message("user", "Hi")])
+    response = await make_openai(handler).complete([Message("user", "Hi")])
     assert (response.text, response.retries) == ("ok", 2)
 
 
-async def test_openai_native_tool_calls_and_json_schema():
+async def test_openai_native_tool_calls_and_json_schema(make_openai):
     seen: list[dict] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -190,7 +198,7 @@ async def test_openai_native_tool_calls_and_json_schema():
                 "function": {"name": "getOrderStatus", "arguments": '{"orderId": "ORD-101"}'}}
         return httpx.Response(200, json=completion({"content": None, "tool_calls": [call]}))
 
-    model = openai_model(handler)
+    model = make_openai(handler)
     history = [
         Message("user", "Where is ORD-101?"),
         Message("assistant", "", tool_calls=(ModelToolCall("getOrderStatus", {"orderId": "ORD-101"}, "call_0"),)),
