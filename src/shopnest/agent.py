@@ -34,7 +34,9 @@ class _Clock:
     started: float = field(default_factory=time.perf_counter)
 
     def ms(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000, 1)
+        # WHY not rounded here: a step's end rounded up to the next 0.1 ms could
+        # fall after the request's own end, outside its span (Step keeps µs).
+        return (time.perf_counter() - self.started) * 1000
 
 
 class ShopNestAgent:

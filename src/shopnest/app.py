@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import time
 from typing import Literal
 
 from fastapi import FastAPI, Request
@@ -18,7 +17,7 @@ from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER
 from shopnest.tools import TOOL_NAMES
 from tracegrade.core.errors import TracegradeError
-from tracegrade.observe.telemetry import RequestInfo, provider_name, record_request
+from tracegrade.observe.telemetry import RequestInfo, SpanClock, provider_name, record_request
 from tracegrade.core.trace import Reply
 
 MAX_QUESTION_CHARS = 4000
@@ -91,13 +90,13 @@ def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | 
     @app.post("/chat")
     async def chat(body: ChatRequest) -> JSONResponse:
         history = [Turn(t.role, t.content) for t in body.history]
-        started_ns = time.time_ns()
+        clock = SpanClock()
         try:
             reply = await agent.chat(body.question, body.customer_id, history, body.faults)
         except TracegradeError as exc:
-            _record(tracer, agent, body, started_ns, error=exc)
+            _record(tracer, agent, body, clock, error=exc)
             return JSONResponse(status_code=503, content={"error": f"{type(exc).__name__}: {exc}"})
-        _record(tracer, agent, body, started_ns, reply=reply)
+        _record(tracer, agent, body, clock, reply=reply)
         return JSONResponse(reply.to_wire())
 
     return app
@@ -134,12 +133,12 @@ class BodyLimit:
         await self.app(scope, receive_again, send)
 
 
-def _record(tracer: Tracer | None, agent: ShopNestAgent, body: ChatRequest, started_ns: int,
+def _record(tracer: Tracer | None, agent: ShopNestAgent, body: ChatRequest, clock: SpanClock,
             reply: Reply | None = None, error: Exception | None = None) -> None:
     if tracer is None:
         return
     info = RequestInfo(
-        question=body.question, started_ns=started_ns, ended_ns=time.time_ns(), customer_id=body.customer_id,
+        question=body.question, started_ns=clock.started_ns, ended_ns=clock.now_ns(), customer_id=body.customer_id,
         agent_name="shopnest", prompt_version=agent.prompt_version, model=agent.model.model_id,
         provider=provider_name(agent.model), allowed_tools=TOOL_NAMES, faults=body.faults,
     )

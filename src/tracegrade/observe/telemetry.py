@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,23 @@ _PROVIDERS = {"LocalModel": "llama.cpp", "OpenAIModel": "openai", "AnthropicMode
               "ScriptedModel": "scripted"}
 _INJECTION = ("ignore all previous", "ignore previous", "ignore the above", "disregard your rules",
               "system:", "you are now")
+
+
+@dataclass(frozen=True)
+class SpanClock:
+    """One wall-clock reading and the monotonic clock beside it.
+
+    WHY: a span tree's times must come from one clock. The wall clock can be
+    stepped or slewed while a request runs, and the steps inside are timed with
+    the monotonic clock; so a tree is anchored once to the wall clock and every
+    later time is that anchor plus monotonic time elapsed.
+    """
+
+    started_ns: int = field(default_factory=time.time_ns)
+    _monotonic_ns: int = field(default_factory=time.perf_counter_ns, repr=False)
+
+    def now_ns(self) -> int:
+        return self.started_ns + time.perf_counter_ns() - self._monotonic_ns
 
 
 @dataclass(frozen=True)
