@@ -40,7 +40,7 @@ async def test_tool_call_then_answer_builds_the_trace(make_agent):
     assert reply.tool_calls == (
         ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-101"}, argument="ORD-101",
                  result="Order ORD-101 is SHIPPED. It shipped 1 day(s) ago and has not been delivered yet.",
-                 status="ok"),
+                 status="ok", id="c1"),  # the model's call id, kept for the span's gen_ai.tool.call.id
     )
     assert [(s.kind, s.name) for s in reply.steps] == [
         ("retrieval", "policies"), ("model", "round 1"), ("tool", "getOrderStatus"), ("model", "round 2"),

@@ -61,7 +61,11 @@ async def chat(app, question: str, customer: str = "C-100") -> httpx.Response:
         return await client.post("/chat", json={"question": question, "customerId": customer})
 
 
+SERVER, CLIENT, INTERNAL = otel.SpanKind.SERVER, otel.SpanKind.CLIENT, otel.SpanKind.INTERNAL
+
+
 def by_name(spans) -> dict:
+    """Spans by name (the last of each name: several model rounds share ``chat MODEL``)."""
     return {span.name: span for span in spans}
 
 
@@ -79,20 +83,20 @@ async def test_a_request_becomes_one_span_tree_with_genai_attributes(fake_knowle
     assert response.status_code == 200
 
     spans = memory.get_finished_spans()
-    assert sorted(s.name for s in spans) == sorted([
-        "agent_request", "retrieval", "model_call", "tool_call:getOrderStatus", "model_call",
-        "tool_call:createRefundDraft", "approval", "final_generation",
+    # Named and kinded as the GenAI conventions say: {operation} {model | tool | data source}.
+    assert sorted((s.name, s.kind) for s in spans) == sorted([
+        ("agent_request", SERVER), ("retrieval policies", CLIENT), ("chat m1", CLIENT), ("chat m1", CLIENT),
+        ("chat m1", CLIENT), ("execute_tool getOrderStatus", INTERNAL), ("execute_tool createRefundDraft", INTERNAL),
+        ("approval", INTERNAL),
     ])
     named = by_name(spans)
     root = named["agent_request"]
     assert root.parent is None and len({s.context.trace_id for s in spans}) == 1
     # Every step hangs off the request; the approval hangs off the tool call that asked for it.
-    assert {s.name for s in spans if s.parent and s.parent.span_id == root.context.span_id} == {
-        "retrieval", "model_call", "tool_call:getOrderStatus", "tool_call:createRefundDraft", "final_generation"}
-    assert named["approval"].parent.span_id == named["tool_call:createRefundDraft"].context.span_id
-    # Children start in step order, inside the request.
     children = sorted((s for s in spans if s.parent and s.parent.span_id == root.context.span_id), key=lambda s: s.start_time)
-    assert [s.name for s in children][:3] == ["retrieval", "model_call", "tool_call:getOrderStatus"]
+    assert [s.name for s in children] == ["retrieval policies", "chat m1", "execute_tool getOrderStatus", "chat m1",
+                                          "execute_tool createRefundDraft", "chat m1"]
+    assert named["approval"].parent.span_id == named["execute_tool createRefundDraft"].context.span_id
     assert all(root.start_time <= s.start_time <= s.end_time <= root.end_time for s in spans)
 
     a = root.attributes
@@ -103,13 +107,16 @@ async def test_a_request_becomes_one_span_tree_with_genai_attributes(fake_knowle
     assert a["tracegrade.customer.hash"] == hash_customer("C-100") != "C-100"
     assert (a["tracegrade.steps"], a["tracegrade.retries"], a["tracegrade.approvals.asked"]) == (5, 2, 1)
     assert a["tracegrade.latency_ms"] >= 0 and a["tracegrade.cost_usd"] == 0.0
-    model = named["final_generation"].attributes
+    model = children[-1].attributes
     assert (model["gen_ai.operation.name"], model["gen_ai.usage.input_tokens"], model["gen_ai.usage.output_tokens"]) == ("chat", 150, 20)
-    status = named["tool_call:getOrderStatus"].attributes
+    assert (model["gen_ai.provider.name"], model["gen_ai.request.model"]) == ("scripted", "m1")
+    status = named["execute_tool getOrderStatus"].attributes
     assert status["gen_ai.tool.name"] == "getOrderStatus" and json.loads(status["gen_ai.tool.call.arguments"]) == {"orderId": "ORD-102"}
     assert status["tracegrade.tool.status"] == "ok" and "DELIVERED" in status["gen_ai.tool.call.result"]
+    # The model's own call ids, as the agent recorded them in its trace.
+    assert (status["gen_ai.tool.call.id"], named["execute_tool createRefundDraft"].attributes["gen_ai.tool.call.id"]) == ("c1", "c2")
     assert named["approval"].attributes["tracegrade.approval.state"] == "asked"
-    assert json.loads(named["retrieval"].attributes["gen_ai.retrieval.documents"])[0]["id"].endswith(".md")
+    assert json.loads(named["retrieval policies"].attributes["gen_ai.retrieval.documents"])[0]["id"].endswith(".md")
 
 
 async def test_every_step_span_lies_inside_its_request_over_many_requests(fake_knowledge):
@@ -196,13 +203,19 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
     named = by_name(spans)
     parent = lambda name: next(s.name for s in spans if s.context.span_id == named[name].parent.span_id)  # noqa: E731
     assert parent("case") == "eval_run"
-    assert parent("agent") == parent("checks") == parent("judge") == "case"
-    assert parent("tool_call:getOrderStatus") == parent("final_generation") == "agent"
+    assert parent("invoke_agent target") == parent("checks") == parent("chat judge-m") == "case"
+    assert parent("execute_tool getOrderStatus") == parent("chat") == "invoke_agent target"
     assert named["case"].attributes["tracegrade.case.id"] == "tool-status-01"
     assert named["case"].attributes["tracegrade.status"] == "pass"
     assert named["checks"].attributes["tracegrade.checks.failed"] == ()
-    judged = named["judge"].attributes
+    judge_span = named["chat judge-m"]
+    judged = judge_span.attributes
     assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
+    assert (judge_span.kind, judged["gen_ai.operation.name"], judged["gen_ai.provider.name"]) == (CLIENT, "chat", "scripted")
+    # The phases follow each other inside the case, on one clock.
+    case_span, agent_span = named["case"], named["invoke_agent target"]
+    assert case_span.start_time == agent_span.start_time <= agent_span.end_time <= named["checks"].start_time
+    assert named["checks"].end_time <= judge_span.start_time <= judge_span.end_time == case_span.end_time
 
 
 async def test_a_failing_agent_marks_its_case_and_agent_spans(active_spans):
@@ -214,8 +227,8 @@ async def test_a_failing_agent_marks_its_case_and_agent_spans(active_spans):
 
     [result] = await run_cases([case], target, None, RunSettings(checks_only=True))
     named = by_name(memory.get_finished_spans())
-    assert result.status == "error" and set(named) == {"case", "agent"}
-    assert named["agent"].status.status_code == otel.StatusCode.ERROR
+    assert result.status == "error" and set(named) == {"case", "invoke_agent target"}
+    assert named["invoke_agent target"].status.status_code == otel.StatusCode.ERROR
     assert named["case"].attributes["tracegrade.error"].startswith("agent failed: RuntimeError")
 
 
@@ -303,7 +316,7 @@ def test_the_store_gives_back_the_reply_a_tree_was_built_from(tmp_path):
     reply = Reply(
         answer="ORD-101 shipped yesterday.", retrieved_sources=("shipping-policy.md",), retrieval_scores=(0.61,),
         tool_calls=(ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-101"}, argument="ORD-101",
-                             result="Order ORD-101 is SHIPPED.", status="ok"),),
+                             result="Order ORD-101 is SHIPPED.", status="ok", id="call_7"),),
         context="SOURCE: shipping-policy.md\n# Shipping",
         steps=(Step(kind="retrieval", name="policies", duration_ms=3.0),
                Step(kind="model", name="round 1", start_ms=3.0, duration_ms=40.0, input_tokens=80, output_tokens=9, retries=1),
@@ -368,8 +381,8 @@ def test_spans_arrive_over_otlp_http_when_the_standard_variable_is_set(otlp_rece
             service = {a.key: a.value.string_value for a in resource_spans.resource.attributes}["service.name"]
             assert service == "shopnest"
             spans += [span for scope in resource_spans.scope_spans for span in scope.spans]
-    assert sorted(s.name for s in spans) == ["agent_request", "approval", "final_generation", "retrieval",
-                                            "tool_call:createRefundDraft"]
+    assert sorted(s.name for s in spans) == ["agent_request", "approval", "chat m1", "execute_tool createRefundDraft",
+                                            "retrieval policies"]
     root = next(s for s in spans if s.name == "agent_request")
     attributes = {a.key: a.value for a in root.attributes}
     assert attributes["gen_ai.request.model"].string_value == "m1"

@@ -114,7 +114,7 @@ class ShopNestAgent:
             messages.append(Message("assistant", response.text, tool_calls=response.tool_calls))
             for call in response.tool_calls:
                 start = clock.ms()
-                result = await tools.run(call.name, call.arguments)
+                result = await tools.run(call.name, call.arguments, call.id)
                 recorded = tools.trace[-1]
                 steps.append(_tool_step(recorded, start, clock.ms() - start))
                 messages.append(Message("tool", result, tool_call_id=call.id, name=call.name))

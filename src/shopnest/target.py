@@ -28,5 +28,7 @@ def agent_target(agent: ShopNestAgent) -> Callable[[GoldenCase], Awaitable[Reply
         return await agent.chat(case.question, case.customer_id or DEFAULT_CUSTOMER, history, case.faults)
 
     ask.model_id = agent.model.model_id  # type: ignore[attr-defined]
+    ask.model = agent.model  # type: ignore[attr-defined]  (eval spans name its provider)
+    ask.agent_name = "shopnest"  # type: ignore[attr-defined]
     ask.prompt_version = agent.prompt_version  # type: ignore[attr-defined]
     return ask

@@ -55,8 +55,9 @@ class ToolBox:
     timeout_s: float = TOOL_TIMEOUT_S
     _drafts: set[str] = field(default_factory=set)
 
-    async def run(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """Run one tool and record it; a failing tool becomes an error result, never a crash."""
+    async def run(self, name: str, arguments: Mapping[str, Any], call_id: str = "") -> str:
+        """Run one tool and record it (with the model's ``call_id``, when it gave one);
+        a failing tool becomes an error result, never a crash."""
         order_id = normalise_order_id(arguments.get("orderId", ""))
         clean = {**arguments, "orderId": order_id} if "orderId" in arguments else dict(arguments)
         try:
@@ -65,7 +66,8 @@ class ToolBox:
             result, status = FAULTS["timeout"].format(tool=name), "error"
         except Exception as exc:  # the tool boundary: a broken tool is data, not a crash
             result, status = f"ERROR: {name} failed ({type(exc).__name__}).", "error"
-        self.trace.append(ToolCall(name=name, arguments=clean, argument=order_id or None, result=result, status=status))
+        self.trace.append(ToolCall(name=name, arguments=clean, argument=order_id or None, result=result, status=status,
+                                   id=call_id or None))
         return result
 
     async def _dispatch(self, name: str, order_id: str, arguments: Mapping[str, Any]) -> tuple[str, ToolStatus]:

@@ -53,6 +53,10 @@ class ToolCall(_Wire):
     # wire form when unset: an agent that never reports them keeps its trace as it was.
     turn: int | None = Field(None, ge=1, exclude_if=lambda v: v is None)
     round: int | None = Field(None, ge=0, exclude_if=lambda v: v is None)
+    # The id the model gave the call (``call_...``, ``toolu_...``), when the agent
+    # reports it; spans carry it as ``gen_ai.tool.call.id``. Left out of the wire
+    # form when unset, like ``turn`` and ``round``.
+    id: str | None = Field(None, max_length=200, exclude_if=lambda v: v is None)
 
 
 class Message(_Wire):

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from tracegrade.core.names import REQUEST_SPAN
+from tracegrade.core.names import CHAT, EXECUTE_TOOL, OPERATION, REQUEST_SPAN, RETRIEVAL, tool_call_id
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 _SCHEMA = """
@@ -171,33 +171,43 @@ def _stored(row: tuple) -> StoredSpan:
     return StoredSpan(span_id, trace_id, parent_id, name, start_ns, end_ns, status, json.loads(attributes), service)
 
 
+def _tool_call(at: Mapping[str, Any], status: str, index: int) -> ToolCall:
+    name, arguments = at["gen_ai.tool.name"], json.loads(at.get("gen_ai.tool.call.arguments", "{}"))
+    call_id = at.get("gen_ai.tool.call.id")
+    # A derived id was the span's, not the agent's: the rebuilt call has none, as the original.
+    if call_id == tool_call_id(index):
+        call_id = None
+    return ToolCall(name=name, arguments=arguments, argument=at.get("tracegrade.tool.argument") or None,
+                    result=at.get("gen_ai.tool.call.result", ""), status=status, id=call_id)
+
+
 def reply_from_spans(spans: Sequence[StoredSpan]) -> Reply:
     """The (redacted) Reply an ``agent_request`` tree was built from: what the
     online judge scores and a golden case is drafted from."""
     root = next(s for s in spans if s.parent_id is None)
     a = root.attributes
     steps, calls, sources, scores, context = [], [], (), (), ""
+    tool_index = 0
     for span in sorted((s for s in spans if s.parent_id == root.span_id), key=lambda s: s.start_ns):
         at, offset = span.attributes, (span.start_ns - root.start_ns) / 1e6
-        error = at.get("tracegrade.error")
-        if span.name == "retrieval":
+        error, operation = at.get("tracegrade.error"), at.get(OPERATION)
+        if operation == RETRIEVAL:
             documents = json.loads(at.get("gen_ai.retrieval.documents", "[]"))
             sources, scores = tuple(d["id"] for d in documents), tuple(d["score"] for d in documents)
             context = at.get("tracegrade.retrieval.context", "")
             steps.append(Step(kind="retrieval", name=at.get("gen_ai.data_source.id", "retrieval"),
                               start_ms=offset, duration_ms=span.duration_ms))
-        elif span.name in ("model_call", "final_generation"):
+        elif operation == CHAT:
             steps.append(Step(kind="model", name=at.get("tracegrade.round", span.name), start_ms=offset,
                               duration_ms=span.duration_ms, input_tokens=at.get("gen_ai.usage.input_tokens", 0),
                               output_tokens=at.get("gen_ai.usage.output_tokens", 0),
                               retries=at.get("tracegrade.retries", 0), error=error))
-        elif span.name.startswith("tool_call:"):
+        elif operation == EXECUTE_TOOL:
             status = at.get("tracegrade.tool.status", "ok")
             steps.append(Step(kind="approval" if status == "needs_approval" else "tool", name=at["gen_ai.tool.name"],
                               start_ms=offset, duration_ms=span.duration_ms, error=error))
-            calls.append(ToolCall(name=at["gen_ai.tool.name"], arguments=json.loads(at.get("gen_ai.tool.call.arguments", "{}")),
-                                  argument=at.get("tracegrade.tool.argument") or None,
-                                  result=at.get("gen_ai.tool.call.result", ""), status=status))
+            calls.append(_tool_call(at, status, tool_index))
+            tool_index += 1
     return Reply(
         answer=a.get("tracegrade.answer", ""), retrieved_sources=sources, retrieval_scores=scores,
         tool_calls=tuple(calls), context=context, steps=tuple(steps), model=a.get("gen_ai.response.model", ""),

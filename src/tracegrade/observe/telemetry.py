@@ -2,22 +2,24 @@
 
     >>> from tracegrade.core.trace import Reply, Step
     >>> telemetry, memory = memory_telemetry()
-    >>> info = RequestInfo(question="How long do returns take?", started_ns=0, ended_ns=5_000_000)
+    >>> info = RequestInfo(question="How long do returns take?", started_ns=0, ended_ns=5_000_000, model="m1")
     >>> record_request(telemetry.tracer, info, Reply(answer="30 days.", steps=(Step(kind="model", name="round 1"),)))
     >>> [span.name for span in memory.get_finished_spans()]
-    ['final_generation', 'agent_request']
+    ['chat m1', 'agent_request']
 
-Span trees (names; attributes follow the OpenTelemetry GenAI conventions where
-they exist, ``tracegrade.*`` where they do not):
+Span trees. Names and kinds follow the OpenTelemetry GenAI semantic conventions
+(docs/observability.md says which version): ``{gen_ai.operation.name} {subject}``;
+attributes are ``gen_ai.*`` where the conventions define one, ``tracegrade.*``
+where they do not:
 
-    agent_request                   one production request
-    ├── retrieval
-    ├── model_call                  one per model round that asked for tools
-    ├── tool_call:NAME              one per tool call
-    │   └── approval                when the call ended as a draft for the customer
-    └── final_generation            the round that produced the answer
+    agent_request          SERVER    one production request (gen_ai.operation.name invoke_agent)
+    ├── retrieval SOURCE   CLIENT    the documents retrieved
+    ├── chat MODEL         CLIENT    one per model round
+    ├── execute_tool NAME  INTERNAL  one per tool call, with gen_ai.tool.call.id
+    │   └── approval       INTERNAL  when the call ended as a draft for the customer
+    └── chat MODEL         CLIENT    the round that produced the answer
 
-    eval_run -> case -> agent (the tree above, below it) -> checks -> judge
+    eval_run -> case -> invoke_agent AGENT (the steps above below it) -> checks -> chat JUDGE_MODEL
 
 WHY the request tree is built from the Reply after the request, not by
 instrumenting the agent loop: the Reply's steps already carry each step's
@@ -56,7 +58,10 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from tracegrade.core.names import REQUEST_SPAN
+from tracegrade.core.names import (
+    APPROVAL_SPAN, CASE_SPAN, CHAT, CHECKS_SPAN, EVAL_RUN_SPAN, EXECUTE_TOOL, INVOKE_AGENT, OPERATION, REQUEST_SPAN,
+    RETRIEVAL, genai_span_name, tool_call_id,
+)
 
 from tracegrade.core.redact import redact
 from tracegrade.core.trace import Reply, Step, ToolCall
@@ -143,7 +148,7 @@ def record_request(
 
 def _request_attributes(info: RequestInfo, reply: Reply | None) -> dict[str, Any]:
     attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "invoke_agent",
+        OPERATION: INVOKE_AGENT,
         "gen_ai.agent.name": info.agent_name,
         "gen_ai.provider.name": info.provider,
         "gen_ai.request.model": info.model,
@@ -189,34 +194,36 @@ def add_reply_spans(
     parent: otel.Span | None = None,
 ) -> None:
     """Child spans for the Reply's steps, timed from ``base_ns``, under ``parent``
-    (default: the current span)."""
+    (default: the current span), named and kinded as the GenAI conventions say."""
     context = otel.set_span_in_context(parent) if parent is not None else None
-    tool_calls = iter(reply.tool_calls)
-    rounds = [s for s in reply.steps if s.kind == "model"]
+    info = info or RequestInfo(question="", started_ns=base_ns, ended_ns=base_ns, model=reply.model)
+    calls = iter(enumerate(reply.tool_calls))
     for step in reply.steps:
         start = base_ns + int(step.start_ms * 1e6)
         end = start + int(step.duration_ms * 1e6)
         if step.kind == "retrieval":
-            _span(tracer, "retrieval", context, start, end, step, _retrieval_attributes(reply, step, info))
+            _span(tracer, genai_span_name(RETRIEVAL, step.name), otel.SpanKind.CLIENT, context, start, end, step,
+                  _retrieval_attributes(reply, step, info))
         elif step.kind == "model":
-            name = "final_generation" if step is rounds[-1] and reply.answer else "model_call"
-            _span(tracer, name, context, start, end, step, _model_attributes(reply, step, info))
+            attributes = _model_attributes(reply, step, info)
+            _span(tracer, genai_span_name(CHAT, attributes["gen_ai.request.model"]), otel.SpanKind.CLIENT, context,
+                  start, end, step, attributes)
         else:
-            call = next(tool_calls, None)
-            span = _span(tracer, f"tool_call:{step.name}", context, start, end, step,
-                         _tool_attributes(step, call if call and call.name == step.name else None, info),
-                         end_now=False)
+            index, call = next(calls, (len(reply.tool_calls), None))
+            call = call if call is not None and call.name == step.name else None
+            span = _span(tracer, genai_span_name(EXECUTE_TOOL, step.name), otel.SpanKind.INTERNAL, context, start,
+                         end, step, _tool_attributes(step, index, call, info), end_now=False)
             if step.kind == "approval":
-                approval = tracer.start_span("approval", context=otel.set_span_in_context(span), start_time=end,
+                approval = tracer.start_span(APPROVAL_SPAN, context=otel.set_span_in_context(span), start_time=end,
                                              attributes={"tracegrade.approval.state": "asked",
                                                          "gen_ai.tool.name": step.name})
                 approval.end(end_time=end)
             span.end(end_time=end)
 
 
-def _span(tracer: otel.Tracer, name: str, context, start: int, end: int, step: Step,
+def _span(tracer: otel.Tracer, name: str, kind: otel.SpanKind, context, start: int, end: int, step: Step,
           attributes: dict[str, Any], end_now: bool = True) -> otel.Span:
-    span = tracer.start_span(name, context=context, start_time=start, attributes=attributes)
+    span = tracer.start_span(name, context=context, kind=kind, start_time=start, attributes=attributes)
     span.set_attribute("tracegrade.latency_ms", step.duration_ms)
     if step.error:
         span.set_attributes({"error.type": f"{step.kind}_error", "tracegrade.error": step.error})
@@ -226,23 +233,23 @@ def _span(tracer: otel.Tracer, name: str, context, start: int, end: int, step: S
     return span
 
 
-def _retrieval_attributes(reply: Reply, step: Step, info: RequestInfo | None) -> dict[str, Any]:
+def _retrieval_attributes(reply: Reply, step: Step, info: RequestInfo) -> dict[str, Any]:
     documents = [{"id": s, "score": score} for s, score in zip(reply.retrieved_sources, reply.retrieval_scores)]
     return {
-        "gen_ai.operation.name": "retrieval",
+        OPERATION: RETRIEVAL,
         "gen_ai.data_source.id": step.name,
-        "gen_ai.retrieval.query.text": info.question if info else "",
+        "gen_ai.retrieval.query.text": info.question,
         "gen_ai.retrieval.documents": json.dumps(documents),
         "tracegrade.retrieval.sources": list(reply.retrieved_sources),
         "tracegrade.retrieval.context": reply.context,
     }
 
 
-def _model_attributes(reply: Reply, step: Step, info: RequestInfo | None) -> dict[str, Any]:
+def _model_attributes(reply: Reply, step: Step, info: RequestInfo) -> dict[str, Any]:
     return {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": info.provider if info else "",
-        "gen_ai.request.model": (info.model if info else "") or reply.model,
+        OPERATION: CHAT,
+        "gen_ai.provider.name": info.provider,
+        "gen_ai.request.model": info.model or reply.model,
         "gen_ai.response.model": reply.model,
         "gen_ai.usage.input_tokens": step.input_tokens,
         "gen_ai.usage.output_tokens": step.output_tokens,
@@ -251,18 +258,20 @@ def _model_attributes(reply: Reply, step: Step, info: RequestInfo | None) -> dic
     }
 
 
-def _tool_attributes(step: Step, call: ToolCall | None, info: RequestInfo | None) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": step.name}
-    if call is not None:
-        allowed = info.allowed_tools if info else ()
-        attributes.update({
-            "gen_ai.tool.call.arguments": json.dumps(call.arguments, sort_keys=True),
-            "gen_ai.tool.call.result": call.result,
-            "tracegrade.tool.argument": call.argument or "",
-            "tracegrade.tool.status": call.status,
-            "tracegrade.guardrail": "denied" if call.status == "denied"
-            else "forbidden" if allowed and call.name not in allowed else "",
-        })
+def _tool_attributes(step: Step, index: int, call: ToolCall | None, info: RequestInfo) -> dict[str, Any]:
+    attributes: dict[str, Any] = {OPERATION: EXECUTE_TOOL, "gen_ai.tool.name": step.name, "gen_ai.tool.type": "function"}
+    if call is None:
+        attributes["gen_ai.tool.call.id"] = tool_call_id(index)
+        return attributes
+    attributes.update({
+        "gen_ai.tool.call.id": call.id or tool_call_id(index),
+        "gen_ai.tool.call.arguments": json.dumps(call.arguments, sort_keys=True),
+        "gen_ai.tool.call.result": call.result,
+        "tracegrade.tool.argument": call.argument or "",
+        "tracegrade.tool.status": call.status,
+        "tracegrade.guardrail": "denied" if call.status == "denied"
+        else "forbidden" if info.allowed_tools and call.name not in info.allowed_tools else "",
+    })
     return attributes
 
 
@@ -273,14 +282,21 @@ _ACTIVE: TracerProvider | None = None
 
 def activate(telemetry: Telemetry | None) -> None:
     """Make ``telemetry`` the one library code (the runner) reports to; None turns
-    it back to the global OpenTelemetry API, which does nothing unless an
-    application installed a provider there."""
+    it back to the global OpenTelemetry API, which records nothing unless an
+    application installed an SDK provider there."""
     global _ACTIVE
     _ACTIVE = telemetry.provider if telemetry is not None else None
 
 
-def library_tracer(name: str) -> Tracer:
-    return _ACTIVE.get_tracer(name) if _ACTIVE is not None else otel.get_tracer(name)
+def library_tracer(name: str) -> Tracer | None:
+    """The tracer library code reports to, or None when no span exporter or store
+    is on: then a caller builds no spans at all, not even no-op ones."""
+    if _ACTIVE is not None:
+        return _ACTIVE.get_tracer(name)
+    provider = otel.get_tracer_provider()
+    if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
+        return None
+    return provider.get_tracer(name)
 
 
 @contextlib.contextmanager
@@ -293,24 +309,75 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
                   "tracegrade.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
                   "tracegrade.judge.model": manifest.judge_model or "", "tracegrade.prompt_version": manifest.prompt_version}
     try:
-        with telemetry.tracer.start_as_current_span("eval_run", attributes=attributes):
+        with telemetry.tracer.start_as_current_span(EVAL_RUN_SPAN, attributes=attributes):
             yield
     finally:
         activate(None)
         telemetry.shutdown()
 
 
+class CaseTimes:
+    """When each phase of one case ended: a clock read per phase and nothing else,
+    so a run without telemetry pays nothing for spans."""
 
-def case_attributes(case_id: str, split: str, category: str, repeat: int) -> dict[str, Any]:
-    return {"tracegrade.case.id": case_id, "tracegrade.case.split": split,
-            "tracegrade.case.category": category, "tracegrade.case.repeat": repeat}
+    def __init__(self) -> None:
+        self.clock = SpanClock()
+        self.ends: dict[str, int] = {}
+
+    def mark(self, phase: str) -> None:
+        """``phase`` ("agent", "checks", "judge") ended now."""
+        self.ends[phase] = self.clock.now_ns()
 
 
-def finish_case_span(span: otel.Span, status: str, error: str, seconds: float) -> None:
-    span.set_attributes({"tracegrade.status": status, "tracegrade.latency_ms": round(seconds * 1000, 1)})
-    if status == "error":
-        span.set_attribute("tracegrade.error", error)
-        span.set_status(Status(StatusCode.ERROR, "case_error"))
+def record_case(result: Any, times: CaseTimes, target: object = None, judge_model: object = None) -> None:
+    """The spans of one finished case (a CaseResult), built at once after it and
+    only when a span exporter or store is on: ``case`` -> ``invoke_agent`` (the
+    reply's steps below it) -> ``checks`` -> ``chat {judge model}``."""
+    tracer = library_tracer("tracegrade.run.runner")
+    if tracer is None:
+        return
+    start = times.clock.started_ns
+    agent_end = times.ends.get("agent", start)
+    case = tracer.start_span(CASE_SPAN, start_time=start, attributes=_case_attributes(result))
+    context = otel.set_span_in_context(case)
+    _agent_spans(tracer, context, result, start, agent_end, target)
+    if "checks" in times.ends:
+        checks = tracer.start_span(CHECKS_SPAN, context=context, start_time=agent_end,
+                                   attributes=checks_attributes(result.checks))
+        checks.end(end_time=times.ends["checks"])
+    if "judge" in times.ends and judge_model is not None:
+        judge = tracer.start_span(genai_span_name(CHAT, judge_model.model_id), context=context,
+                                  kind=otel.SpanKind.CLIENT, start_time=times.ends.get("checks", agent_end),
+                                  attributes=judge_attributes(result, judge_model))
+        judge.end(end_time=times.ends["judge"])
+    if result.status == "error":
+        case.set_status(Status(StatusCode.ERROR, "case_error"))
+    case.end(end_time=max([start, *times.ends.values()]))
+
+
+def _case_attributes(result: Any) -> dict[str, Any]:
+    attributes = {"tracegrade.case.id": result.case_id, "tracegrade.case.split": result.split,
+                  "tracegrade.case.category": result.category, "tracegrade.case.repeat": result.repeat,
+                  "tracegrade.status": result.status, "tracegrade.latency_ms": round(result.seconds * 1000, 1)}
+    if result.status == "error":
+        attributes["tracegrade.error"] = result.error
+    return attributes
+
+
+def _agent_spans(tracer: otel.Tracer, context, result: Any, start: int, end: int, target: object) -> None:
+    model = getattr(target, "model", None)
+    info = RequestInfo(question=result.question, started_ns=start, ended_ns=end,
+                       agent_name=getattr(target, "agent_name", "") or getattr(target, "__name__", "agent"),
+                       model=getattr(target, "model_id", ""), provider=provider_name(model) if model else "")
+    agent = tracer.start_span(genai_span_name(INVOKE_AGENT, info.agent_name), context=context, start_time=start,
+                              attributes={OPERATION: INVOKE_AGENT, "gen_ai.agent.name": info.agent_name,
+                                          "gen_ai.request.model": info.model})
+    if result.reply is not None:
+        add_reply_spans(tracer, result.reply, start, info, parent=agent)
+    else:  # the agent raised or timed out: the case's error says which
+        agent.set_attributes({"error.type": "agent_error", "tracegrade.error": result.error})
+        agent.set_status(Status(StatusCode.ERROR, "agent_error"))
+    agent.end(end_time=end)
 
 
 def checks_attributes(checks: Sequence[Any]) -> dict[str, Any]:
@@ -319,23 +386,23 @@ def checks_attributes(checks: Sequence[Any]) -> dict[str, Any]:
             "tracegrade.checks.codes": [c.code for c in failed]}
 
 
-def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
-    """GenAI evaluation attributes for a judge outcome (Scores or Unscored)."""
+def judge_attributes(result: Any, judge_model: Any) -> dict[str, Any]:
+    """GenAI attributes of a judge call, from the CaseResult it scored (or left unscored)."""
     attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": judge_model,
-        "gen_ai.usage.input_tokens": outcome.input_tokens,
-        "gen_ai.usage.output_tokens": outcome.output_tokens,
-        "tracegrade.retries": getattr(outcome, "retries", 0),
-        "tracegrade.judge.attempts": outcome.attempts,
+        OPERATION: CHAT,
+        "gen_ai.provider.name": provider_name(judge_model),
+        "gen_ai.request.model": judge_model.model_id,
+        "gen_ai.usage.input_tokens": result.judge_tokens[0],
+        "gen_ai.usage.output_tokens": result.judge_tokens[1],
+        "tracegrade.retries": result.judge_retries,
+        "tracegrade.judge.attempts": result.judge_attempts,
     }
-    values = getattr(outcome, "values", None)
-    if values is None:
-        attributes.update({"error.type": "unscored", "tracegrade.error": outcome.reason})
+    if result.scores is None:
+        attributes.update({"error.type": "unscored", "tracegrade.error": result.error})
         return attributes
-    attributes.update({f"tracegrade.score.{metric}": score for metric, score in values.items()})
-    attributes.update({"gen_ai.evaluation.name": "rubric", "gen_ai.evaluation.score.value": min(values.values()),
-                       "gen_ai.evaluation.explanation": outcome.reason})
+    attributes.update({f"tracegrade.score.{metric}": score for metric, score in result.scores.items()})
+    attributes.update({"gen_ai.evaluation.name": "rubric", "gen_ai.evaluation.score.value": min(result.scores.values()),
+                       "gen_ai.evaluation.explanation": result.judge_reason})
     return attributes
 
 

@@ -29,9 +29,7 @@ from tracegrade.judge.scoring import Judge
 from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
-from tracegrade.observe.telemetry import (
-    Tracer, add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes, library_tracer,
-)
+from tracegrade.observe.telemetry import CaseTimes, record_case
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
 
@@ -85,42 +83,39 @@ class Budget:
 async def evaluate_case(
     case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0
 ) -> CaseResult:
-    """Agent, checks, judge, verdict for one case, in a ``case`` span; never raises."""
-    # A no-op tracer unless a command activated telemetry: library callers pay nothing.
-    tracer = library_tracer("tracegrade.run.runner")
-    with tracer.start_as_current_span("case", attributes=case_attributes(case.id, case.split, case.category, repeat)) as span:
-        result = await _evaluate_case(case, target, judge, settings, repeat, tracer)
-        finish_case_span(span, result.status, result.error, result.seconds)
-        return result
+    """Agent, checks, judge, verdict for one case; never raises. Its spans are built
+    after it, in one batch, and only when a span exporter or store is on."""
+    times = CaseTimes()
+    result = await _evaluate_case(case, target, judge, settings, repeat, times)
+    record_case(result, times, target, judge.model if judge else None)
+    return result
 
 
 async def _evaluate_case(
-    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, tracer: Tracer
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes
 ) -> CaseResult:
     started = time.perf_counter()
     base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
                 risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
-        with tracer.start_as_current_span("agent"):
-            agent_started_ns = time.time_ns()
-            reply = await asyncio.wait_for(play(target, case), settings.timeout_s)
-            if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
-                raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
-            add_reply_spans(tracer, reply, agent_started_ns)
+        reply = await asyncio.wait_for(play(target, case), settings.timeout_s)
+        times.mark("agent")
+        if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
+            raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
     except asyncio.TimeoutError:
+        times.mark("agent")
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary
+        times.mark("agent")
         return CaseResult(status="error", error=f"agent failed: {type(exc).__name__}: {exc}",
                           seconds=time.perf_counter() - started, **base)
-    with tracer.start_as_current_span("checks") as span:
-        checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
-        span.set_attributes(checks_attributes(checks))
+    checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
+    times.mark("checks")
     outcome = None
     if not settings.checks_only and judge is not None:
-        with tracer.start_as_current_span("judge") as span:
-            outcome = await judge.score(case, reply)
-            span.set_attributes(judge_attributes(outcome, judge.model.model_id))
+        outcome = await judge.score(case, reply)
+        times.mark("judge")
     return CaseResult(
         status=case_status(checks, outcome, settings.pass_score),
         reply=reply,

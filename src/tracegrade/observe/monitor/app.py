@@ -19,6 +19,7 @@ import time
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from tracegrade.core.names import REQUEST_SPAN
 from tracegrade.observe.monitor.golden import golden_case_draft
 from tracegrade.observe.monitor.judging import OnlineJudge
 from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
@@ -82,7 +83,7 @@ def create_monitor_app(store: SpanStore, token: str | None = None, online_judge:
 
 def _spans(store: SpanStore, trace_id: str) -> list:
     spans = store.trace(trace_id)
-    if not spans or spans[0].name != "agent_request":
+    if not spans or spans[0].name != REQUEST_SPAN:
         raise HTTPException(status_code=404, detail=f"no request trace {trace_id}")
     return spans
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Mapping, Sequence
 
+from tracegrade.core.names import APPROVAL_SPAN, EXECUTE_TOOL, OPERATION
 from tracegrade.observe.spanstore import Judgement, StoredSpan
 from tracegrade.stats.summary import percentile
 
@@ -58,9 +59,9 @@ class RequestTrace:
     def from_spans(cls, spans: Sequence[StoredSpan]) -> RequestTrace:
         root = next(s for s in spans if s.parent_id is None)
         a = root.attributes
-        tools = tuple((s.attributes.get("gen_ai.tool.name", s.name[10:]), s.attributes.get("tracegrade.tool.status", "ok"))
-                      for s in sorted(spans, key=lambda s: s.start_ns) if s.name.startswith("tool_call:"))
-        approvals = [s.attributes.get("tracegrade.approval.state") for s in spans if s.name == "approval"]
+        tools = tuple((s.attributes.get("gen_ai.tool.name", ""), s.attributes.get("tracegrade.tool.status", "ok"))
+                      for s in sorted(spans, key=lambda s: s.start_ns) if s.attributes.get(OPERATION) == EXECUTE_TOOL)
+        approvals = [s.attributes.get("tracegrade.approval.state") for s in spans if s.name == APPROVAL_SPAN]
         return cls(
             trace_id=root.trace_id, start_ns=root.start_ns, latency_ms=root.duration_ms,
             status=a.get("tracegrade.status", "ok"), error_type=a.get("error.type", ""),
