@@ -12,6 +12,7 @@ import re
 import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -141,6 +142,49 @@ def golden_shopnest_model(messages: Sequence[Message], options: ChatOptions) -> 
 
 
 # --- servers --------------------------------------------------------------------------
+
+
+class _OtlpReceiver(BaseHTTPRequestHandler):
+    """Keeps every POST body (an OTLP/HTTP protobuf export) and answers 200."""
+
+    received: list[tuple[str, bytes]]
+
+    def do_POST(self):  # noqa: N802 (the http.server name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.received.append((self.path, body))  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+        self.wfile.write(b"")
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def otlp_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    """A tiny OTLP/HTTP collector on loopback: yields its endpoint and the (path, body) posts it got."""
+    server = HTTPServer(("127.0.0.1", 0), _OtlpReceiver)
+    server.received = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server.received  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def otlp_spans(received: Sequence[tuple[str, bytes]]) -> list[tuple[str, Any]]:
+    """(service.name, span) for every span in the bodies a receiver got, decoded with opentelemetry-proto."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    spans = []
+    for _, body in received:
+        for resource_spans in ExportTraceServiceRequest.FromString(body).resource_spans:
+            service = {a.key: a.value.string_value for a in resource_spans.resource.attributes}["service.name"]
+            spans += [(service, span) for scope in resource_spans.scope_spans for span in scope.spans]
+    return spans
 
 
 @contextlib.contextmanager
