@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import socket
 import sqlite3
 
 import httpx
 import pytest
 from opentelemetry import trace as otel
+from opentelemetry.sdk.trace.export import SpanExportResult
 
 import support
 from shopnest.agent import ShopNestAgent
@@ -22,10 +24,11 @@ from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.core.results import Manifest
 from tracegrade.run.runner import RunSettings, run_cases
+from tracegrade.observe.otlp import FailFastExporter
 from tracegrade.observe.spanstore import SpanStore, StoredSpan, reply_from_spans
 from tracegrade.observe.telemetry import (
-    CaseTimes, RequestInfo, activate, eval_run_spans, hash_customer, memory_telemetry, open_telemetry, record_case,
-    record_request,
+    CaseTimes, RequestInfo, activate, eval_run_spans, hash_customer, library_tracer, memory_telemetry, open_telemetry,
+    record_case, record_request,
 )
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
@@ -389,3 +392,48 @@ def test_stored_span_from_a_readable_span_keeps_ids_and_parent():
                    Reply(answer="a", steps=(Step(kind="model", name="round 1"),)))
     child, root = (StoredSpan.from_readable(s) for s in memory.get_finished_spans())
     assert child.parent_id == root.span_id and root.parent_id is None and child.trace_id == root.trace_id
+
+
+# --- a dead collector ------------------------------------------------------------
+
+
+def test_a_failing_destination_is_said_once_paused_and_never_waited_for():
+    said, sent, now = [], [], [0.0]
+    answers = iter([False, True])
+    exporter = FailFastExporter(lambda spans: sent.append(list(spans)) or next(answers), "http://c:4318/v1/traces",
+                                say=said.append, pause_s=30, clock=lambda: now[0])
+    assert exporter.export(["a", "b"]) == SpanExportResult.FAILURE
+    for t in (1.0, 10.0, 29.9):  # paused: dropped at once, not sent, not said again
+        now[0] = t
+        assert exporter.export(["c"]) == SpanExportResult.FAILURE
+    assert sent == [["a", "b"]] and exporter.dropped == 5
+    now[0] = 30.0
+    assert exporter.export(["d"]) == SpanExportResult.SUCCESS and sent[-1] == ["d"]
+    assert len(said) == 2 and "is failing" in said[0] and "works again" in said[1]
+
+
+def test_a_dead_collector_is_said_once_without_retry_lines_and_the_store_keeps_the_spans(tmp_path, capsys, caplog):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    telemetry = open_telemetry("shopnest", spans_db=tmp_path / "spans.db", otlp_endpoint=dead, secrets=())
+    for _ in range(3):
+        record_request(telemetry.tracer, planted_info(), planted_reply())
+        telemetry.provider.force_flush()
+    telemetry.shutdown()
+
+    err = capsys.readouterr().err
+    assert err.count("is failing") == 1 and f"span export to {dead}/v1/traces" in err
+    assert not [r for r in caplog.records if "Transient error" in r.getMessage() or "Failed to export" in r.getMessage()]
+    assert len(SpanStore(tmp_path / "spans.db").requests()) == 3
+
+
+def test_spans_db_off_and_no_collector_builds_no_eval_spans(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACEGRADE_SPANS_DB", "off")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    manifest = Manifest("run-1", "golden.json", "v1", 1, "shopnest", "m1", None, None)
+    with eval_run_spans(manifest):
+        assert library_tracer("x") is None
+    assert not list(tmp_path.iterdir())  # no store file, under any name

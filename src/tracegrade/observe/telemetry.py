@@ -36,6 +36,7 @@ replaced before any span is stored or sent, whoever created the span.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -304,6 +305,9 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     """An ``eval_run`` span around a run, its cases below it, exported like
     production spans (local store; OTLP when configured)."""
     telemetry = open_telemetry("tracegrade", spans_db)
+    if not telemetry.exporting:  # TRACEGRADE_SPANS_DB=off and no collector: build no spans at all
+        yield
+        return
     activate(telemetry)
     attributes = {"tracegrade.run.id": manifest.run_id, "tracegrade.dataset": manifest.dataset,
                   "tracegrade.dataset.version": manifest.dataset_version, "gen_ai.request.model": manifest.agent_model,
@@ -413,14 +417,6 @@ def known_secrets() -> tuple[str, ...]:
     return tuple(v for v in (os.environ.get(name, "") for name in SECRET_ENV) if len(v) >= 4)
 
 
-def redact_value(value: Any, secrets: tuple[str, ...] = ()) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact_value(v, secrets) for v in value)
-    return value
-
-
 class RedactingExporter(SpanExporter):
     """Passes ``inner`` a copy of each span with its name, attributes, events and
     status text redacted."""
@@ -428,17 +424,28 @@ class RedactingExporter(SpanExporter):
     def __init__(self, inner: SpanExporter, secrets: tuple[str, ...] = ()) -> None:
         self.inner = inner
         self.secrets = secrets
+        # WHY a memo: most texts recur from span to span and case to case (the
+        # context the model saw, model and tool names, operation names), and
+        # redaction is the dearest part of exporting; redact() is a pure function.
+        self._text = functools.lru_cache(maxsize=1024)(lambda text: redact(text, secrets))
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self.inner.export([self._redacted(span) for span in spans])
 
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._text(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._value(v) for v in value)
+        return value
+
     def _redacted(self, span: ReadableSpan) -> ReadableSpan:
-        clean = lambda attrs: {k: redact_value(v, self.secrets) for k, v in (attrs or {}).items()}  # noqa: E731
+        clean = lambda attrs: {k: self._value(v) for k, v in (attrs or {}).items()}  # noqa: E731
         status = span.status
         if status.description:
-            status = Status(status.status_code, redact(status.description, self.secrets))
+            status = Status(status.status_code, self._text(status.description))
         return ReadableSpan(
-            name=redact(span.name, self.secrets), context=span.context, parent=span.parent,
+            name=self._text(span.name), context=span.context, parent=span.parent,
             resource=span.resource, attributes=clean(span.attributes),
             events=[Event(e.name, clean(e.attributes), e.timestamp) for e in span.events],
             links=span.links, kind=span.kind, status=status, start_time=span.start_time,
@@ -456,43 +463,45 @@ class RedactingExporter(SpanExporter):
 class Telemetry:
     provider: TracerProvider
     tracer: otel.Tracer
+    exporting: bool = True  # False: no store and no collector, so nothing is worth building
 
     def shutdown(self) -> None:
         """Flush what is queued and stop the exporters."""
         self.provider.shutdown()
 
 
+def spans_db_path(spans_db: Path | None = None) -> Path | None:
+    """The local span store: ``spans_db``, else ``TRACEGRADE_SPANS_DB`` (``off``: none),
+    else .tracegrade/spans.db."""
+    setting = os.environ.get("TRACEGRADE_SPANS_DB", "")
+    if spans_db is None and setting.lower() == "off":
+        return None
+    return spans_db or Path(setting or DEFAULT_SPANS_DB)
+
+
 def open_telemetry(
     service: str, spans_db: Path | None = None, otlp_endpoint: str | None = None,
     secrets: tuple[str, ...] | None = None, id_generator: IdGenerator | None = None,
 ) -> Telemetry:
-    """Spans to the local SQLite store (``spans_db``, env ``TRACEGRADE_SPANS_DB``,
-    default .tracegrade/spans.db) and, when ``otlp_endpoint`` or the standard
-    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, over OTLP/HTTP to a collector too."""
+    """Spans to the local SQLite store (see :func:`spans_db_path`) and, when
+    ``otlp_endpoint`` or the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, over
+    OTLP/HTTP to a collector too, fail-fast (tracegrade.observe.otlp)."""
+    from tracegrade.observe import otlp
     from tracegrade.observe.spanstore import SqliteSpanExporter
 
     secrets = known_secrets() if secrets is None else secrets
-    path = spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB)
-    exporters: list[SpanExporter] = [SqliteSpanExporter(path)]
-    otlp = _otlp_exporter(otlp_endpoint)
-    if otlp is not None:
-        exporters.append(otlp)
+    exporters: list[SpanExporter] = []
+    if (path := spans_db_path(spans_db)) is not None:
+        exporters.append(RedactingExporter(SqliteSpanExporter(path), secrets))
+    if (destination := otlp.otlp_destination(otlp_endpoint)) is not None:
+        # WHY redaction inside the fail-fast wrapper: a batch it drops is never redacted.
+        exporters.append(otlp.FailFastExporter(RedactingExporter(otlp.otlp_exporter(destination), secrets), destination))
     provider = TracerProvider(resource=Resource.create({"service.name": service}), id_generator=id_generator)
     for exporter in exporters:
-        # WHY a batch: export happens on a worker thread, never in the request.
-        provider.add_span_processor(BatchSpanProcessor(RedactingExporter(exporter, secrets), schedule_delay_millis=1000))
-    return Telemetry(provider, provider.get_tracer("tracegrade"))
-
-
-def _otlp_exporter(endpoint: str | None) -> SpanExporter | None:
-    if not (endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")):
-        return None
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-    if endpoint:
-        return OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")
-    return OTLPSpanExporter()  # reads the standard OTEL_EXPORTER_OTLP_* variables
+        # WHY a batch each: export happens on a worker thread, never in the request or
+        # the run, and a slow destination holds up no other.
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=1000))
+    return Telemetry(provider, provider.get_tracer("tracegrade"), exporting=bool(exporters))
 
 
 def memory_telemetry(secrets: tuple[str, ...] = ()) -> tuple[Telemetry, InMemorySpanExporter]:
