@@ -278,7 +278,7 @@ def _tool_attributes(step: Step, index: int, call: ToolCall | None, info: Reques
 
 # --- eval-run spans -------------------------------------------------------------
 
-_ACTIVE: TracerProvider | None = None
+_ACTIVE: Tracer | None = None
 
 
 def activate(telemetry: Telemetry | None) -> None:
@@ -286,14 +286,14 @@ def activate(telemetry: Telemetry | None) -> None:
     it back to the global OpenTelemetry API, which records nothing unless an
     application installed an SDK provider there."""
     global _ACTIVE
-    _ACTIVE = telemetry.provider if telemetry is not None else None
+    _ACTIVE = telemetry.provider.get_tracer("tracegrade.run") if telemetry is not None else None
 
 
 def library_tracer(name: str) -> Tracer | None:
     """The tracer library code reports to, or None when no span exporter or store
     is on: then a caller builds no spans at all, not even no-op ones."""
     if _ACTIVE is not None:
-        return _ACTIVE.get_tracer(name)
+        return _ACTIVE
     provider = otel.get_tracer_provider()
     if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
         return None
