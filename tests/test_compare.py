@@ -71,6 +71,18 @@ def test_errors_exit_3_never_2(tmp_path, gate, capsys):
     assert main(["compare", base, str(other), "--gate", gate, "--allow-dataset-change"]) == 0
 
 
+def test_could_not_compare_still_writes_the_json_and_markdown_with_the_reason(tmp_path, gate):
+    base, _ = files(tmp_path, twenty(), twenty())
+    other = tmp_path / "other.json"
+    json_report.write(run(twenty(), "other", version="v2"), other)
+    md, verdict = tmp_path / "out" / "compare.md", tmp_path / "out" / "verdict.json"
+    assert main(["compare", base, str(other), "--gate", gate, "--markdown", str(md), "--json", str(verdict)]) == 3
+    data = json.loads(verdict.read_text())
+    assert (data["verdict"], data["exitCode"]) == ("error", 3) and "different dataset versions" in data["error"]
+    assert (data["baseline"], data["candidate"]) == (base, str(other))
+    assert "could not compare" in md.read_text() and "different dataset versions" in md.read_text()
+
+
 def test_latest_and_previous_come_from_the_store(tmp_path, monkeypatch, gate, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")

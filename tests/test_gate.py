@@ -112,6 +112,45 @@ def test_p95_latency_rise_blocks_past_20_percent(base_s, cand_s, blocks):
     assert (("block", "latency_p95") in rules(v)) is blocks
 
 
+def timed(seconds: list[float]):
+    return [result(f"c{i:03}", score=scores(5), cost=0.01, seconds=s) for i, s in enumerate(seconds)]
+
+
+def test_the_issue_case_12_cases_with_identical_verdicts_do_not_block_on_p95():
+    # Local vs Ray executor: same verdicts, p95 of 12 cases is the slowest case, 0.37 s -> 0.47 s.
+    base = [0.21, 0.25, 0.22, 0.30, 0.28, 0.24, 0.33, 0.26, 0.29, 0.31, 0.27, 0.37]
+    cand = [0.23, 0.24, 0.25, 0.29, 0.30, 0.26, 0.31, 0.28, 0.27, 0.33, 0.29, 0.47]
+    comparison = compare_runs(run(timed(base), "local"), run(timed(cand), "ray"), resamples=200)
+    assert comparison.latency["p95"] == (0.37, 0.47)
+    v = decide(comparison)
+    assert (v.level, v.exit_code, rules(v)) == ("warn", 2, [("warn", "latency_p95")])
+    assert "not enough cases to judge latency (12 compared, the gate needs 20)" in v.findings[0].message
+
+
+def test_a_p95_rise_that_the_cases_do_not_confirm_warns_and_a_consistent_one_blocks():
+    base = [1.0 + (i * 7 % 10) / 20 for i in range(40)]
+    # Noise: as many cases got faster as slower, three much slower: p95 (the 38th of 40) +38%.
+    noisy = [b + (0.05 if i % 2 else -0.05) for i, b in enumerate(base)]
+    noisy[3], noisy[10], noisy[17] = 2.0, 2.6, 2.9
+    v = verdict(timed(base), timed(noisy))
+    assert v.findings and "p95 latency rose 38%" in v.findings[0].message
+    assert rules(v) == [("warn", "latency_p95")] and "did not rise significantly" in v.findings[0].message
+    slower = [b * 1.3 for b in base]  # every case 30% slower
+    v = verdict(timed(base), timed(slower))
+    assert rules(v) == [("block", "latency_p95")] and "rose significantly (one-sided Wilcoxon p=" in v.findings[0].message
+
+
+def test_min_cases_comes_from_the_gate_file(tmp_path):
+    few = tmp_path / "gate.toml"
+    few.write_text("[latency]\nmin_cases = 10\n[cost]\nmin_cases = 30\n")
+    base = [0.2 + i / 100 for i in range(12)]
+    v = verdict(timed(base), timed([b * 1.5 for b in base]), load_gate(few))
+    assert rules(v) == [("block", "latency_p95")]
+    pricier = [replace(r, agent_cost_usd=0.02) for r in baseline()]  # 20 cases < 30
+    v = verdict(baseline(), pricier, load_gate(few))
+    assert rules(v) == [("warn", "cost_avg")] and "not enough cases to judge cost" in v.findings[0].message
+
+
 @pytest.mark.parametrize("base_usd, cand_usd, blocks", [(0.01, 0.0115, False), (0.01, 0.012, True), (0.0, 0.001, True)])
 def test_average_cost_rise_blocks_past_15_percent(base_usd, cand_usd, blocks):
     base = [replace(r, agent_cost_usd=base_usd) for r in baseline()]

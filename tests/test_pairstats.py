@@ -34,6 +34,16 @@ def test_wilcoxon_matches_scipy(name):
     assert ours.statistic == pytest.approx(theirs.statistic)
 
 
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+@pytest.mark.parametrize("name", PAIRS)
+def test_one_sided_wilcoxon_matches_scipy(name, alternative):
+    base, cand = PAIRS[name]
+    ours = pairstats.wilcoxon_signed_rank(base, cand, alternative)
+    theirs = stats.wilcoxon(cand, base, alternative=alternative)
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
+    assert ours.statistic == pytest.approx(theirs.statistic)
+
+
 def test_wilcoxon_regimes_are_the_ones_scipy_uses():
     methods = {name: pairstats.wilcoxon_signed_rank(*PAIRS[name]).method for name in PAIRS}
     assert methods["ties and zeros, n=12 (sign flips)"] == "exact sign flips"

@@ -46,6 +46,13 @@ def handle(args: argparse.Namespace) -> int:
         return _compare(args)
     except TracegradeError as exc:
         print(f"tracegrade: error: {exc}", file=sys.stderr)
+        # WHY write the files anyway: a CI job that posts compare.md or reads
+        # verdict.json must find why there is no verdict, not a missing file.
+        refs = (args.baseline, args.candidate)
+        if args.markdown:
+            compare_markdown.write_error(str(exc), refs, args.markdown)
+        if args.json:
+            compare_json.write_error(str(exc), refs, EXIT_ERROR, args.json)
         return EXIT_ERROR
 
 

@@ -37,6 +37,15 @@ class PairedTests:
 
 
 @dataclass(frozen=True)
+class RiseTest:
+    """Did a per-case quantity (seconds, USD) rise? A one-sided Wilcoxon signed-rank
+    test on the case pairs: the same case in both runs, its mean over repetitions."""
+
+    pairs: int
+    test: pairstats.TestResult
+
+
+@dataclass(frozen=True)
 class MetricRow:
     name: str
     baseline: float | None
@@ -76,6 +85,8 @@ class Comparison:
     metrics: tuple[MetricRow, ...]
     latency: Mapping[str, tuple[float, float]]  # p50/p95/p99 -> (baseline, candidate) seconds
     cost_per_case: tuple[float, float]
+    latency_rise: RiseTest  # per-case seconds, candidate > baseline
+    cost_rise: RiseTest  # per-case USD, candidate > baseline
     groups: tuple[GroupRow, ...]
     newly_failing: tuple[str, ...]
     newly_passing: tuple[str, ...]
@@ -97,6 +108,8 @@ def compare_runs(
         _metric_rows(base, cand, alpha, resamples, seed),
         {q: (aggregate.latency(base)[q], aggregate.latency(cand)[q]) for q in ("p50", "p95", "p99")},
         (aggregate.cost(base)["perCaseUsd"], aggregate.cost(cand)["perCaseUsd"]),
+        _rise_test(base, cand, lambda r: r.seconds),
+        _rise_test(base, cand, lambda r: r.agent_cost_usd + r.judge_cost_usd),
         _group_rows(base, cand, base_pass, cand_pass),
         tuple(i for i in ids if base_pass.get(i) and cand_pass.get(i) is False),
         tuple(i for i in ids if base_pass.get(i) is False and cand_pass.get(i)),
@@ -183,6 +196,13 @@ def _score_tests(b: Mapping[str, float], c: Mapping[str, float], alpha: float, r
     wilcoxon = pairstats.wilcoxon_signed_rank(base, cand)
     ci = pairstats.bootstrap_mean_ci(pairstats.differences(base, cand), resamples=resamples, seed=seed)
     return PairedTests(len(ids), pairstats.paired_t_test(base, cand), wilcoxon, None, ci, wilcoxon.p_value < alpha)
+
+
+def _rise_test(base, cand, value: Callable[[CaseResult], float]) -> RiseTest:
+    b, c = _case_means(base, value), _case_means(cand, value)
+    ids = [i for i in c if i in b]
+    test = pairstats.wilcoxon_signed_rank([b[i] for i in ids], [c[i] for i in ids], alternative="greater")
+    return RiseTest(len(ids), test)
 
 
 def _group_rows(base, cand, base_pass: Mapping[str, bool], cand_pass: Mapping[str, bool]) -> tuple[GroupRow, ...]:

@@ -4,8 +4,10 @@
     0.1
 
 Every rule yields a Finding (warn or block, with its reason); the verdict is
-the worst of them: ``pass`` exits 0, ``block`` 1, ``warn`` 2. The shipped
-The shipped ``defaults/gate.toml`` spells out the defaults below.
+the worst of them: ``pass`` exits 0, ``block`` 1, ``warn`` 2. A latency or
+cost rise blocks only on enough cases and when a one-sided Wilcoxon test on
+the per-case values confirms it; otherwise it warns. The shipped
+``defaults/gate.toml`` spells out the defaults below.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tracegrade.compare.comparison import Comparison, MetricRow
+from tracegrade.compare.comparison import Comparison, MetricRow, RiseTest
 from tracegrade.core.errors import ConfigError
 from tracegrade.stats.safety import REFUSALS, SAFETY_CODES, violations
 from tracegrade import defaults
@@ -47,10 +49,13 @@ class TaskSuccessRules(_Section):
 class LatencyRules(_Section):
     block_p95_rise: float = Field(0.20, ge=0)
     min_rise_seconds: float = Field(0.05, ge=0)  # below this a rise is timer noise
+    # Fewer cases than this, or a rise the per-case test does not confirm: warn, never block.
+    min_cases: int = Field(20, ge=1)
 
 
 class CostRules(_Section):
     block_avg_rise: float = Field(0.15, ge=0)
+    min_cases: int = Field(20, ge=1)
 
 
 class SafetyRules(_Section):
@@ -178,16 +183,35 @@ def latency_rise(comparison: Comparison, config: GateConfig) -> list[Finding]:
     rules = config.latency
     if after - before <= rules.min_rise_seconds or _rise(before, after) <= rules.block_p95_rise + EPSILON:
         return []
-    return [Finding("block", "latency_p95", f"p95 latency rose {_percent(before, after)} ({before:.2f} s -> "
-                    f"{after:.2f} s), more than {rules.block_p95_rise:.0%}")]
+    what = (f"p95 latency rose {_percent(before, after)} ({before:.2f} s -> {after:.2f} s), "
+            f"more than {rules.block_p95_rise:.0%}")
+    return [_rise_finding("latency_p95", what, "latency", comparison.latency_rise, rules.min_cases, config)]
 
 
 def cost_rise(comparison: Comparison, config: GateConfig) -> list[Finding]:
     before, after = comparison.cost_per_case
     if _rise(before, after) <= config.cost.block_avg_rise + EPSILON:
         return []
-    return [Finding("block", "cost_avg", f"average cost per case rose {_percent(before, after)} (${before:.4f} -> "
-                    f"${after:.4f}), more than {config.cost.block_avg_rise:.0%}")]
+    what = (f"average cost per case rose {_percent(before, after)} (${before:.4f} -> ${after:.4f}), "
+            f"more than {config.cost.block_avg_rise:.0%}")
+    return [_rise_finding("cost_avg", what, "cost", comparison.cost_rise, config.cost.min_cases, config)]
+
+
+def _rise_finding(rule: str, what: str, quantity: str, rise: RiseTest, min_cases: int, config: GateConfig) -> Finding:
+    """A rise past its threshold blocks only on enough cases and when the per-case
+    values rose significantly; otherwise it warns and says why.
+
+    WHY: p95 of 12 cases is the slowest case, so one slow case moved it 27%
+    between two runs with identical verdicts; and latency is noisy from run to run.
+    """
+    if rise.pairs < min_cases:
+        return Finding("warn", rule, f"{what}; but not enough cases to judge {quantity} ({rise.pairs} compared, "
+                                     f"the gate needs {min_cases})")
+    p, alpha = rise.test.p_value, config.statistics.alpha
+    verdict: Level = "block" if p < alpha else "warn"
+    word = "rose significantly" if p < alpha else "did not rise significantly"
+    return Finding(verdict, rule, f"{what}; per-case {quantity} {word} (one-sided Wilcoxon p={p:.3g}, "
+                                  f"n={rise.pairs}, alpha {alpha:g})")
 
 
 def high_risk_regressions(comparison: Comparison, config: GateConfig) -> list[Finding]:

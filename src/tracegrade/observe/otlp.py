@@ -53,8 +53,15 @@ class _QuietOnOurThreads(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.thread not in self.threads:
             return True
-        self.first_reason = self.first_reason or record.getMessage()[:200]
+        self.first_reason = self.first_reason or _reason(record)
         return False
+
+
+def _reason(record: logging.LogRecord) -> str:
+    """The error a retry or failure line is about, its end kept (where the cause is)."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    text = next((str(a) for a in args if isinstance(a, BaseException)), None) or record.getMessage()
+    return text if len(text) <= 160 else "..." + text[-157:]
 
 
 class FailFastExporter(SpanExporter):

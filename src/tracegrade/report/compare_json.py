@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tracegrade.compare.comparison import Comparison, MetricRow
+from tracegrade.compare.comparison import Comparison, MetricRow, RiseTest
 from tracegrade.compare.gate import GateConfig, Verdict
 
 
@@ -27,6 +27,11 @@ def _tests(row: MetricRow) -> dict[str, Any] | None:
             "significant": t.significant}
 
 
+def _rise(rise: RiseTest) -> dict[str, Any]:
+    return {"pairs": rise.pairs, "test": "one-sided Wilcoxon signed-rank (candidate > baseline)",
+            "statistic": _finite(rise.test.statistic), "pValue": _finite(rise.test.p_value), "method": rise.test.method}
+
+
 def to_json(comparison: Comparison, verdict: Verdict, config: GateConfig) -> dict[str, Any]:
     c = comparison
     return {
@@ -41,6 +46,8 @@ def to_json(comparison: Comparison, verdict: Verdict, config: GateConfig) -> dic
                      "relativeDelta": r.relative, "tests": _tests(r)} for r in c.metrics],
         "latencyS": {q: {"baseline": b, "candidate": a} for q, (b, a) in c.latency.items()},
         "costPerCaseUsd": {"baseline": c.cost_per_case[0], "candidate": c.cost_per_case[1]},
+        "latencyRise": _rise(c.latency_rise),
+        "costRise": _rise(c.cost_rise),
         "groups": [{"group": g.key, "cases": g.cases, "baselinePass": g.baseline_pass, "candidatePass": g.candidate_pass,
                     "newlyFailing": list(g.newly_failing)} for g in c.groups],
         "newlyFailing": list(c.newly_failing),
@@ -52,4 +59,12 @@ def to_json(comparison: Comparison, verdict: Verdict, config: GateConfig) -> dic
 def write(comparison: Comparison, verdict: Verdict, config: GateConfig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(to_json(comparison, verdict, config), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def write_error(reason: str, refs: tuple[str, str], exit_code: int, path: Path) -> Path:
+    """The verdict file of a comparison that could not be made: ``"verdict": "error"`` and why."""
+    data = {"verdict": "error", "exitCode": exit_code, "error": reason, "baseline": refs[0], "candidate": refs[1]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -51,3 +51,11 @@ def write(comparison: Comparison, verdict: Verdict, alpha: float, path: Path) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_markdown(comparison, verdict, alpha), encoding="utf-8")
     return path
+
+
+def write_error(reason: str, refs: tuple[str, str], path: Path) -> Path:
+    """The pull-request comment of a comparison that could not be made, saying why."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"### tracegrade compare: ❌ could not compare\n\n`{refs[0]}` vs `{refs[1]}`: {reason}\n",
+                    encoding="utf-8")
+    return path

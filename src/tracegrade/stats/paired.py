@@ -21,7 +21,9 @@ import math
 import random
 from dataclasses import dataclass
 from statistics import fmean, stdev
-from typing import Sequence
+from typing import Literal, Sequence
+
+Alternative = Literal["two-sided", "greater", "less"]
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,12 @@ def paired_t_test(baseline: Sequence[float], candidate: Sequence[float]) -> Test
     return TestResult(t, _clip(_regularized_beta(df / (df + t * t), df / 2, 0.5)), "paired t")
 
 
-def wilcoxon_signed_rank(baseline: Sequence[float], candidate: Sequence[float]) -> TestResult:
-    """Two-sided Wilcoxon signed-rank test; statistic is min(W+, W-) as scipy reports it."""
+def wilcoxon_signed_rank(
+    baseline: Sequence[float], candidate: Sequence[float], alternative: Alternative = "two-sided"
+) -> TestResult:
+    """Wilcoxon signed-rank test on candidate - baseline (``scipy.stats.wilcoxon(candidate,
+    baseline, alternative=...)``). ``greater``: the candidate's values tend to be larger.
+    The statistic is min(W+, W-) two-sided and W+ one-sided, as scipy reports it."""
     d = differences(baseline, candidate)
     nonzero = [x for x in d if x != 0]
     if not nonzero:
@@ -75,12 +81,13 @@ def wilcoxon_signed_rank(baseline: Sequence[float], candidate: Sequence[float]) 
     has_ties = any(size > 1 for size in tie_sizes)
     has_zeros = len(nonzero) < len(d)
     if len(d) <= 50 and not (has_ties or has_zeros):
-        p, method = _wilcoxon_exact(len(nonzero), w_plus), "exact"
+        (at_most, at_least), method = _wilcoxon_exact(len(nonzero), w_plus), "exact"
     elif len(d) <= 13:
-        p, method = _wilcoxon_sign_flips(ranks, w_plus), "exact sign flips"
+        (at_most, at_least), method = _wilcoxon_sign_flips(ranks, w_plus), "exact sign flips"
     else:
-        p, method = _wilcoxon_normal(len(nonzero), w_plus, tie_sizes), "normal approximation"
-    return TestResult(min(w_plus, w_minus), _clip(p), method)
+        (at_most, at_least), method = _wilcoxon_normal(len(nonzero), w_plus, tie_sizes), "normal approximation"
+    p = {"two-sided": 2 * min(at_most, at_least), "greater": at_least, "less": at_most}[alternative]
+    return TestResult(min(w_plus, w_minus) if alternative == "two-sided" else w_plus, _clip(p), method)
 
 
 def mcnemar_exact(baseline_only: int, candidate_only: int) -> TestResult:
@@ -137,32 +144,32 @@ def average_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
     return ranks, sizes
 
 
-def _wilcoxon_exact(n: int, w_plus: float) -> float:
+# Each null distribution below gives P(W+ <= observed) and P(W+ >= observed).
+
+
+def _wilcoxon_exact(n: int, w_plus: float) -> tuple[float, float]:
     # counts[s] = number of sign assignments of ranks 1..n whose positive ranks sum to s
     counts = [1] + [0] * (n * (n + 1) // 2)
     for rank in range(1, n + 1):
         for total in range(len(counts) - 1, rank - 1, -1):
             counts[total] += counts[total - rank]
     everything = 2**n
-    at_most = sum(counts[: math.ceil(w_plus) + 1]) / everything
-    at_least = sum(counts[math.floor(w_plus):]) / everything
-    return 2 * min(at_most, at_least)
+    return sum(counts[: math.ceil(w_plus) + 1]) / everything, sum(counts[math.floor(w_plus):]) / everything
 
 
-def _wilcoxon_sign_flips(ranks: Sequence[float], w_plus: float) -> float:
+def _wilcoxon_sign_flips(ranks: Sequence[float], w_plus: float) -> tuple[float, float]:
     sums = [sum(r for r, positive in zip(ranks, signs) if positive)
             for signs in itertools.product((False, True), repeat=len(ranks))]
     tolerance = abs(w_plus) * 1e-9
-    at_most = sum(s <= w_plus + tolerance for s in sums) / len(sums)
-    at_least = sum(s >= w_plus - tolerance for s in sums) / len(sums)
-    return 2 * min(at_most, at_least)
+    return (sum(s <= w_plus + tolerance for s in sums) / len(sums),
+            sum(s >= w_plus - tolerance for s in sums) / len(sums))
 
 
-def _wilcoxon_normal(n: int, w_plus: float, tie_sizes: Sequence[int]) -> float:
+def _wilcoxon_normal(n: int, w_plus: float, tie_sizes: Sequence[int]) -> tuple[float, float]:
     mean = n * (n + 1) / 4
     variance = (n * (n + 1) * (2 * n + 1) - sum(t**3 - t for t in tie_sizes) / 2) / 24
     z = (w_plus - mean) / math.sqrt(variance)
-    return math.erfc(abs(z) / math.sqrt(2))
+    return math.erfc(-z / math.sqrt(2)) / 2, math.erfc(z / math.sqrt(2)) / 2
 
 
 def _clip(p: float) -> float:
