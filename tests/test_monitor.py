@@ -17,6 +17,7 @@ from tracegrade.observe.monitor.app import create_monitor_app
 from tracegrade.observe.monitor.golden import golden_case_draft
 from tracegrade.observe.monitor.judging import OnlineJudge, sampled
 from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
+from tracegrade.observe.monitor.page import render
 from tracegrade.observe.spanstore import SpanStore
 from tracegrade.observe.telemetry import open_telemetry
 from traffic import BASE_NS, PLANTED_EMAIL, latency_ms, record_traffic
@@ -120,3 +121,9 @@ def test_monitor_refuses_to_serve_beyond_loopback_without_a_token(monkeypatch, c
     assert main(["monitor", "--host", "0.0.0.0"]) == 2
     assert "TRACEGRADE_MONITOR_TOKEN" in capsys.readouterr().err
     assert main(["monitor", "--judge-sample", "2"]) == 2
+
+
+def test_a_request_shows_its_tool_arguments_as_json(store):
+    page = render(traces(store), {}, Filters(), versions=[], models=[], store="spans.db")
+    assert "getOrderStatus {&quot;orderId&quot;: &quot;ORD-" in page
+    assert "{&#x27;orderId&#x27;" not in page

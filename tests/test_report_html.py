@@ -86,3 +86,12 @@ def test_a_run_without_scores_says_so():
     run = make_run("r1")
     unscored = Run(run.manifest, tuple(CaseResult(r.case_id, r.status, split=r.split) for r in run.results))
     assert "No judge scores in this run." in html.to_html(unscored)
+
+
+def test_tool_arguments_show_as_json_not_python_repr():
+    run = make_run("20260601-090000-aaaaaa")
+    call = ToolCall(name="createRefundDraft", arguments={"orderId": "ORD-102", "express": True, "note": None})
+    reply = Reply(answer="Drafted.", tool_calls=(call,))
+    page = html.to_html(Run(run.manifest, (CaseResult("c1", "pass", reply=reply),)))
+    assert "{&quot;orderId&quot;: &quot;ORD-102&quot;, &quot;express&quot;: true, &quot;note&quot;: null}" in page
+    assert "&#x27;orderId&#x27;" not in page and "True" not in page

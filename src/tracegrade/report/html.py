@@ -13,6 +13,7 @@ is an export of traces like any other.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from html import escape
 from pathlib import Path
@@ -143,7 +144,7 @@ def _trace(reply: Reply) -> str:
     sources = ", ".join(f"{s} ({score:.2f})" for s, score in zip(reply.retrieved_sources, reply.retrieval_scores)) \
         or ", ".join(reply.retrieved_sources) or "none"
     calls = "".join(
-        f"<tr><td>{escape(c.name)}</td><td>{_text(str(c.arguments))}</td>"
+        f"<tr><td>{escape(c.name)}</td><td>{_text(json.dumps(c.arguments, ensure_ascii=False))}</td>"
         f'<td class="status {"ok" if c.status == "ok" else "warn"}">{escape(c.status)}</td><td>{_text(c.result)}</td></tr>'
         for c in reply.tool_calls)
     total = max((s.start_ms + s.duration_ms for s in reply.steps), default=0) or 1

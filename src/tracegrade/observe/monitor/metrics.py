@@ -42,6 +42,7 @@ class RequestTrace:
     steps: int = 0
     duplicate_calls: int = 0
     tool_calls: tuple[tuple[str, str], ...] = ()  # (tool name, status)
+    tool_arguments: tuple[str, ...] = ()  # each call's arguments as JSON text, in the same order
     denied: int = 0
     forbidden: int = 0
     injection: int = 0
@@ -59,8 +60,9 @@ class RequestTrace:
     def from_spans(cls, spans: Sequence[StoredSpan]) -> RequestTrace:
         root = next(s for s in spans if s.parent_id is None)
         a = root.attributes
+        calls = [s for s in sorted(spans, key=lambda s: s.start_ns) if s.attributes.get(OPERATION) == EXECUTE_TOOL]
         tools = tuple((s.attributes.get("gen_ai.tool.name", ""), s.attributes.get("tracegrade.tool.status", "ok"))
-                      for s in sorted(spans, key=lambda s: s.start_ns) if s.attributes.get(OPERATION) == EXECUTE_TOOL)
+                      for s in calls)
         approvals = [s.attributes.get("tracegrade.approval.state") for s in spans if s.name == APPROVAL_SPAN]
         return cls(
             trace_id=root.trace_id, start_ns=root.start_ns, latency_ms=root.duration_ms,
@@ -70,6 +72,7 @@ class RequestTrace:
             input_tokens=a.get("gen_ai.usage.input_tokens", 0), output_tokens=a.get("gen_ai.usage.output_tokens", 0),
             cost_usd=a.get("tracegrade.cost_usd", 0.0), steps=a.get("tracegrade.steps", 0),
             duplicate_calls=a.get("tracegrade.duplicate_calls", 0), tool_calls=tools,
+            tool_arguments=tuple(s.attributes.get("gen_ai.tool.call.arguments", "{}") for s in calls),
             denied=a.get("tracegrade.guardrail.denied", 0), forbidden=a.get("tracegrade.guardrail.forbidden", 0),
             injection=a.get("tracegrade.guardrail.injection", 0),
             approvals_asked=approvals.count("asked"), approvals_confirmed=approvals.count("confirmed"),

@@ -127,7 +127,10 @@ def _trace_row(t: RequestTrace, score: float | None) -> str:
     status = "ok" if t.succeeded else ("error" if t.status == "error" else "warn")
     label = t.error_type if t.status == "error" else ("tool failed" if status == "warn" else "ok")
     judge = f"{score:.1f}" if score is not None else "-"
-    detail = (f"<p><b>answer</b></p><pre>{escape(t.answer or '-')}</pre><p class=\"muted\">trace {t.trace_id} · "
+    calls = "\n".join(f"{n} {args} [{s}]" for (n, s), args in zip(t.tool_calls, t.tool_arguments))
+    detail = (f"<p><b>answer</b></p><pre>{escape(t.answer or '-')}</pre>"
+              + (f"<p><b>tool calls</b></p><pre>{escape(calls)}</pre>" if calls else "")
+              + f"<p class=\"muted\">trace {t.trace_id} · "
               f"customer {escape(t.customer or '-')} · provider {escape(t.provider)} · tokens {t.input_tokens} / "
               f"{t.output_tokens} · steps {t.steps}</p>")
     return (
