@@ -23,6 +23,7 @@ from tracegrade.core.redact import redact
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
 from tracegrade.core.results import CaseResult, Run
+from tracegrade.stats.aggregate import latency
 from tracegrade.stats.summary import pass_rate, score_averages, status_counts
 from tracegrade.core.trace import Reply
 
@@ -78,6 +79,7 @@ def _summary(run: Run) -> str:
         card("tokens in / out", f"{tokens_in} / {tokens_out}"),
         card("cost", f"${cost:.4f}"),
         card("agent + judge time", f"{sum(r.seconds for r in results):.1f} s"),
+        *(card(f"latency {q}", f"{seconds:.2f} s") for q, seconds in latency(results).items()),
     ]
     averages = score_averages(results)
     cards += [card(f"avg {metric}", f"{averages[metric]:.2f}") for metric in METRICS if metric in averages]
