@@ -162,8 +162,10 @@ class MockServer:
 
 def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str], extra: Sequence[str]) -> dict:
     """One `tracegrade run` in a fresh process; its wall time and peak RSS."""
-    env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
-    # Its own run store and output folder: a benchmark never writes into the work tree.
+    env = {"TRACEGRADE_SPANS_DB": str(scratch / "spans.db"), **os.environ, **env,
+           "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
+    # Its own run store, span store and output folder: a benchmark never writes into the work tree.
+    # (TRACEGRADE_SPANS_DB=off in the caller's environment measures a run that builds no spans.)
     argv = ["run", str(dataset), "--target", TARGET, "--judge-model", "openai:mock-judge",
             "--concurrency", str(concurrency), "--quiet", "--out", str(scratch / "runs"),
             "--db", f"sqlite:///{scratch / 'runs.db'}", *extra]
