@@ -48,7 +48,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from opentelemetry import trace as otel
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -65,6 +65,7 @@ from tracegrade.core.names import (
 )
 
 from tracegrade.core.redact import redact
+from tracegrade.observe.spanbatch import SpanBatch
 from tracegrade.core.trace import Reply, Step, ToolCall
 
 DEFAULT_SPANS_DB = Path(".tracegrade/spans.db")
@@ -278,7 +279,7 @@ def _tool_attributes(step: Step, index: int, call: ToolCall | None, info: Reques
 
 # --- eval-run spans -------------------------------------------------------------
 
-_ACTIVE: Tracer | None = None
+_ACTIVE: Telemetry | None = None
 
 
 def activate(telemetry: Telemetry | None) -> None:
@@ -286,14 +287,14 @@ def activate(telemetry: Telemetry | None) -> None:
     it back to the global OpenTelemetry API, which records nothing unless an
     application installed an SDK provider there."""
     global _ACTIVE
-    _ACTIVE = telemetry.provider.get_tracer("tracegrade.run") if telemetry is not None else None
+    _ACTIVE = telemetry
 
 
 def library_tracer(name: str) -> Tracer | None:
     """The tracer library code reports to, or None when no span exporter or store
     is on: then a caller builds no spans at all, not even no-op ones."""
     if _ACTIVE is not None:
-        return _ACTIVE
+        return _ACTIVE.tracer
     provider = otel.get_tracer_provider()
     if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
         return None
@@ -337,7 +338,10 @@ def record_case(result: Any, times: CaseTimes, target: object = None, judge_mode
     """The spans of one finished case (a CaseResult), built at once after it and
     only when a span exporter or store is on: ``case`` -> ``invoke_agent`` (the
     reply's steps below it) -> ``checks`` -> ``chat {judge model}``."""
-    tracer = library_tracer("tracegrade.run.runner")
+    # Our own telemetry: the spans as finished data, emitted together (tracegrade.observe.spanbatch);
+    # an application's global provider: its live tracer.
+    batch = SpanBatch(_ACTIVE.provider, _ACTIVE.processors) if _ACTIVE is not None and _ACTIVE.processors else None
+    tracer = batch or library_tracer("tracegrade.run.runner")
     if tracer is None:
         return
     start = times.clock.started_ns
@@ -357,6 +361,8 @@ def record_case(result: Any, times: CaseTimes, target: object = None, judge_mode
     if result.status == "error":
         case.set_status(Status(StatusCode.ERROR, "case_error"))
     case.end(end_time=max([start, *times.ends.values()]))
+    if batch is not None:
+        batch.emit()
 
 
 def _case_attributes(result: Any) -> dict[str, Any]:
@@ -464,6 +470,7 @@ class Telemetry:
     provider: TracerProvider
     tracer: otel.Tracer
     exporting: bool = True  # False: no store and no collector, so nothing is worth building
+    processors: tuple[SpanProcessor, ...] = ()  # what the provider exports through, for span batches
 
     def shutdown(self) -> None:
         """Flush what is queued and stop the exporters."""
@@ -497,16 +504,18 @@ def open_telemetry(
         # WHY redaction inside the fail-fast wrapper: a batch it drops is never redacted.
         exporters.append(otlp.FailFastExporter(RedactingExporter(otlp.otlp_exporter(destination), secrets), destination))
     provider = TracerProvider(resource=Resource.create({"service.name": service}), id_generator=id_generator)
-    for exporter in exporters:
-        # WHY a batch each: export happens on a worker thread, never in the request or
-        # the run, and a slow destination holds up no other.
-        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=1000))
-    return Telemetry(provider, provider.get_tracer("tracegrade"), exporting=bool(exporters))
+    # WHY a batch processor each: export happens on a worker thread, never in the
+    # request or the run, and a slow destination holds up no other.
+    processors = tuple(BatchSpanProcessor(exporter, schedule_delay_millis=1000) for exporter in exporters)
+    for processor in processors:
+        provider.add_span_processor(processor)
+    return Telemetry(provider, provider.get_tracer("tracegrade"), exporting=bool(exporters), processors=processors)
 
 
 def memory_telemetry(secrets: tuple[str, ...] = ()) -> tuple[Telemetry, InMemorySpanExporter]:
     """Telemetry into memory, redacted like every other exporter: for tests."""
     memory = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "test"}))
-    provider.add_span_processor(SimpleSpanProcessor(RedactingExporter(memory, secrets)))
-    return Telemetry(provider, provider.get_tracer("tracegrade")), memory
+    processor = SimpleSpanProcessor(RedactingExporter(memory, secrets))
+    provider.add_span_processor(processor)
+    return Telemetry(provider, provider.get_tracer("tracegrade"), processors=(processor,)), memory
