@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tracegrade.core.errors import ConfigError
-from tracegrade.report import console, html
+from tracegrade.report import console, costs, html
 from tracegrade.store import runref
 from tracegrade.store.runstore import open_store
 from tracegrade.core.results import Run
@@ -34,6 +34,7 @@ def handle(args: argparse.Namespace) -> int:
     run = load_run(args.run, args.db, args.runs_dir)
     if not args.html:
         print(console.render(run))
+        print(costs.render(run))
         return 0
     path = html.write(run, args.output or args.runs_dir / run.manifest.run_id / "report.html")
     print(f"wrote {path}", file=sys.stderr)
