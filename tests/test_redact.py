@@ -51,3 +51,97 @@ def test_ordinary_trace_text_is_left_alone(text):
 
 def test_known_secret_values_are_replaced_whatever_their_shape():
     assert redact("token is hunter2hunter2 here", secrets=("hunter2hunter2", "")) == "token is [REDACTED_KEY] here"
+
+
+# --- issue 17.5: every widely used secret format and kind of personal data ------------
+# Fakes are assembled from parts so no scanner mistakes this file for a leak.
+FORMATS = {
+    "model hub token": ("hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12", "[REDACTED_KEY]"),
+    "model hub org token": ("api_org_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12", "[REDACTED_KEY]"),
+    "Google API key": ("AIza" + "SyA1234567890abcdefghijklmnopqrstu", "[REDACTED_KEY]"),
+    "Google OAuth token": ("ya29." + "a0AfH6SMBx1234567890abcdefg", "[REDACTED_TOKEN]"),
+    "AWS access key id": ("AKIA" + "IOSFODNN7EXAMPLE", "[REDACTED_KEY]"),
+    "AWS secret in code": ("aws_secret_access_key = '" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + "'",
+                           "aws_secret_access_key = '[REDACTED_KEY]'"),
+    "Azure storage key": ("AccountKey=" + "a" * 86 + "==", "[REDACTED_KEY]"),
+    "GitHub classic token": ("ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "[REDACTED_KEY]"),
+    "GitHub fine-grained token": ("github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "[REDACTED_KEY]"),
+    "GitLab token": ("glpat-" + "xYz12AbC34dEf56GhI78", "[REDACTED_KEY]"),
+    "Slack token": ("xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "[REDACTED_KEY]"),
+    "Stripe live key": ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED_KEY]"),
+    "OpenAI key": ("sk-proj-" + "AbCdEf_1234567890abcdef", "[REDACTED_KEY]"),
+    "Anthropic key": ("sk-ant-api03-" + "AbCdEf1234567890_xyz", "[REDACTED_KEY]"),
+    "npm token": ("npm_" + "abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED_KEY]"),
+    "PyPI token": ("pypi-" + "AgEIcHlwaS5vcmc" + "A" * 75, "[REDACTED_KEY]"),
+    "SendGrid key": ("SG." + "a" * 22 + "." + "b" * 43, "[REDACTED_KEY]"),
+    "JWT": ("eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0In0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P", "[REDACTED_TOKEN]"),
+    "basic auth header": ("Authorization: Basic " + "dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED_TOKEN]"),
+    "basic auth alone": ("sent Basic " + "YWxhZGRpbjpvcGVuc2VzYW1l", "sent Basic [REDACTED_TOKEN]"),
+    "bearer header": ("Authorization: Bearer " + "abc.def.ghi123", "Authorization: Bearer [REDACTED_TOKEN]"),
+    "URL credentials": ("postgresql://app:" + "S3cretPassw0rd" + "@db:5432/x", "postgresql://app:[REDACTED_KEY]@db:5432/x"),
+    "private key block": ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow" + "IBAAKCAQEA" * 5 + "\n-----END RSA PRIVATE KEY-----",
+                          "[REDACTED_PRIVATE_KEY]"),
+    "private key cut off": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "[REDACTED_PRIVATE_KEY]"),
+    "US social security number": ("SSN " + "123-45-6789", "SSN [REDACTED_SSN]"),
+    "IBAN grouped": ("IBAN DE89 " + "3704 0044 0532 0130 00", "IBAN [REDACTED_IBAN]"),
+    "IBAN compact": ("GB82WEST" + "12345698765432", "[REDACTED_IBAN]"),
+    "IPv4": ("from 192.168.100.200", "from [REDACTED_IP]"),
+    "IPv6": ("from 2001:db8::1", "from [REDACTED_IP]"),
+    "IPv6 full": ("fe80:0:0:0:1ff:fe23:4567:890a", "[REDACTED_IP]"),
+    "e-mail": ("ann.lee+x@example.co.uk", "[REDACTED_EMAIL]"),
+    "card": ("4111 1111 1111 1111", "[REDACTED_CARD]"),
+    "phone": ("+49 30 1234 5678", "[REDACTED_PHONE]"),
+}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_each_secret_format_and_kind_of_personal_data_is_redacted(name):
+    text, expected = FORMATS[name]
+    assert redact(text) == expected
+
+
+def test_the_issue_example_is_fully_redacted():
+    text = ("hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12 " + "AIza" + "SyA1234567890abcdefghijklmnopqrstu "
+            "123-45-6789 2001:db8::1")
+    assert redact(text) == "[REDACTED_KEY] [REDACTED_KEY] [REDACTED_SSN] [REDACTED_IP]"
+
+
+@pytest.mark.parametrize("text", [
+    "meet at 10:30:00 on 2026-05-01", "mac 00:1A:2B:3C:4D:5E", "slice x[::1]", "version 2026.10.1.5",
+    "hf_hub_download and AIza", "SSN 000-12-3456 is never issued", "product AB12 CDEF GHIJ",
+    "basic information about returns", "the authorization step", "ids 666-12-3456",
+])
+def test_look_alikes_are_left_alone(text):
+    assert redact(text) == text
+
+
+# --- issue 15.3: every secret the process is configured with, whatever its shape ------
+
+
+def test_every_configured_secret_is_redacted_by_value(monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "plain-words-no-digits")
+    monkeypatch.setenv("SOME_VENDOR_API_KEY", "lowercaseonlyvalue")
+    monkeypatch.setenv("MY_SERVICE_SECRET", "Sesame Open Please")
+    monkeypatch.setenv("TRACEGRADE_DB", "postgresql://u:hunter2hunter2@h/db")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to redact without wrecking text
+    text = ("401: you sent plain-words-no-digits; lowercaseonlyvalue; Sesame Open Please; "
+            "hunter2hunter2; abc")
+    assert redact(text) == "401: you sent [REDACTED_KEY]; [REDACTED_KEY]; [REDACTED_KEY]; [REDACTED_KEY]; abc"
+
+
+def test_a_registered_secret_is_redacted():
+    from tracegrade.core.redact import register_secret
+
+    register_secret("registered-at-runtime")
+    assert redact("x registered-at-runtime y") == "x [REDACTED_KEY] y"
+
+
+def test_redact_data_keeps_structure_keys_and_can_keep_personal_data(monkeypatch):
+    from tracegrade.core.redact import redact_data
+
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "plain-words-no-digits")
+    data = {"caseId": "ann@example.com", "answer": "mail ann@example.com", "nested": [{"error": "plain-words-no-digits"}]}
+    assert redact_data(data, keep=frozenset({"caseId"})) == {
+        "caseId": "ann@example.com", "answer": "mail [REDACTED_EMAIL]", "nested": [{"error": "[REDACTED_KEY]"}]}
+    raw = redact_data(data, personal=False)
+    assert raw["answer"] == "mail ann@example.com" and raw["nested"][0]["error"] == "[REDACTED_KEY]"

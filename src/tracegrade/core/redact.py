@@ -1,38 +1,159 @@
-"""Redaction of secrets and personal data before anything is stored or exported.
+"""Redaction of secrets and personal data before anything is stored, exported or printed.
 
     >>> redact("key sk-abcdefghijklmnop1234 mail ann@example.com")
     'key [REDACTED_KEY] mail [REDACTED_EMAIL]'
+
+Three layers, applied in this order:
+
+1. **Configured secrets**, by value, whatever their shape: every environment
+   variable whose name says it holds one (``*_TOKEN``, ``*_API_KEY``,
+   ``*_SECRET``, ``*_PASSWORD``, ...), the password of any URL in the
+   environment, and values registered at run time (``register_secret``).
+2. **Secret formats**: the vendor token detectors of detect-secrets (a
+   maintained rule set: AWS, Azure, GitHub, GitLab, Slack, Stripe, npm, PyPI,
+   OpenAI, SendGrid, Twilio, ...), plus the formats it lacks (model-hub and
+   Google API keys, fine-grained GitHub tokens, JWTs, ``Authorization``
+   headers, private key blocks, ``key=value`` assignments).
+3. **Personal data**: IBAN (mod-97 checked), card numbers (Luhn checked), US
+   social security numbers, e-mail, IPv4 and IPv6 addresses, phone numbers.
+
+WHY this order: a token's or an IBAN's digits must never be half-redacted as a
+phone number.
 """
 
 from __future__ import annotations
 
+import functools
+import ipaddress
+import os
 import re
+from typing import Any, Callable, Iterable
 
-_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
-# Order matters: tokens and keys before the number patterns, so a key's digits
-# are never half-redacted as a phone number.
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"), "Bearer [REDACTED_TOKEN]"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), "[REDACTED_TOKEN]"),
+# Environment variable names that hold a secret value.
+_SECRET_NAME = re.compile(r"(?i)(?:TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)$")
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@")
+# WHY a minimum length: a secret of "1" or "true" would redact every "1" or "true".
+MIN_SECRET_CHARS = 8
+_registered: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Redact ``value`` everywhere from now on (e.g. a password given in a ``--db`` URL)."""
+    if value and len(value) >= MIN_SECRET_CHARS:
+        _registered.add(value)
+
+
+def configured_secrets(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Every secret value this process knows, longest first."""
+    environ = os.environ if environ is None else environ
+    found = set(_registered)
+    for name, value in environ.items():
+        if _SECRET_NAME.search(name):
+            found.add(value)
+        found.update(_URL_PASSWORD.findall(value))
+    return tuple(sorted((v for v in found if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
+
+
+# --- layer 2: secret formats ------------------------------------------------------------
+
+# detect-secrets' plugins by module and class; the generic ones (entropy,
+# keywords, IP addresses) are left out: the patterns below do those better here.
+_DETECTORS = (
+    ("aws", "AWSKeyDetector"), ("artifactory", "ArtifactoryDetector"),
+    ("azure_storage_key", "AzureStorageKeyDetector"), ("basic_auth", "BasicAuthDetector"),
+    ("discord", "DiscordBotTokenDetector"), ("github_token", "GitHubTokenDetector"),
+    ("gitlab_token", "GitLabTokenDetector"), ("mailchimp", "MailchimpDetector"), ("npm", "NpmDetector"),
+    ("openai", "OpenAIDetector"), ("pypi_token", "PypiTokenDetector"), ("sendgrid", "SendGridDetector"),
+    ("slack", "SlackDetector"), ("square_oauth", "SquareOAuthDetector"), ("stripe", "StripeDetector"),
+    ("telegram_token", "TelegramBotTokenDetector"), ("twilio", "TwilioKeyDetector"),
+)
+
+
+@functools.cache
+def _vendor_patterns() -> tuple[re.Pattern[str], ...]:
+    """The detectors' compiled patterns, imported once and lazily (detect-secrets imports requests)."""
+    import importlib
+
+    patterns = []
+    for module, name in _DETECTORS:
+        detector = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
+        patterns.extend(detector.denylist)
+    return tuple(patterns)
+
+
+def _vendor(text: str) -> str:
+    for pattern in _vendor_patterns():
+        text = pattern.sub(_mask_secret_groups, text)
+    return text
+
+
+def _mask_secret_groups(match: re.Match[str]) -> str:
+    """The match with its secret replaced. A rule whose first group follows some
+    context and ends the token (``://user:(password)@``, ``aws_key = '(...)'``)
+    captured the secret itself; a group at the start (``(ghp|gho)_...``) or in
+    the middle of a token is only part of the format, so the whole match goes."""
+    whole, start = match.group(), match.start()
+    if match.re.groups and match.group(1) and match.start(1) > start:
+        begin, end = match.start(1) - start, match.end(1) - start
+        if not re.match(r"[A-Za-z0-9_-]", whole[end:end + 1]):
+            return whole[:begin] + KEY + whole[end:]
+    lead = len(whole) - len(whole.lstrip(" \t\r\n=:\"'"))
+    return whole[:lead] + KEY
+
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
+    r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|[A-Za-z0-9+/=\s:,.-]*)")  # a cut-off block too
+
+_FORMATS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?)"
+                r"[^\s\"',;]+"), r"\1" + TOKEN),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}"), "Bearer " + TOKEN),
+    (re.compile(r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}"), "Basic " + TOKEN),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), TOKEN),
+    (re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{20,}\b"), KEY),  # model hub tokens
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), KEY),  # Google API keys
+    (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), TOKEN),  # Google OAuth access tokens
+    (re.compile(r"\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}"), KEY),
+    (re.compile(r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat)-[A-Za-z0-9_-]{20,}"), KEY),
     # WHY a digit is required: "key-performance-indicators" is prose, not a key.
-    (re.compile(r"\b(?:sk|pk|rk|key|api|tok)[-_](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{12,}\b"), "[REDACTED_KEY]"),
-    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}\b"), "[REDACTED_KEY]"),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), "[REDACTED_KEY]"),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "[REDACTED_KEY]"),
-    (re.compile(r"(?i)\b(api[_-]?key|(?:client[_-]?)?secret|password|passwd|(?:access[_-]?|auth[_-]?)?token)"
-                r"(\s*[:=]\s*)[^\s\"',;]+"),
-     r"\1\2[REDACTED_KEY]"),
-    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), "[REDACTED_EMAIL]"),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), "[REDACTED_IP]"),
-    (re.compile(r"(?<![\w-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)|\d{2,4})[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w-])"),
-     "[REDACTED_PHONE]"),
+    (re.compile(r"\b(?:sk|pk|rk|key|api|tok)[-_](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{12,}\b"), KEY),
+    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), KEY),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), KEY),
+    (re.compile(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), KEY),
+    (re.compile(r"(?i)\b((?:[a-z0-9]+[_-])?(?:api[_-]?key|(?:client[_-]?)?secret|password|passwd|pwd|"
+                r"(?:access[_-]?|auth[_-]?|refresh[_-]?)?token|secret[_-]?access[_-]?key))"
+                r"([\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]+"), r"\1\2" + KEY),
 ]
 
+# --- layer 3: personal data -------------------------------------------------------------
+
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+# US social security numbers; the ranges the SSA never issues are left alone.
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\w-])")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
+_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])")
+_PHONE = re.compile(r"(?<![\w-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)|\d{2,4})[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w-])")
 # Phone forms the pattern above misses: international numbers in small groups
 # ("+33 6 12 34 56 78") and national numbers with a trunk 0 ("07700 900123").
 # WHY a digit count: "+1 2" or "0 12" in prose are not phone numbers.
 _PHONE_GROUPS = re.compile(r"(?<![\w-])(?:\+\d{1,3}(?:[ .-]?\d{1,5}){2,6}|0\d{3,4}[ .-]\d{5,7})(?![\w-])")
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
+
+
+def _iban(match: re.Match[str]) -> str:
+    compact = match.group().replace(" ", "")
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(char, 36)) for char in rearranged)
+    # WHY the mod-97 check: "AB12 CDEF GHIJ" in a product code is not an account number.
+    return "[REDACTED_IBAN]" if 15 <= len(compact) <= 34 and int(number) % 97 == 1 else match.group()
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -45,22 +166,89 @@ def _luhn_ok(digits: str) -> bool:
 
 def _card(match: re.Match[str]) -> str:
     # WHY Luhn: a 13-digit millisecond timestamp is not a card number.
-    digits = re.sub(r"\D", "", match.group())
-    return "[REDACTED_CARD]" if _luhn_ok(digits) else match.group()
+    return "[REDACTED_CARD]" if _luhn_ok(_digits(match.group())) else match.group()
+
+
+def _ipv4(match: re.Match[str]) -> str:
+    # WHY every octet checked: "version 2026.10.1.5" is not an address.
+    return "[REDACTED_IP]" if all(int(part) <= 255 for part in match.group().split(".")) else match.group()
+
+
+def _ipv6(match: re.Match[str]) -> str:
+    text = match.group()
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return text  # "10:30:00" is a time, "00:1A:2B:3C:4D:5E" a MAC address
+    # WHY two groups at least: "x[::1]" slices a list in code.
+    return "[REDACTED_IP]" if len(re.findall(r"[0-9A-Fa-f]+", text)) >= 2 else text
 
 
 def _phone(match: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", match.group())
-    return "[REDACTED_PHONE]" if 9 <= len(digits) <= 15 else match.group()
+    return "[REDACTED_PHONE]" if 9 <= len(_digits(match.group())) <= 15 else match.group()
 
 
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with known secret values and anything that looks like a key,
-    token, e-mail, card, IP address or phone number replaced by a marker."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED_KEY]")
-    text = _CARD.sub(_card, text)
-    for pattern, marker in _PATTERNS:
+_PERSONAL: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (_IBAN, _iban), (_CARD, _card), (_SSN, "[REDACTED_SSN]"), (_EMAIL, "[REDACTED_EMAIL]"),
+    (_IPV4, _ipv4), (_IPV6, _ipv6), (_PHONE, "[REDACTED_PHONE]"), (_PHONE_GROUPS, _phone),
+]
+
+
+def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every configured secret and every known secret format replaced;
+    personal data is left as it is."""
+    return _formats(_known(text, _all_secrets(secrets)))
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with secrets (configured ones, ``secrets``, and known formats) and
+    personal data (IBAN, card, SSN, e-mail, IP address, phone) replaced by a marker."""
+    return _personal(redact_secrets(text, secrets))
+
+
+def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = True) -> Any:
+    """A copy of JSON-like ``data`` with every string redacted, except the values of
+    the keys in ``keep`` (ids, statuses: structure, not content). With
+    ``personal=False`` only secrets go; personal data stays (raw data, opted in)."""
+    known = _all_secrets(())  # once for the whole tree, not once per string
+
+    def clean(text: str) -> str:
+        text = _formats(_known(text, known))
+        return _personal(text) if personal else text
+
+    return _walk(data, keep, clean)
+
+
+def _all_secrets(extra: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted({*configured_secrets(), *(s for s in extra if s)}, key=len, reverse=True))
+
+
+def _known(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:  # longest first: a secret containing another goes whole
+        if secret in text:
+            text = text.replace(secret, KEY)
+    return text
+
+
+def _formats(text: str) -> str:
+    text = _PRIVATE_KEY.sub("[REDACTED_PRIVATE_KEY]", text)
+    text = _vendor(text)
+    for pattern, marker in _FORMATS:
         text = pattern.sub(marker, text)
-    return _PHONE_GROUPS.sub(_phone, text)
+    return text
+
+
+def _personal(text: str) -> str:
+    for pattern, marker in _PERSONAL:
+        text = pattern.sub(marker, text)
+    return text
+
+
+def _walk(data: Any, keep: frozenset[str], clean: Callable[[str], str]) -> Any:
+    if isinstance(data, str):
+        return clean(data) if len(data) >= 6 else data  # nothing secret or personal fits in 5 characters
+    if isinstance(data, dict):
+        return {k: v if k in keep else _walk(v, keep, clean) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_walk(v, keep, clean) for v in data]
+    return data
