@@ -1,7 +1,15 @@
-"""A Markdown summary for a pull-request comment."""
+"""A Markdown summary for a pull-request comment.
+
+Every text that came from a run (case ids, check details, agent and judge
+reasons, model and dataset names) is escaped: it is agent-controlled, and a
+pull-request comment renders HTML and Markdown (a tool named
+``<img src=x onerror=...>``, an answer with ``![](https://tracker/...)``).
+"""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from tracegrade.judge.scoring import METRICS
@@ -9,14 +17,28 @@ from tracegrade.core.results import Run
 from tracegrade.stats.summary import score_averages, status_counts
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()|!#~])")
+
+
+def text(value: object) -> str:
+    """``value`` as inert Markdown text on one line: HTML escaped, Markdown syntax backslash-escaped."""
+    flat = " ".join(str(value).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(flat, quote=False))
+
+
+def code(value: object) -> str:
+    """``value`` in a code span: no Markdown or HTML renders inside one, but a backtick would end it."""
+    return "`" + " ".join(str(value).split()).replace("`", "'") + "`"
+
+
 def to_markdown(run: Run) -> str:
     m, results = run.manifest, run.results
     counts = status_counts(results)
     lines = [
-        f"### tracegrade: {m.dataset} (version `{m.dataset_version}`)",
+        f"### tracegrade: {text(m.dataset)} (version {code(m.dataset_version)})",
         "",
         f"**{counts['pass']}/{len(results)} passed** · failed {counts['fail'] + counts['error']} · unscored {counts['unscored']}"
-        f" · agent `{m.agent_model}` · judge `{m.judge_model or 'none'}`",
+        f" · agent {code(m.agent_model)} · judge {code(m.judge_model or 'none')}",
         "",
     ]
     averages = score_averages(results)
@@ -28,7 +50,7 @@ def to_markdown(run: Run) -> str:
         lines += ["| case | status | why |", "|---|---|---|"]
         for r in problems:
             why = "; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks()) or r.error or r.judge_reason
-            lines.append(f"| `{r.case_id}` | {r.status} | {why.replace('|', '/')} |")
+            lines.append(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |")
     return "\n".join(lines) + "\n"
 
 
