@@ -126,3 +126,36 @@ def test_a_broken_label_file_is_a_clear_error_and_writes_nothing(tmp_path, capsy
     assert code == 2
     assert f"tracegrade: error: {path}: {message}" in error, error
     assert stored_rows(db) == 0
+
+
+# --- issue 15.5: a YAML alias bomb -------------------------------------------------------
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """About 424 bytes that expand ~9x per level: 9**9 nodes when followed."""
+    lines = ['- id: bomb-01', '  question: "Where is ORD-101?"', "  expectedArguments:", '    l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"    l{i}: &l{i} [*l{i-1},*l{i-1},*l{i-1},*l{i-1},*l{i-1},*l{i-1},*l{i-1},*l{i-1},*l{i-1}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_naming_the_file(tmp_path):
+    # Three levels, not nine: without the fix nine levels hang the loader (the
+    # issue's 424 bytes), three load 729 values, so the test fails rather than hangs.
+    from tracegrade.core.errors import DatasetError
+    from tracegrade.eval.dataset import load_dataset
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb(levels=3))
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert f"{path}: line 4: YAML anchors and aliases (&l0 / *l0) are not accepted" in str(caught.value)
+
+
+def test_a_single_alias_is_refused_too(tmp_path):
+    from tracegrade.core.errors import DatasetError
+    from tracegrade.eval.dataset import load_dataset
+
+    path = tmp_path / "alias.yml"
+    path.write_text("- &case {id: a, question: q}\n- *case\n")
+    with pytest.raises(DatasetError, match="line 1: YAML anchors and aliases"):
+        load_dataset(path)

@@ -275,7 +275,7 @@ def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
         if path.suffix == ".jsonl":
             data: Any = _json_lines(path, text)
         elif path.suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = load_yaml(path, text)
         else:
             data = json.loads(text)
     except (ValueError, yaml.YAMLError) as exc:
@@ -300,6 +300,32 @@ def _header(path: Path, data: dict[str, Any]) -> DatasetHeader:
     if twice:
         raise DatasetError(f"{path}: field 'tools': tool {twice[0]!r} is declared twice")
     return header
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without anchors and aliases.
+
+    WHY: an alias repeats a node without copying its text, so a few hundred bytes
+    of nested aliases expand to billions of nodes (a "billion laughs" bomb) and
+    hang the loader. A dataset has no need of them: each case is written out.
+    """
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise DatasetError(f"{self.name}: line {event.start_mark.line + 1}: YAML anchors and aliases "
+                               f"(&{event.anchor} / *{event.anchor}) are not accepted: write the value out")
+        return super().compose_node(parent, index)
+
+
+def load_yaml(path: Path, text: str) -> Any:
+    """YAML ``text`` read from ``path``; DatasetError naming the file for an anchor or alias."""
+    loader = _NoAliasLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _json_lines(path: Path, text: str) -> list[Any]:
