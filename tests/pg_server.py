@@ -56,25 +56,46 @@ def _run(command: list[str], what: str) -> None:
         raise Unavailable(f"{what} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-400:]}")
 
 
+class Server:
+    """A running throwaway server: its URL, and ``stop``/``start`` to restart it in place."""
+
+    def __init__(self, root: Path, port: int) -> None:
+        self.root, self.data, self.port = root, root / "data", port
+        self.url = f"postgresql://tracegrade@127.0.0.1:{port}/postgres"
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        _run(_as_server_user([_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
+                              "-w", "-t", "30", "start"])[0], "pg_ctl start")
+
+    def stop(self) -> None:
+        subprocess.run(_as_server_user([_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"])[0],
+                       capture_output=True, timeout=60)
+
+
 @contextlib.contextmanager
-def throwaway_postgres() -> Iterator[str]:
-    """Yields a ``postgresql://`` URL to a fresh, empty server; stops and removes it after."""
-    initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
+def postgres_server() -> Iterator[Server]:
+    """A fresh, empty server; stopped and removed after."""
+    initdb = _binary("initdb")
     root = Path(tempfile.mkdtemp(prefix="tracegrade-pg-"))
-    data, port = root / "data", _free_port()
+    server = Server(root, _free_port())
     _, user = _as_server_user([])
     if user:
         shutil.chown(root, user)
     try:
-        _run(_as_server_user([initdb, "-D", str(data), "-U", "tracegrade", "--auth=trust", "-E", "UTF8",
+        _run(_as_server_user([initdb, "-D", str(server.data), "-U", "tracegrade", "--auth=trust", "-E", "UTF8",
                               "--no-sync"])[0], "initdb")
-        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        _run(_as_server_user([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "-t", "30",
-                              "start"])[0], "pg_ctl start")
+        server.start()
         try:
-            yield f"postgresql://tracegrade@127.0.0.1:{port}/postgres"
+            yield server
         finally:
-            subprocess.run(_as_server_user([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])[0],
-                           capture_output=True, timeout=60)
+            server.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def throwaway_postgres() -> Iterator[str]:
+    """Yields a ``postgresql://`` URL to a fresh, empty server; stops and removes it after."""
+    with postgres_server() as server:
+        yield server.url

@@ -68,3 +68,14 @@ async def priced_target(case: GoldenCase) -> Reply:
     """Answers right as a priced API model would (1000 in + 100 out tokens of gpt-4o)."""
     _log_call(case)
     return good_reply(case, model="gpt-4o-2024-08-06")
+
+
+def good_target(case: GoldenCase) -> Reply:
+    return good_reply(case)
+
+
+def personal_target(case: GoldenCase) -> Reply:
+    """A good reply that repeats a customer's e-mail, card and phone number."""
+    reply = good_reply(case)
+    return reply.model_copy(update={"answer": reply.answer + " Mail ann.lee@example.com, card 4111 1111 1111 1111, "
+                                    "phone +49 30 1234 5678."})

@@ -16,8 +16,8 @@ def test_agent_controlled_html_and_markdown_are_escaped():
     errored = type(errored)(**{**errored.__dict__, "error": "agent said ![t](https://tracker.example/p.png) | col\nnew row"})
     markdown = to_markdown(run([bad, errored]))
     assert "<img" not in markdown
-    assert "&lt;img src=x onerror=alert\\(document.cookie\\)&gt;" in markdown
-    assert "![t](" not in markdown and "\\!\\[t\\]\\(" in markdown
+    assert "&lt;img src=x onerror=alert(document.cookie)&gt;" in markdown
+    assert "![t](" not in markdown and "\\!\\[t\\](" in markdown
     # One table row per case: a newline or a pipe in the text cannot add a row or a column.
     rows = [line for line in markdown.splitlines() if line.startswith("| `")]
     assert len(rows) == 2 and all(row.count(" | ") == 2 for row in rows)

@@ -23,7 +23,8 @@ CASES = 12
 
 def _stored(db: Path) -> int:
     try:
-        with sqlite3.connect(db, timeout=5) as conn:
+        # mode=ro: a plain connect would create an empty file, which the store then refuses.
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
             return conn.execute("SELECT COUNT(*) FROM case_results").fetchone()[0]
     except sqlite3.OperationalError:  # not created yet
         return 0

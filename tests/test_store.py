@@ -82,11 +82,13 @@ def test_saving_a_case_twice_is_refused_and_leaves_the_first(store_url):
 def test_a_failed_transaction_writes_nothing(store_url):
     with open_store(store_url) as store:
         store.start_run(manifest())
+        def half(run):
+            run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, result) "
+                "VALUES ('r1', 'half', 0, 0, 'pass', 'now', '{}')", ())
+            raise RuntimeError("killed halfway")
+
         with pytest.raises(RuntimeError):
-            with store._transaction() as run:
-                run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, result) "
-                    "VALUES ('r1', 'half', 0, 0, 'pass', 'now', '{}')", ())
-                raise RuntimeError("killed halfway")
+            store._do(half)
         assert store.done_keys("r1") == set()
 
 

@@ -17,7 +17,7 @@ from tracegrade.core.results import Run
 from tracegrade.stats.summary import score_averages, status_counts
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()|!#~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|!~])")
 
 
 def text(value: object) -> str:

@@ -40,6 +40,12 @@ async def record_run(
 ) -> tuple[Run, str]:
     """Run (or finish) the run ``manifest`` names; returns it and its status:
     ``finished``, or ``stopped`` when the budget ran out first."""
+    # WHY a lock: two processes resuming one run would both pay for the same cases.
+    with store.run_lock(manifest.run_id):
+        return await _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate)
+
+
+async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate):
     run_id = manifest.run_id
     positions = {case.id: index for index, case in enumerate(cases)}
     await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)

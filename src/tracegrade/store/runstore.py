@@ -12,6 +12,11 @@ get the same tables from the same migrations, and store the same JSON text.
 WHY one transaction per case: a run killed at any moment (Ctrl-C, kill -9,
 power loss) keeps every case that finished, and never half of one. SQLite runs
 in WAL mode with ``synchronous=FULL`` so a commit survives a power cut too.
+
+What is stored is redacted first: secrets always, personal data (e-mail, card,
+phone, IBAN, ...) unless ``TRACEGRADE_RAW_DATA=1`` asks for raw data. The
+results JSON, JUnit and Markdown files are written from the stored run, so they
+inherit it. Ids, statuses and names (``STRUCTURE_KEYS``) are kept as they are.
 """
 
 from __future__ import annotations
@@ -19,19 +24,27 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
+import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from tracegrade.core.errors import StoreError
+from tracegrade.core.redact import redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.store.backends import Backend, PostgresBackend, SqliteBackend, hide_password
 
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
 ENV_VAR = "TRACEGRADE_DB"
+RAW_ENV_VAR = "TRACEGRADE_RAW_DATA"
+# JSON keys whose values are structure, not content: never redacted.
+STRUCTURE_KEYS = frozenset({
+    "caseId", "status", "split", "category", "risk", "caseHash", "attempts", "name", "code", "kind", "model",
+    "route", "retrievedSources", "runId", "dataset", "datasetVersion", "startedAt", "endedAt", "rubricHash",
+    "gitCommit", "agentModel", "judgeModel", "promptVersion",
+})
 
 
 @dataclass(frozen=True)
@@ -110,39 +123,74 @@ class CalibrationRecord:
 
 
 class RunStore:
-    """Reads and writes runs; safe to call from worker threads (one lock)."""
+    """Reads and writes runs; safe to call from worker threads (one lock).
 
-    def __init__(self, backend: "_Backend") -> None:
+    ``raw=True`` keeps personal data in what is stored (secrets go regardless)."""
+
+    def __init__(self, backend: Backend, raw: bool = False) -> None:
         self._backend = backend
         self._lock = threading.Lock()
         self.url = backend.display_url
+        self.raw = raw
         self._migrate()
 
     def start_run(self, manifest: Manifest) -> None:
-        with self._transaction() as run:
-            run("INSERT INTO runs (run_id, dataset, dataset_version, status, created_ns, started_at, manifest) "
-                "VALUES (?, ?, ?, 'running', ?, ?, ?)",
-                (manifest.run_id, manifest.dataset, manifest.dataset_version, time.time_ns(),
-                 manifest.started_at, _dump(manifest.to_json())))
+        stored = self._clean(manifest.to_json(), personal=False)
+
+        def insert(run) -> None:
+            # WHY ON CONFLICT + compare: a Postgres commit cut by a restart is retried,
+            # and must find its own row, not fail on it.
+            if not run("INSERT INTO runs (run_id, dataset, dataset_version, status, created_ns, started_at, manifest) "
+                       "VALUES (?, ?, ?, 'running', ?, ?, ?) ON CONFLICT (run_id) DO NOTHING RETURNING 1",
+                       (manifest.run_id, manifest.dataset, manifest.dataset_version, time.time_ns(),
+                        manifest.started_at, stored)):
+                if run("SELECT manifest FROM runs WHERE run_id = ?", (manifest.run_id,))[0][0] != stored:
+                    raise StoreError(f"run {manifest.run_id} already exists in {self.url}")
+
+        self._do(insert)
 
     def save_case(self, run_id: str, result: CaseResult, position: int) -> None:
         """One case, atomically; saving the same (case, repetition) twice is an error."""
-        with self._transaction() as run:
-            run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, result) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, result.case_id, result.repeat, position, result.status, now_iso(), _dump(result.to_json())))
+        stored = self._clean(result.to_json())
+        key = (run_id, result.case_id, result.repeat)
+
+        def insert(run) -> None:
+            if not run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, result) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, case_id, repetition) DO NOTHING RETURNING 1",
+                       (*key, position, result.status, now_iso(), stored)):
+                existing = run("SELECT result FROM case_results WHERE run_id = ? AND case_id = ? AND repetition = ?", key)
+                if existing[0][0] != stored:
+                    raise StoreError(f"case {result.case_id!r} (repetition {result.repeat}) is already stored "
+                                     f"in run {run_id}: two processes ran it")
+
+        self._do(insert)
 
     def finish_run(self, manifest: Manifest, status: str = "finished") -> None:
         if status not in RUN_STATUSES:
             raise StoreError(f"unknown run status {status!r}")
-        with self._transaction() as run:
-            run("UPDATE runs SET status = ?, ended_at = ?, manifest = ? WHERE run_id = ?",
-                (status, manifest.ended_at, _dump(manifest.to_json()), manifest.run_id))
+        stored = self._clean(manifest.to_json(), personal=False)
+        self._do(lambda run: run("UPDATE runs SET status = ?, ended_at = ?, manifest = ? WHERE run_id = ?",
+                                 (status, manifest.ended_at, stored, manifest.run_id)))
 
     def reopen_run(self, run_id: str) -> None:
         """Mark a run as running again (it is being resumed)."""
-        with self._transaction() as run:
-            run("UPDATE runs SET status = 'running', ended_at = '' WHERE run_id = ?", (run_id,))
+        self._do(lambda run: run("UPDATE runs SET status = 'running', ended_at = '' WHERE run_id = ?", (run_id,)))
+
+    @contextlib.contextmanager
+    def run_lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run against every other process (re-entrant within this store);
+        ``RunLocked`` at once when another process holds it."""
+        self.claim_run(run_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._backend.unlock_run(run_id)
+
+    def claim_run(self, run_id: str) -> None:
+        """Take the run's lock until ``close`` (or the matching ``run_lock`` exit)."""
+        with self._lock:
+            self._backend.lock_run(run_id)
 
     def info(self, run_id: str) -> RunInfo:
         rows = self._query(_INFO_SQL + " WHERE r.run_id = ? GROUP BY " + _INFO_GROUP, (run_id,))
@@ -158,7 +206,9 @@ class RunStore:
         return [_info(row) for row in rows]
 
     def run_ids(self, prefix: str) -> list[str]:
-        rows = self._query("SELECT run_id FROM runs WHERE run_id LIKE ? ORDER BY run_id", (prefix + "%",))
+        """The run ids starting with ``prefix`` (taken literally: ``%`` and ``_`` match only themselves)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._query("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY run_id", (escaped + "%",))
         return [row[0] for row in rows]
 
     def load_run(self, run_id: str, page: int = 1000) -> Run:
@@ -180,11 +230,11 @@ class RunStore:
         return {(row[0], int(row[1])) for row in rows}
 
     def save_calibration(self, record: CalibrationRecord) -> None:
-        with self._transaction() as run:
-            run("INSERT INTO calibrations (calibration_id, judge_model, rubric_hash, labels_version, passed, "
-                "created_ns, created_at, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.calibration_id, record.judge_model, record.rubric_hash, record.labels_version,
-                 int(record.passed), time.time_ns(), record.created_at, _dump(record.result)))
+        self._do(lambda run: run(
+            "INSERT INTO calibrations (calibration_id, judge_model, rubric_hash, labels_version, passed, "
+            "created_ns, created_at, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.calibration_id, record.judge_model, record.rubric_hash, record.labels_version,
+             int(record.passed), time.time_ns(), record.created_at, _dump(record.result))))
 
     def latest_calibration(self, judge_model: str, rubric_hash: str) -> CalibrationRecord | None:
         """The most recent calibration of this judge model with this rubric, passed or not."""
@@ -211,26 +261,31 @@ class RunStore:
         self.close()
 
     def _migrate(self) -> None:
-        with self._transaction(migration=True) as run:
-            run("CREATE TABLE IF NOT EXISTS tracegrade_migrations "
-                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)", ())
+        self._do(lambda run: run("CREATE TABLE IF NOT EXISTS tracegrade_migrations "
+                                 "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)", ()),
+                 migration=True)
         for migration in MIGRATIONS:
-            with self._transaction(migration=True) as run:
-                if run("SELECT 1 FROM tracegrade_migrations WHERE version = ?", (migration.version,)):
-                    continue  # another process got there first
-                for statement in migration.statements:
-                    run(statement, ())
-                run("INSERT INTO tracegrade_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (migration.version, migration.name, now_iso()))
+            self._do(lambda run, m=migration: _apply(run, m), migration=True)
 
-    @contextlib.contextmanager
-    def _transaction(self, migration: bool = False) -> Iterator:
-        with self._lock, self._backend.transaction(migration) as run:
-            yield run
+    def _do(self, work, migration: bool = False):
+        """``work(run)`` in one transaction, under the store's thread lock."""
+        with self._lock:
+            return self._backend.execute(work, migration)
 
     def _query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        with self._transaction() as run:
-            return run(sql, params)
+        return self._do(lambda run: run(sql, params))
+
+    def _clean(self, data: dict[str, Any], personal: bool = True) -> str:
+        return _dump(redact_data(data, STRUCTURE_KEYS, personal=personal and not self.raw))
+
+
+def _apply(run, migration: Migration) -> None:
+    if run("SELECT 1 FROM tracegrade_migrations WHERE version = ?", (migration.version,)):
+        return  # another process got there first
+    for statement in migration.statements:
+        run(statement, ())
+    run("INSERT INTO tracegrade_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        (migration.version, migration.name, now_iso()))
 
 
 _INFO_SQL = ("SELECT r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, r.manifest, "
@@ -247,93 +302,20 @@ def _dump(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
-class _Backend:
-    """A DB-API connection and how to open a transaction on it. SQL is written
-    with ``?`` placeholders; the Postgres backend translates them."""
+def open_store(url: str | None = None, raw: bool | None = None) -> RunStore:
+    """The store at ``url``, else ``$TRACEGRADE_DB``, else ``.tracegrade/runs.db``.
 
-    display_url: str
-
-    def transaction(self, migration: bool) -> contextlib.AbstractContextManager: ...
-
-    def close(self) -> None: ...
-
-
-class _SqliteBackend(_Backend):
-    def __init__(self, path: str) -> None:
-        self.display_url = f"sqlite:///{path}"
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.display_url}: {exc}") from exc
-
-    @contextlib.contextmanager
-    def transaction(self, migration: bool) -> Iterator:
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
-            try:
-                yield lambda sql, params: self._conn.execute(sql, params).fetchall()
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.display_url}: {exc}") from exc
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-class _PostgresBackend(_Backend):
-    def __init__(self, url: str) -> None:
-        import psycopg  # optional: only a Postgres store needs it
-
-        self._psycopg = psycopg
-        self.display_url = _hide_password(url)
-        try:
-            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise StoreError(f"{self.display_url}: {exc}") from exc
-
-    @contextlib.contextmanager
-    def transaction(self, migration: bool) -> Iterator:
-        try:
-            with self._conn.transaction(), self._conn.cursor() as cursor:
-                if migration:
-                    # WHY a lock: two runs starting at once on a new database would both migrate.
-                    cursor.execute("SELECT pg_advisory_xact_lock(7472616365)")
-                yield lambda sql, params: _fetch(cursor, sql.replace("?", "%s"), params)
-        except self._psycopg.Error as exc:
-            raise StoreError(f"{self.display_url}: {exc}") from exc
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-def _fetch(cursor: Any, sql: str, params: Sequence[Any]) -> list[tuple]:
-    cursor.execute(sql, params)
-    return cursor.fetchall() if cursor.description is not None else []
-
-
-def _hide_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
-
-
-def open_store(url: str | None = None) -> RunStore:
-    """The store at ``url``, else ``$TRACEGRADE_DB``, else ``.tracegrade/runs.db``."""
+    ``raw`` (default: ``TRACEGRADE_RAW_DATA=1``) keeps personal data in what is stored."""
     url = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    raw = os.environ.get(RAW_ENV_VAR, "") == "1" if raw is None else raw
     if url.startswith(("postgresql://", "postgres://")):
-        return RunStore(_PostgresBackend(url))
+        return RunStore(PostgresBackend(url, say=_say), raw)
     if url.startswith("sqlite:///"):
-        return RunStore(_SqliteBackend(url[len("sqlite:///"):]))
+        return RunStore(SqliteBackend(url[len("sqlite:///"):]), raw)
     if "://" in url:
-        raise StoreError(f"unknown store URL {_hide_password(url)!r}: use sqlite:///PATH or postgresql://...")
-    return RunStore(_SqliteBackend(url))
+        raise StoreError(f"unknown store URL {hide_password(url)!r}: use sqlite:///PATH or postgresql://...")
+    return RunStore(SqliteBackend(url), raw)
+
+
+def _say(message: str) -> None:
+    print(f"tracegrade: {message}", file=sys.stderr)
