@@ -317,3 +317,14 @@ def test_results_json_of_a_run_has_no_personal_data(tmp_path, monkeypatch):
     with sqlite3.connect(tmp_path / "runs.db") as conn:
         stored = " ".join(row[0] for row in conn.execute("SELECT result FROM case_results"))
     assert not any(value in stored for value in PERSONAL.values())
+
+
+def test_a_second_resume_from_the_command_line_is_refused_before_anything_loads(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:
+        store.start_run(manifest())
+        store.claim_run("r1")  # another process is resuming r1
+        code = main(["run", str(tmp_path / "no-such-dataset.json"), "--resume", "r1", "--db", url, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "run r1 is being run by another process right now" in err
+    assert "no-such-dataset" not in err  # refused before the dataset was even read

@@ -202,6 +202,8 @@ def _restore_flags(store: RunStore, args: argparse.Namespace) -> None:
     if len(ids) != 1:
         raise ConfigError(f"--resume {args.resume}: {'no run' if not ids else 'several runs'} with that id in {store.url}")
     args.resume = ids[0]
+    # WHY now: a second resume of this run must hear so before it loads models or data.
+    store.claim_run(ids[0])
     stored = store.info(ids[0]).manifest.settings
     for flag in RUN_FLAGS:
         if flag == "budget" and args.budget is not None:
