@@ -77,3 +77,92 @@ async def test_an_unreachable_endpoint_is_a_case_error_not_a_crash():
         port = sock.getsockname()[1]
     (result,) = await run_cases(GOLDEN.cases[:1], http_target(f"http://127.0.0.1:{port}/chat"), None, CHECKS_ONLY)
     assert result.status == "error" and result.error.startswith("agent failed: ConnectError")
+
+
+# --- issue 15.2 and 15.3: hostile HTTP targets ------------------------------------------
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.responses import JSONResponse, StreamingResponse  # noqa: E402
+
+from support import GOLDEN_PATH, golden_wire  # noqa: E402
+from tracegrade.cli import main  # noqa: E402
+
+PLANTED = "tg-target-token-7f3a9c1e5b"
+
+
+def hostile_target() -> FastAPI:
+    """Case by case: a 50 MB stream (standing in for one without end, so that the
+    test ends even without the limit), a 300 KB answer, a 401 that echoes the
+    request headers, else a good trace."""
+    app = FastAPI()
+    by_question = {c.question: c for c in GOLDEN.cases}
+
+    @app.post("/chat")
+    async def chat(request: Request):
+        body = await request.json()
+        case = by_question[body["question"]]
+        if case.id == "tool-status-01":
+            async def endless():
+                for _ in range(800):
+                    yield b"x" * 65536
+                    await asyncio.sleep(0)
+            return StreamingResponse(endless(), media_type="application/json")
+        if case.id == "tool-status-02":
+            return JSONResponse({**golden_wire(case), "answer": "A" * 300_000})
+        if case.id == "tool-refund-01":
+            return JSONResponse(status_code=401, content={"error": "bad token", "youSent": dict(request.headers)})
+        return JSONResponse(golden_wire(case))
+
+    return app
+
+
+def test_a_hostile_target_fails_its_cases_and_the_run_finishes_with_every_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", PLANTED)
+    monkeypatch.setenv("TRACEGRADE_TARGET_MAX_BYTES", str(1024 * 1024))
+    monkeypatch.setenv("TRACEGRADE_TARGET_MAX_ANSWER_CHARS", "100000")
+    out, db = tmp_path / "out", tmp_path / "runs.db"
+    with serving(hostile_target()) as url:
+        code = main(["run", str(GOLDEN_PATH), "--target", f"{url}/chat", "--checks-only", "--timeout", "60",
+                     "--db", f"sqlite:///{db}", "--out", str(out)])
+    printed = capsys.readouterr()
+    assert code == 1
+    [folder] = list(out.iterdir())
+    files = {p.name: p.read_text() for p in folder.iterdir()}
+    assert {"results.json", "junit.xml", "summary.md"} <= set(files)
+    results = {r["case_id"]: r for r in json.loads(files["results.json"])["results"]}
+    assert len(results) == len(GOLDEN.cases)
+    assert results["tool-status-01"]["status"] == "error"
+    assert "is larger than the limit of 1,048,576 bytes" in results["tool-status-01"]["error"]
+    assert results["tool-status-02"]["status"] == "error"
+    assert "has 300,000 characters, over the limit of 100,000" in results["tool-status-02"]["error"]
+    assert results["tool-refund-01"]["error"].startswith("agent failed: AgentError: HTTP 401 from")
+    assert sum(r["status"] == "pass" for r in results.values()) == len(GOLDEN.cases) - 3
+    # The token the 401 echoed is nowhere: not printed, not in any file, not in the store.
+    everything = printed.out + printed.err + "".join(files.values()) + db.read_bytes().decode("latin-1")
+    everything += "".join(p.read_bytes().decode("latin-1") for p in tmp_path.glob("runs.db*") if p.is_file())
+    assert PLANTED not in everything
+    assert "[REDACTED" in results["tool-refund-01"]["error"]
+
+
+async def test_a_declared_oversize_body_is_refused_before_it_is_read():
+    app = FastAPI()
+
+    @app.post("/chat")
+    async def chat():
+        return JSONResponse({"answer": "x" * 5000})
+
+    with serving(app) as url:
+        with pytest.raises(AgentError, match="larger than the limit of 1,000 bytes \\(Content-Length 5,01"):
+            await http_target(f"{url}/chat", max_response_bytes=1000)(GOLDEN.cases[0])
+
+
+def test_limits_from_the_environment_are_checked(monkeypatch):
+    from tracegrade.core.errors import ConfigError
+
+    monkeypatch.setenv("TRACEGRADE_TARGET_MAX_BYTES", "lots")
+    with pytest.raises(ConfigError, match="TRACEGRADE_TARGET_MAX_BYTES must be a whole number"):
+        resolve_target("http://127.0.0.1:9/chat")

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import importlib
 import inspect
+import json
 import os
 import sys
 import urllib.parse
@@ -19,10 +20,17 @@ import urllib.parse
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
+from tracegrade.core.redact import redact_secrets
 from tracegrade.core.trace import Reply
 from tracegrade.eval.plugins import Target, installed_targets, load_target_factory
 
 __all__ = ["Target", "callable_target", "http_target", "resolve_target"]
+
+# What an HTTP target may send back. WHY limits: a target that streams forever
+# took a run to 2.6 GB in 20 s; a limit ends that case as an error, not the run.
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024  # env TRACEGRADE_TARGET_MAX_BYTES
+MAX_ANSWER_CHARS = 100_000  # env TRACEGRADE_TARGET_MAX_ANSWER_CHARS
+_ERROR_BODY_BYTES = 4096  # of a non-200 answer, enough to say why
 
 
 def callable_target(spec: str) -> Target:
@@ -46,26 +54,76 @@ def callable_target(spec: str) -> Target:
     return ask
 
 
-def http_target(url: str, timeout_s: float = 600.0, token: str | None = None) -> Target:
+def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
+                max_response_bytes: int = MAX_RESPONSE_BYTES, max_answer_chars: int = MAX_ANSWER_CHARS) -> Target:
+    """POST each case to ``url`` (the trace contract's request) and read the Reply.
+
+    A response over ``max_response_bytes`` (counted as it arrives, so a stream
+    without end stops there) or an answer over ``max_answer_chars`` fails the
+    case with the reason. Error texts never carry ``token`` or any other
+    configured secret (a server that echoes the request would put it there)."""
     import httpx  # WHY here: a run whose target is not HTTP should not pay for the client's import
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
+    secrets = (token,) if token else ()
 
     async def ask(case: GoldenCase) -> Reply:
-        body = {
-            "question": case.question,
-            "history": [t.model_dump() for t in case.history],
-            "faults": dict(case.faults),
-        }
-        if case.customer_id:
-            body["customerId"] = case.customer_id
-        response = await client.post(url, json=body)
-        if response.status_code != 200:
-            raise AgentError(f"HTTP {response.status_code} from {url}: {response.text[:200]}")
-        return Reply.from_wire(response.json())
+        async with client.stream("POST", url, json=_request_body(case)) as response:
+            if response.status_code != 200:
+                text = (await _read_capped(response, _ERROR_BODY_BYTES, url, cut=True)).decode("utf-8", "replace")
+                raise AgentError(redact_secrets(f"HTTP {response.status_code} from {url}: {text[:200]}", secrets))
+            raw = await _read_capped(response, max_response_bytes, url)
+        try:
+            reply = Reply.from_wire(json.loads(raw))
+        except ValueError as exc:
+            raise AgentError(redact_secrets(f"unusable reply from {url}: {exc}", secrets)[:500]) from None
+        if len(reply.answer) > max_answer_chars:
+            raise AgentError(f"the answer from {url} has {len(reply.answer):,} characters, over the limit of "
+                             f"{max_answer_chars:,} (TRACEGRADE_TARGET_MAX_ANSWER_CHARS)")
+        return reply
 
     ask.probe = functools.partial(probe_url, url)  # type: ignore[attr-defined]
     return ask
+
+
+def _request_body(case: GoldenCase) -> dict:
+    body = {
+        "question": case.question,
+        "history": [t.model_dump() for t in case.history],
+        "faults": dict(case.faults),
+    }
+    if case.customer_id:
+        body["customerId"] = case.customer_id
+    return body
+
+
+async def _read_capped(response, limit: int, url: str, cut: bool = False) -> bytes:
+    """The body, or AgentError once it passes ``limit`` bytes (``cut``: the first ``limit`` bytes)."""
+    declared = response.headers.get("content-length", "")
+    if not cut and declared.isdigit() and int(declared) > limit:
+        raise AgentError(_too_big(url, limit, f"Content-Length {int(declared):,}"))
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            if cut:
+                return bytes(body[:limit])
+            raise AgentError(_too_big(url, limit, f"{len(body):,} bytes arrived"))
+    return bytes(body)
+
+
+def _too_big(url: str, limit: int, detail: str) -> str:
+    return (f"the response from {url} is larger than the limit of {limit:,} bytes ({detail}; "
+            f"TRACEGRADE_TARGET_MAX_BYTES): not read further")
+
+
+def _limit(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{name} must be a whole number of at least 1, got {raw!r}")
+    return int(raw)
 
 
 async def probe_url(url: str, timeout_s: float = 5.0) -> None:
@@ -89,9 +147,9 @@ def resolve_target(spec: str, **options: str) -> Target:
     if spec in registered:
         return _build(spec, load_target_factory(spec), options)
     if spec.startswith(("http://", "https://")):
-        import os
-
-        return http_target(spec, token=os.environ.get("TRACEGRADE_TARGET_TOKEN"))
+        return http_target(spec, token=os.environ.get("TRACEGRADE_TARGET_TOKEN"),
+                           max_response_bytes=_limit("TRACEGRADE_TARGET_MAX_BYTES", MAX_RESPONSE_BYTES),
+                           max_answer_chars=_limit("TRACEGRADE_TARGET_MAX_ANSWER_CHARS", MAX_ANSWER_CHARS))
     if ":" in spec:
         return callable_target(spec)
     names = ", ".join(sorted(registered)) or "none installed"

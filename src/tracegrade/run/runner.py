@@ -23,6 +23,7 @@ from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
+from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
 from tracegrade.core.results import Scores, Unscored
 from tracegrade.judge.scoring import Judge
@@ -106,9 +107,9 @@ async def _evaluate_case(
         times.mark("agent")
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
                           seconds=time.perf_counter() - started, **base)
-    except Exception as exc:  # the case boundary
+    except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")
-        return CaseResult(status="error", error=f"agent failed: {type(exc).__name__}: {exc}",
+        return CaseResult(status="error", error=redact_secrets(f"agent failed: {type(exc).__name__}: {exc}"),
                           seconds=time.perf_counter() - started, **base)
     checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
     times.mark("checks")

@@ -41,9 +41,13 @@ ENV_VAR = "TRACEGRADE_DB"
 RAW_ENV_VAR = "TRACEGRADE_RAW_DATA"
 # JSON keys whose values are structure, not content: never redacted.
 STRUCTURE_KEYS = frozenset({
-    "caseId", "status", "split", "category", "risk", "caseHash", "attempts", "name", "code", "kind", "model",
-    "route", "retrievedSources", "runId", "dataset", "datasetVersion", "startedAt", "endedAt", "rubricHash",
-    "gitCommit", "agentModel", "judgeModel", "promptVersion",
+    # a case result
+    "case_id", "status", "split", "category", "risk", "case_hash", "attempts",
+    # the reply (wire form), its tool calls, steps and checks
+    "name", "code", "kind", "model", "route", "retrievedSources",
+    # a manifest
+    "run_id", "dataset", "dataset_version", "started_at", "ended_at", "rubric_hash", "git_commit",
+    "agent_model", "judge_model", "prompt_version",
 })
 
 
