@@ -18,8 +18,8 @@ from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.eval.provenance import now_iso
-from tracegrade.eval.recording import record_run
-from tracegrade.eval.runner import RunSettings
+from tracegrade.run.recording import record_run
+from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked, hide_password, to_pyformat
 from tracegrade.store.runstore import open_store
 
