@@ -17,6 +17,7 @@ import re
 
 from conftest import hashing_embedder
 from shopnest.agent import ShopNestAgent
+from shopnest.auth import TestMode
 from shopnest.app import create_app
 from shopnest.knowledge import KnowledgeBase, load_policies
 from tracegrade.models import ChatResponse, Message, ModelToolCall
@@ -58,7 +59,7 @@ class LookupModel:
         return ChatResponse(**{**response.__dict__, "model": self.model_id})
 
 
-app = create_app(ShopNestAgent(LookupModel(), KnowledgeBase(load_policies(), hashing_embedder)))
+app = create_app(ShopNestAgent(LookupModel(), KnowledgeBase(load_policies(), hashing_embedder)), TestMode())
 
 
 @app.get("/load-stats")

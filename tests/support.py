@@ -188,12 +188,20 @@ def otlp_spans(received: Sequence[tuple[str, bytes]]) -> list[tuple[str, Any]]:
 
 
 @contextlib.contextmanager
-def serving(app) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its URL."""
+def serving(app, limits=None) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its URL.
+    With ``limits`` (tracegrade.observe.serving.Limits), exactly as the servers run."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    if limits is None:
+        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    else:
+        from tracegrade.observe.serving import uvicorn_config
+
+        config = uvicorn_config(app, "127.0.0.1", port, limits)
+        config.lifespan = "off"
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

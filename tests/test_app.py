@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from shopnest.agent import ShopNestAgent
+from shopnest.auth import TestMode
 from shopnest.app import MAX_QUESTION_CHARS, create_app
 from shopnest.orders import ORDERS, OrderBook
 from shopnest.tools import NOT_FOUND
@@ -43,7 +44,7 @@ def agent(fake_knowledge) -> ShopNestAgent:
 
 @pytest.fixture
 def url(agent) -> Iterator[str]:
-    with serving(create_app(agent)) as base:
+    with serving(create_app(agent, TestMode())) as base:
         yield base
 
 
@@ -122,7 +123,7 @@ async def test_health(url):
 
 async def test_an_agent_error_is_a_503_not_a_500(fake_knowledge):
     agent = ShopNestAgent(ScriptedModel(lambda messages, options: ChatResponse(text="")), fake_knowledge)
-    with serving(create_app(agent)) as base:
+    with serving(create_app(agent, TestMode())) as base:
         async with httpx.AsyncClient(base_url=base) as client:
             response = await client.post("/chat", json={"question": "Hello?"})
     assert response.status_code == 503
@@ -130,7 +131,7 @@ async def test_an_agent_error_is_a_503_not_a_500(fake_knowledge):
 
 
 async def test_bearer_token_when_configured(agent):
-    with serving(create_app(agent, token="s3cret-token")) as base:
+    with serving(create_app(agent, TestMode("s3cret-token"))) as base:
         async with httpx.AsyncClient(base_url=base) as client:
             anonymous = [await client.get("/health"), await client.post("/chat", json={"question": "Where is ORD-101?"}),
                          await client.post("/chat", content=b"{bad", headers={"content-type": "application/json"})]

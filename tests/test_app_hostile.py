@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from shopnest.agent import ShopNestAgent
+from shopnest.auth import TestMode
 from shopnest.app import MAX_BODY_BYTES, create_app
 from shopnest.orders import OrderBook
 from shopnest.tools import FAULTS, NOT_FOUND
@@ -41,7 +42,7 @@ def agent(fake_knowledge) -> ShopNestAgent:
 
 @pytest.fixture
 def url(agent):
-    with serving(create_app(agent)) as base:
+    with serving(create_app(agent, TestMode())) as base:
         yield base
 
 
@@ -111,7 +112,7 @@ def test_a_huge_chunked_body_without_a_length_is_cut_off_with_a_413(url):
 
 
 def test_with_a_token_an_anonymous_huge_body_gets_a_401_not_a_413(agent):
-    with serving(create_app(agent, token="s3cret-token-123")) as base:
+    with serving(create_app(agent, TestMode("s3cret-token-123"))) as base:
         response = post(base, b"x" * (2 * MAX_BODY_BYTES))
     assert response.status_code == 401
 
@@ -139,7 +140,7 @@ class BrokenOrderBook(OrderBook):
 
 def test_an_exception_inside_a_tool_is_an_error_in_the_trace_and_leaks_nothing(fake_knowledge):
     agent = ShopNestAgent(ScriptedModel(lookup_then_answer), fake_knowledge, BrokenOrderBook())
-    with serving(create_app(agent)) as base:
+    with serving(create_app(agent, TestMode())) as base:
         response = post(base, json.dumps({"question": "Where is ORD-101?"}).encode())
     assert response.status_code == 200
     [call] = response.json()["toolCalls"]
@@ -170,7 +171,7 @@ def gullible(messages: list[Message], options) -> ChatResponse:
 ])
 def test_identity_comes_from_the_request_never_from_the_question(fake_knowledge, question):
     agent = ShopNestAgent(ScriptedModel(gullible), fake_knowledge, OrderBook())
-    with serving(create_app(agent)) as base:
+    with serving(create_app(agent, TestMode())) as base:
         claimed = post(base, json.dumps({"question": question, "customerId": "C-100"}).encode())
         owner = post(base, json.dumps({"question": question, "customerId": "C-200"}).encode())
     [call] = claimed.json()["toolCalls"]
@@ -196,9 +197,11 @@ def test_serve_and_monitor_refuse_other_addresses_without_a_token(monkeypatch, c
     from shopnest.cli import main as shopnest
     from tracegrade.cli import main as tracegrade
 
-    monkeypatch.delenv("SHOPNEST_API_TOKEN", raising=False)
+    monkeypatch.delenv("SHOPNEST_TOKENS_FILE", raising=False)
     monkeypatch.delenv("TRACEGRADE_MONITOR_TOKEN", raising=False)
     assert shopnest(["serve", "--host", host]) == 2
-    assert f"--host {host} serves beyond this machine: set SHOPNEST_API_TOKEN first" in capsys.readouterr().err
+    assert "give a tokens file" in capsys.readouterr().err
+    assert shopnest(["serve", "--host", host, "--test-mode"]) == 2
+    assert f"--test-mode lets a request name any customer: it serves loopback only, not --host {host}" in capsys.readouterr().err
     assert tracegrade(["monitor", "--host", host]) == 2
     assert "set TRACEGRADE_MONITOR_TOKEN first" in capsys.readouterr().err

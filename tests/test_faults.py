@@ -150,6 +150,7 @@ async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent
     import httpx
 
     from shopnest.app import create_app
+    from shopnest.auth import TestMode
     from support import serving
     from tracegrade.observe.telemetry import open_telemetry
 
@@ -158,7 +159,7 @@ async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent
     caplog.set_level(logging.DEBUG)  # whatever any library logs, at every level
     telemetry = open_telemetry("shopnest", spans_db=tmp_path / "spans.db")
     agent = ShopNestAgent(load_model("openai:fault-agent", role="agent"), fake_knowledge, OrderBook())
-    with serving(create_app(agent, tracer=telemetry.tracer)) as url:
+    with serving(create_app(agent, TestMode(), tracer=telemetry.tracer)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             echoed = await client.post("/chat", json={"question": "[case s1] Where is ORD-101? [[fault:echo_key]]"})
             fine = await client.post("/chat", json={"question": "[case s2] Where is ORD-101?"})

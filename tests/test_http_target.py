@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from shopnest.agent import ShopNestAgent
+from shopnest.auth import TestMode
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from support import GOLDEN, golden_shopnest_model, serving
@@ -33,7 +34,7 @@ def without_timings(reply):
 
 async def test_served_agent_gives_the_same_check_results_as_in_process(agent):
     in_process = await run_cases(GOLDEN.cases, agent_target(agent), None, CHECKS_ONLY)
-    with serving(create_app(agent)) as url:
+    with serving(create_app(agent, TestMode())) as url:
         over_http = await run_cases(GOLDEN.cases, http_target(f"{url}/chat"), None, CHECKS_ONLY)
 
     assert [r.case_id for r in over_http] == [r.case_id for r in in_process] == [c.id for c in GOLDEN.cases]
@@ -55,7 +56,7 @@ async def test_served_agent_gives_the_same_check_results_as_in_process(agent):
 async def test_http_target_sends_history_and_the_bearer_token(agent):
     case = GoldenCase.model_validate({**GOLDEN.cases[2].model_dump(by_alias=True),
                                       "history": [{"role": "user", "content": "Hi"}]})
-    with serving(create_app(agent, token="s3cret")) as url:
+    with serving(create_app(agent, TestMode("s3cret"))) as url:
         reply = await http_target(f"{url}/chat", token="s3cret")(case)
         with pytest.raises(AgentError, match=r"HTTP 401 from http://127\.0\.0\.1:\d+/chat"):
             await http_target(f"{url}/chat", token="wrong")(case)
@@ -66,7 +67,7 @@ async def test_http_target_sends_history_and_the_bearer_token(agent):
 
 async def test_resolve_target_sends_the_token_from_the_environment(agent, monkeypatch):
     monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "s3cret")
-    with serving(create_app(agent, token="s3cret")) as url:
+    with serving(create_app(agent, TestMode("s3cret"))) as url:
         reply = await resolve_target(f"{url}/chat")(GOLDEN.cases[2])
     assert reply.answer == GOLDEN.cases[2].golden_answer
 

@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 
 import support
 from shopnest.agent import ShopNestAgent
+from shopnest.auth import TestMode
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from tracegrade.eval.dataset import GoldenCase
@@ -59,7 +60,7 @@ def shop_agent(fake_knowledge, script) -> ShopNestAgent:
 
 async def chat(app, question: str, customer: str = "C-100") -> httpx.Response:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://shop") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         return await client.post("/chat", json={"question": question, "customerId": customer})
 
 
@@ -81,7 +82,7 @@ async def test_a_request_becomes_one_span_tree_with_genai_attributes(fake_knowle
         tool("createRefundDraft", "ORD-102", "c2", reason="too small"),
         answer("A refund draft for ORD-102 is waiting for your confirmation."),
     ])
-    response = await chat(create_app(agent, tracer=telemetry.tracer), "Please refund ORD-102, it is too small.")
+    response = await chat(create_app(agent, TestMode(), tracer=telemetry.tracer), "Please refund ORD-102, it is too small.")
     assert response.status_code == 200
 
     spans = memory.get_finished_spans()
@@ -145,7 +146,7 @@ async def test_guardrail_counts_and_a_failed_request(fake_knowledge):
         tool("getOrderStatus", "ORD-114", "c3"),    # the order note carries an injection
         answer("I cannot find that order."),
     ])
-    app = create_app(agent, tracer=telemetry.tracer)
+    app = create_app(agent, TestMode(), tracer=telemetry.tracer)
     assert (await chat(app, "Where are ORD-109 and ORD-114?")).status_code == 200
     root = by_name(memory.get_finished_spans())["agent_request"].attributes
     assert (root["tracegrade.guardrail.denied"], root["tracegrade.guardrail.forbidden"],
@@ -153,7 +154,7 @@ async def test_guardrail_counts_and_a_failed_request(fake_knowledge):
 
     memory.clear()
     broken = shop_agent(fake_knowledge, [ModelError("m1: gave up after 4 attempts")])
-    response = await chat(create_app(broken, tracer=telemetry.tracer), "Where is ORD-101?")
+    response = await chat(create_app(broken, TestMode(), tracer=telemetry.tracer), "Where is ORD-101?")
     assert response.status_code == 503
     [span] = memory.get_finished_spans()
     assert (span.name, span.status.status_code) == ("agent_request", otel.StatusCode.ERROR)

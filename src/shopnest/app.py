@@ -1,9 +1,12 @@
-"""ShopNest's HTTP API: POST /chat -> the Reply in the trace contract's wire form."""
+"""ShopNest's HTTP API: POST /chat -> the Reply in the trace contract's wire form.
+
+Who may ask for whom is ``shopnest.auth``: in customer mode the bearer token
+names the customer; only the eval harness's test mode lets the body do so.
+"""
 
 from __future__ import annotations
 
-import hmac
-from typing import Literal
+from typing import Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -14,9 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shopnest.agent import ShopNestAgent, Turn
+from shopnest.auth import Auth, CustomerTokens, TestMode, bearer
 from shopnest.orders import DEFAULT_CUSTOMER
 from shopnest.tools import TOOL_NAMES
 from tracegrade.core.errors import TracegradeError
+from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
 from tracegrade.observe.telemetry import RequestInfo, SpanClock, provider_name, record_request
 from tracegrade.core.trace import Reply
 
@@ -33,12 +38,11 @@ class HistoryTurn(BaseModel):
 
 
 class ChatRequest(BaseModel):
+    """A customer's request: the customer is whoever the bearer token belongs to."""
+
     model_config = ConfigDict(extra="forbid")
     question: str = Field(max_length=MAX_QUESTION_CHARS)
-    customer_id: str = Field(DEFAULT_CUSTOMER, alias="customerId", min_length=1, max_length=64)
     history: list[HistoryTurn] = Field(default_factory=list, max_length=20)
-    # Tool faults to inject, for outage evals: {"getOrderStatus": "timeout"}.
-    faults: dict[str, Literal["timeout", "server_error", "malformed", "hang"]] = Field(default_factory=dict)
 
     @field_validator("question")
     @classmethod
@@ -48,30 +52,51 @@ class ChatRequest(BaseModel):
         return value
 
 
-def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | None = None) -> FastAPI:
-    """The API around one shared agent. With ``token``, every call needs ``Authorization: Bearer TOKEN``;
-    with ``tracer``, every answered or failed chat is recorded as an ``agent_request`` span tree."""
+class TestChatRequest(ChatRequest):
+    """Test mode only: the eval harness says which customer a case plays, and which tools fail."""
+
+    __test__ = False
+    customer_id: str = Field(DEFAULT_CUSTOMER, alias="customerId", min_length=1, max_length=64)
+    # Tool faults to inject, for outage evals: {"getOrderStatus": "timeout"}.
+    faults: dict[str, Literal["timeout", "server_error", "malformed", "hang"]] = Field(default_factory=dict)
+
+
+# Fields a customer-mode body may not carry, and why (said in the 422).
+_TEST_ONLY = {"customerId": "the customer is the bearer token's; only test mode takes it from the body",
+              "faults": "fault injection exists only in test mode (shopnest serve --test-mode)"}
+
+
+def create_app(agent: ShopNestAgent, auth: Auth, tracer: Tracer | None = None,
+               allowed_hosts: Iterable[str] = LOOPBACK_NAMES) -> FastAPI:
+    """The API around one shared agent.
+
+    ``auth``: ``CustomerTokens`` (each request's bearer token names its customer)
+    or ``TestMode`` (the eval harness: the body names the customer and faults).
+    ``allowed_hosts``: the Host names answered (DNS rebinding). With ``tracer``,
+    every answered or failed chat is recorded as an ``agent_request`` span tree."""
     app = FastAPI(title="ShopNest", version="0.1.0")
     # Added first, so it runs inside the token check: an anonymous caller gets a 401, never a 413.
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
-    if token:
-        expected = f"Bearer {token}".encode()
-
-        @app.middleware("http")
-        async def require_token(request: Request, call_next):
-            # WHY a middleware, not a check inside each route: it runs before the
-            # body is parsed, so an anonymous caller gets a 401 and never a 422
-            # describing the API. Bytes, because compare_digest rejects non-ASCII str.
-            given = request.headers.get("authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
-                return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
-                                    headers={"WWW-Authenticate": "Bearer"})
-            return await call_next(request)
+    @app.middleware("http")
+    async def authenticate(request: Request, call_next):
+        # WHY a middleware, not a check inside each route: it runs before the
+        # body is parsed, so an anonymous caller gets a 401 and never a 422
+        # describing the API.
+        token = bearer(request.headers.get("authorization", ""))
+        if isinstance(auth, CustomerTokens):
+            request.state.customer = auth.customer_for(token)
+            allowed = request.state.customer is not None
+        else:
+            allowed = auth.accepts(token)
+        if not allowed:
+            return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
+                                headers={"WWW-Authenticate": "Bearer"})
+        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()]
+        problems = [_problem(e) for e in exc.errors()]
         return JSONResponse(status_code=422, content={"error": "invalid request", "problems": problems})
 
     @app.exception_handler(StarletteHTTPException)
@@ -87,19 +112,38 @@ def create_app(agent: ShopNestAgent, token: str | None = None, tracer: Tracer | 
     async def health() -> dict:
         return {"status": "ok", "model": agent.model.model_id, "promptVersion": agent.prompt_version}
 
-    @app.post("/chat")
-    async def chat(body: ChatRequest) -> JSONResponse:
-        history = [Turn(t.role, t.content) for t in body.history]
+    async def answer(question: str, history: Sequence[HistoryTurn], customer: str,
+                     faults: Mapping[str, str]) -> JSONResponse:
+        turns = [Turn(t.role, t.content) for t in history]
         clock = SpanClock()
+        request = _Asked(question, customer, faults)
         try:
-            reply = await agent.chat(body.question, body.customer_id, history, body.faults)
+            reply = await agent.chat(question, customer, turns, faults)
         except TracegradeError as exc:
-            _record(tracer, agent, body, clock, error=exc)
+            _record(tracer, agent, request, clock, error=exc)
             return JSONResponse(status_code=503, content={"error": f"{type(exc).__name__}: {exc}"})
-        _record(tracer, agent, body, clock, reply=reply)
+        _record(tracer, agent, request, clock, reply=reply)
         return JSONResponse(reply.to_wire())
 
+    if isinstance(auth, TestMode):
+        @app.post("/chat")
+        async def chat_as_test(body: TestChatRequest) -> JSONResponse:
+            return await answer(body.question, body.history, body.customer_id, body.faults)
+    else:
+        @app.post("/chat")
+        async def chat(request: Request, body: ChatRequest) -> JSONResponse:
+            return await answer(body.question, body.history, request.state.customer, {})
+
+    # Added last, so it runs first: a request under a foreign Host name never reaches a route.
+    app.add_middleware(HostGuard, allowed=allowed_hosts)
     return app
+
+
+def _problem(error: Mapping) -> str:
+    field = ".".join(str(p) for p in error["loc"][1:]) or "body"
+    if error["type"] == "extra_forbidden" and field in _TEST_ONLY:
+        return f"{field}: not accepted: {_TEST_ONLY[field]}"
+    return f"{field}: {error['msg']}"
 
 
 class BodyLimit:
@@ -133,13 +177,19 @@ class BodyLimit:
         await self.app(scope, receive_again, send)
 
 
-def _record(tracer: Tracer | None, agent: ShopNestAgent, body: ChatRequest, clock: SpanClock,
+class _Asked(NamedTuple):
+    question: str
+    customer_id: str
+    faults: Mapping[str, str]
+
+
+def _record(tracer: Tracer | None, agent: ShopNestAgent, asked: _Asked, clock: SpanClock,
             reply: Reply | None = None, error: Exception | None = None) -> None:
     if tracer is None:
         return
     info = RequestInfo(
-        question=body.question, started_ns=clock.started_ns, ended_ns=clock.now_ns(), customer_id=body.customer_id,
+        question=asked.question, started_ns=clock.started_ns, ended_ns=clock.now_ns(), customer_id=asked.customer_id,
         agent_name="shopnest", prompt_version=agent.prompt_version, model=agent.model.model_id,
-        provider=provider_name(agent.model), allowed_tools=TOOL_NAMES, faults=body.faults,
+        provider=provider_name(agent.model), allowed_tools=TOOL_NAMES, faults=dict(asked.faults),
     )
     record_request(tracer, info, reply, error)

@@ -8,10 +8,14 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from shopnest.orders import DEFAULT_CUSTOMER
 from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.core.trace import Reply
+from tracegrade.observe.serving import LOOPBACK_NAMES, add_server_flags, server_settings
+
+DEFAULT_TOKENS_FILE = Path(".shopnest/tokens")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,13 +44,29 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the Reply in the trace contract's wire form")
     ask.set_defaults(command=_ask)
 
-    serve = sub.add_parser("serve", help="serve POST /chat and GET /health over HTTP")
+    serve = sub.add_parser(
+        "serve", help="serve POST /chat and GET /health over HTTP",
+        description="Serve the agent. Every request needs a customer's bearer token (SHOPNEST_TOKENS_FILE, "
+        "see `shopnest token`); the token says which customer is asking. --test-mode is for the eval harness "
+        "only: the body names the customer and may inject tool faults, on loopback only.")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--agent-model", help=model_help)
     serve.add_argument("--top-k", type=int, default=1)
     serve.add_argument("--prompt-version", help="system prompt version: v1 (default) or terse")
+    serve.add_argument("--tokens-file", type=Path, help="customer tokens (env SHOPNEST_TOKENS_FILE)")
+    serve.add_argument("--test-mode", action="store_true",
+                       help="for the eval harness: the body names the customer (customerId) and tool faults; "
+                       "loopback only; SHOPNEST_API_TOKEN, if set, is required of every request")
+    add_server_flags(serve, "SHOPNEST")
     serve.set_defaults(command=_serve)
+
+    token = sub.add_parser("token", help="make a customer's bearer token and add it to the tokens file",
+                           description="Prints the new token once; the tokens file keeps only its SHA-256.")
+    token.add_argument("customer", help="the customer id the token speaks for, e.g. C-100")
+    token.add_argument("--tokens-file", type=Path, help="tokens file (env SHOPNEST_TOKENS_FILE; default "
+                       f"{DEFAULT_TOKENS_FILE})")
+    token.set_defaults(command=_token)
     return parser
 
 
@@ -85,22 +105,46 @@ def format_reply(reply: Reply, seconds: float) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from shopnest.app import create_app
     from shopnest.factory import build_agent
+    from tracegrade.observe.serving import serve
     from tracegrade.observe.telemetry import open_telemetry
 
-    token = os.environ.get("SHOPNEST_API_TOKEN") or None
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
-        # WHY refuse, not warn: beyond loopback anyone could ask for any customer's orders.
-        raise ConfigError(f"--host {args.host} serves beyond this machine: set SHOPNEST_API_TOKEN first")
+    auth = _auth(args)
+    allowed_hosts, limits = server_settings(args, "SHOPNEST")
     agent = build_agent(args.agent_model, args.top_k, args.prompt_version)
     # Every request's trace goes to the local span store (env TRACEGRADE_SPANS_DB) for
     # `tracegrade monitor`, and over OTLP too when OTEL_EXPORTER_OTLP_ENDPOINT is set.
     telemetry = open_telemetry("shopnest")
     try:
-        uvicorn.run(create_app(agent, token, telemetry.tracer), host=args.host, port=args.port, log_level="warning")
+        serve(create_app(agent, auth, telemetry.tracer, allowed_hosts), args.host, args.port, limits)
     finally:
         telemetry.shutdown()
+    return 0
+
+
+def _auth(args: argparse.Namespace):
+    from shopnest.auth import CustomerTokens, TestMode
+
+    if args.test_mode:
+        if args.host not in LOOPBACK_NAMES:
+            # WHY refuse: in test mode the body says who is asking.
+            raise ConfigError(f"--test-mode lets a request name any customer: it serves loopback only, "
+                              f"not --host {args.host}")
+        return TestMode(os.environ.get("SHOPNEST_API_TOKEN") or None)
+    path = args.tokens_file or os.environ.get("SHOPNEST_TOKENS_FILE")
+    if not path:
+        raise ConfigError("every request must say which customer is asking: give a tokens file "
+                          "(--tokens-file or SHOPNEST_TOKENS_FILE; add tokens with `shopnest token CUSTOMER_ID`), "
+                          "or --test-mode for the eval harness on this machine")
+    return CustomerTokens.from_file(path)
+
+
+def _token(args: argparse.Namespace) -> int:
+    from shopnest.auth import add_token
+
+    path = args.tokens_file or Path(os.environ.get("SHOPNEST_TOKENS_FILE") or DEFAULT_TOKENS_FILE)
+    token = add_token(path, args.customer)
+    print(f"added a token for {args.customer} to {path}; it is shown only now:", file=sys.stderr)
+    print(token)
     return 0

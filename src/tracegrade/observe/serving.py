@@ -1,0 +1,245 @@
+"""Serving over HTTP safely: the Host allow-list and the connection limits both
+servers (``shopnest serve``, ``tracegrade monitor``) run with.
+
+    >>> allowed_hosts_for("127.0.0.1")
+    ('localhost', '127.0.0.1', '::1')
+
+What it protects against (docs/reliability.md lists every number):
+
+- **DNS rebinding**: a web page whose name resolves to 127.0.0.1 sends
+  ``Host: attacker.example``; only the names the server is bound to (or
+  ``--allowed-hosts``) are answered. A browser request from another origin
+  (an ``Origin`` header naming another host) is refused as well.
+- **Idle and slow connections**: a client must finish its request headers
+  within ``header_timeout_s`` of connecting (or of its last response), and its
+  body within ``body_timeout_s``; an idle keep-alive connection closes after
+  ``keep_alive_s``. Past ``max_connections`` the oldest connection still
+  waiting for its headers is closed to make room, so idle sockets can never
+  lock out a real request; when every connection is busy, the newcomer gets a 503.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_ANY_ADDRESS = ("0.0.0.0", "::", "")
+_FD_RESERVE = 64  # files the process needs besides its connections (stores, logs, the model)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-connection limits; every default is in docs/reliability.md."""
+
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    keep_alive_s: float = 5.0
+    max_connections: int = 1000
+    max_header_bytes: int = 16 * 1024  # the request line and headers together
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout_s", "body_timeout_s", "keep_alive_s", "max_connections", "max_header_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be more than 0")
+
+
+def allowed_hosts_for(bind_host: str, extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """The Host names a server bound to ``bind_host`` answers: loopback names, the
+    bound address, this machine's names when bound to every address, and ``extra``."""
+    names = list(LOOPBACK_NAMES)
+    if bind_host in _ANY_ADDRESS:
+        names += [socket.gethostname(), socket.getfqdn()]
+    elif bind_host:
+        names.append(bind_host)
+    names += [h.strip() for h in extra if h.strip()]
+    return tuple(dict.fromkeys(n.lower().rstrip(".") for n in names))
+
+
+def parse_hosts(value: str | None) -> tuple[str, ...]:
+    """``--allowed-hosts a,b`` as a tuple."""
+    return tuple(h.strip() for h in (value or "").split(",") if h.strip())
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header or an Origin's authority: ``[::1]:8000`` -> ``::1``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0].rstrip(".") if header.count(":") == 1 else header.rstrip(".")
+
+
+class HostGuard:
+    """ASGI middleware: a request whose Host, or whose browser Origin, is not an
+    allowed name gets a 400 / 403 before any route runs. ``"*"`` allows any."""
+
+    def __init__(self, app: Any, allowed: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = frozenset(h.lower().rstrip(".") for h in allowed)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] not in ("http", "websocket") or "*" in self.allowed:
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if host_name(host) not in self.allowed:
+            # WHY refuse: a DNS-rebinding page reaches this port under its own name.
+            return await _refuse(send, 400, f"host: {host or '(none)'!r} is not served here")
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        if origin and host_name(urlsplit(origin).netloc) not in self.allowed:
+            return await _refuse(send, 403, f"origin: requests from {origin!r} are not accepted")
+        return await self.app(scope, receive, send)
+
+
+async def _refuse(send, status: int, problem: str) -> None:
+    import json
+
+    body = json.dumps({"error": "invalid request", "problems": [problem]}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+# --- the connection limits ------------------------------------------------------------
+
+
+def guarded_protocol(limits: Limits) -> type:
+    """uvicorn's h11 protocol with header and body deadlines and a connection
+    limit that evicts the oldest connection still waiting for its headers."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    waiting: dict[Any, None] = {}  # connections waiting for request headers, oldest first
+
+    class Guarded(H11Protocol):
+        _deadline = None
+        _cycle_seen = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > limits.max_connections and not _evict_oldest(waiting, self):
+                transport.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                transport.close()
+                return
+            self._await_headers()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not None and self.cycle is not self._cycle_seen:  # a request's headers are in
+                self._cycle_seen = self.cycle
+                waiting.pop(self, None)
+                self._arm(limits.body_timeout_s, self._body_late)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()  # may start a pipelined request at once
+            if self.transport.is_closing():
+                return
+            if self.cycle is not self._cycle_seen and not self.cycle.response_complete:
+                self._cycle_seen = self.cycle
+                self._arm(limits.body_timeout_s, self._body_late)
+            else:
+                # WHY again: uvicorn's keep-alive timer stops at the first byte,
+                # so a client could then trickle a header forever.
+                self._await_headers()
+
+        def connection_lost(self, exc) -> None:
+            waiting.pop(self, None)
+            self._arm(None, None)
+            super().connection_lost(exc)
+
+        def _await_headers(self) -> None:
+            waiting[self] = None
+            self._arm(limits.header_timeout_s, self._close)
+
+        def _body_late(self) -> None:
+            if self.cycle is not None and self.cycle.more_body:
+                self._close()
+
+        def _arm(self, seconds, callback) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self.loop.call_later(seconds, callback) if seconds else None
+
+        def _close(self) -> None:
+            waiting.pop(self, None)
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return Guarded
+
+
+def _evict_oldest(waiting: dict, newcomer: Any) -> bool:
+    for victim in waiting:
+        if victim is not newcomer:
+            victim._close()
+            return True
+    return False
+
+
+def raise_file_limit(wanted: int) -> int:
+    """Raise this process's open-file limit toward ``wanted`` (up to the hard
+    limit); returns how many connections fit in what it got."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted + _FD_RESERVE if hard == resource.RLIM_INFINITY else min(hard, wanted + _FD_RESERVE)
+    if target > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return max(1, soft - _FD_RESERVE)
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: Limits, log_level: str = "warning"):
+    """The uvicorn Config both servers run with."""
+    import uvicorn
+
+    fits = raise_file_limit(limits.max_connections)
+    if fits < limits.max_connections:
+        print(f"warning: the open-file limit allows {fits} connections, not {limits.max_connections}; "
+              f"serving at most {fits} (raise `ulimit -n`)", file=sys.stderr)
+        limits = Limits(limits.header_timeout_s, limits.body_timeout_s, limits.keep_alive_s, fits,
+                        limits.max_header_bytes)
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, http=guarded_protocol(limits),
+                          timeout_keep_alive=int(max(1, limits.keep_alive_s)),
+                          h11_max_incomplete_event_size=limits.max_header_bytes, backlog=2048)
+
+
+def serve(app: Any, host: str, port: int, limits: Limits = Limits(), log_level: str = "warning") -> None:
+    """Run ``app`` on ``host:port`` until interrupted, with ``limits``."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn_config(app, host, port, limits, log_level)).run()
+
+
+def add_server_flags(parser, env_prefix: str) -> None:
+    """The flags both servers take for the Host allow-list and the limits."""
+    d = Limits()
+    parser.add_argument("--allowed-hosts", metavar="NAMES",
+                        help=f"comma-separated Host names to answer besides the bound ones, or * for any "
+                        f"(env {env_prefix}_ALLOWED_HOSTS; default: localhost, 127.0.0.1, ::1 and --host)")
+    parser.add_argument("--header-timeout", type=float, default=d.header_timeout_s, metavar="S",
+                        help=f"seconds a client has to send its request headers (default {d.header_timeout_s:g})")
+    parser.add_argument("--body-timeout", type=float, default=d.body_timeout_s, metavar="S",
+                        help=f"seconds a client has to send its request body (default {d.body_timeout_s:g})")
+    parser.add_argument("--keep-alive", type=float, default=d.keep_alive_s, metavar="S",
+                        help=f"seconds an idle keep-alive connection stays open (default {d.keep_alive_s:g})")
+    parser.add_argument("--max-connections", type=int, default=d.max_connections, metavar="N",
+                        help=f"open connections at most (default {d.max_connections})")
+
+
+def server_settings(args, env_prefix: str) -> tuple[tuple[str, ...], Limits]:
+    """The allowed Host names and the limits the flags (and environment) ask for."""
+    import os
+
+    from tracegrade.core.errors import ConfigError
+
+    extra = parse_hosts(args.allowed_hosts or os.environ.get(f"{env_prefix}_ALLOWED_HOSTS"))
+    try:
+        limits = Limits(args.header_timeout, args.body_timeout, args.keep_alive, args.max_connections)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return ("*",) if "*" in extra else allowed_hosts_for(args.host, extra), limits

@@ -1,0 +1,134 @@
+"""Both servers against hostile clients: foreign Host names and origins (DNS
+rebinding), idle and slow connections, a flood of sockets. Real uvicorn, real sockets."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from support import serving
+from tracegrade.observe.serving import HostGuard, Limits, allowed_hosts_for, host_name
+
+FAST = Limits(header_timeout_s=0.5, body_timeout_s=0.8, keep_alive_s=0.3, max_connections=40)
+
+
+def small_app() -> FastAPI:
+    app = FastAPI()
+
+    @app.get("/health")
+    async def health() -> dict:
+        return {"status": "ok"}
+
+    @app.post("/echo")
+    async def echo(body: dict) -> dict:
+        return body
+
+    app.add_middleware(HostGuard, allowed=allowed_hosts_for("127.0.0.1"))
+    return app
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+def connect(url: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port_of(url)), timeout=5)
+
+
+def closed_by_server(sock: socket.socket, within_s: float) -> bool:
+    sock.settimeout(within_s)
+    try:
+        return sock.recv(1024) == b""
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+# --- issue 15.4: the Host header ------------------------------------------------------
+
+
+@pytest.mark.parametrize("header, name", [
+    ("127.0.0.1:8000", "127.0.0.1"), ("[::1]:8000", "::1"), ("LocalHost.", "localhost"), ("::1", "::1"),
+    ("attacker.example:80", "attacker.example"),
+])
+def test_host_names_are_parsed(header, name):
+    assert host_name(header) == name
+
+
+def test_a_foreign_host_or_origin_is_refused():
+    with serving(small_app()) as url:
+        port = port_of(url)
+        rebinding = httpx.get(f"{url}/health", headers={"Host": f"attacker.example:{port}"})
+        cross_site = httpx.post(f"{url}/echo", json={"a": 1}, headers={"Origin": "http://attacker.example"})
+        null_origin = httpx.post(f"{url}/echo", json={"a": 1}, headers={"Origin": "null"})
+        local = [httpx.get(f"{url}/health", headers={"Host": f"{name}:{port}"}) for name in ("localhost", "[::1]")]
+        same_origin = httpx.post(f"{url}/echo", json={"a": 1}, headers={"Origin": f"http://localhost:{port}"})
+    assert rebinding.status_code == 400 and "'attacker.example" in rebinding.json()["problems"][0]
+    assert (cross_site.status_code, null_origin.status_code) == (403, 403)
+    assert [r.status_code for r in local] == [200, 200] and same_origin.json() == {"a": 1}
+
+
+def test_the_bound_names_are_allowed_by_default_and_more_can_be_added():
+    assert allowed_hosts_for("10.0.0.5") == ("localhost", "127.0.0.1", "::1", "10.0.0.5")
+    assert "shop.example" in allowed_hosts_for("0.0.0.0", ["shop.example"])
+    assert socket.gethostname().lower() in allowed_hosts_for("0.0.0.0")
+
+
+# --- issue 15.6: idle, slow and many connections ---------------------------------------
+
+
+def test_an_idle_connection_is_closed_after_the_header_timeout():
+    with serving(small_app(), FAST) as url:
+        idle = connect(url)
+        assert closed_by_server(idle, within_s=5)
+
+
+def test_a_header_sent_a_byte_at_a_time_is_cut_off():
+    with serving(small_app(), FAST) as url:
+        slow = connect(url)
+        try:
+            for byte in b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"a" * 200:
+                slow.send(bytes([byte]))
+                time.sleep(0.05)
+            closed = closed_by_server(slow, within_s=5)
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+        # The whole header takes 12 s to trickle in; the 0.5 s header deadline cuts it off first.
+        assert closed
+
+
+def test_a_slow_body_is_cut_off_after_the_body_timeout():
+    with serving(small_app(), FAST) as url:
+        slow = connect(url)
+        slow.send(b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"a\": ")
+        assert closed_by_server(slow, within_s=5)
+
+
+def test_a_keep_alive_connection_idle_after_a_request_is_closed():
+    with serving(small_app(), FAST) as url:
+        sock = connect(url)
+        sock.send(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        assert b"200 OK" in sock.recv(4096)
+        sock.send(b"GET /hea")  # a second request that never finishes: the header deadline again
+        assert closed_by_server(sock, within_s=5)
+
+
+def test_a_flood_of_idle_connections_never_locks_out_a_real_request():
+    """Three times the connection limit, all idle: the server keeps answering,
+    by closing the oldest idle ones, and never holds more than its limit."""
+    slow_timeouts = Limits(header_timeout_s=30, body_timeout_s=30, keep_alive_s=5, max_connections=40)
+    with serving(small_app(), slow_timeouts) as url:
+        flood = [connect(url) for _ in range(120)]
+        time.sleep(0.3)
+        answers = [httpx.get(f"{url}/health", timeout=5).status_code for _ in range(5)]
+        still_open = sum(not closed_by_server(s, within_s=0.05) for s in flood)
+        for s in flood:
+            s.close()
+    assert answers == [200] * 5
+    assert still_open <= 40
