@@ -101,6 +101,8 @@ def scores_for(messages, options) -> str:
 
 # --- the dashboard ---------------------------------------------------------------
 
+MONITOR_TOKEN = "browser-monitor-token-0123"
+
 
 @pytest.fixture
 def dashboard(tmp_path, monkeypatch, fake_knowledge):
@@ -115,7 +117,7 @@ def dashboard(tmp_path, monkeypatch, fake_knowledge):
     judge = OnlineJudge(store, lambda: Judge(ScriptedModel(scores_for, model_id="judge"), "R"), rate=0.5, batch=100)
     assert run_async(judge.judge_pending()) > 0
     # The judge has run above; served without lifespan, its background loop stays off.
-    url, server, thread = serve(create_monitor_app(store, online_judge=judge))
+    url, server, thread = serve(create_monitor_app(store, MONITOR_TOKEN, online_judge=judge))
     yield url, store
     server.should_exit = True
     thread.join(timeout=10)
@@ -127,6 +129,10 @@ def test_the_dashboard_shows_production_in_chromium(browser, dashboard):
     expected = summarize(traces, store.judgements())
     page, outside = new_page(browser, url)
     page.goto(url + "/")
+    assert page.url == url + "/login"  # no session yet
+    page.goto(url + f"/login#token={MONITOR_TOKEN}")  # as `tracegrade monitor` prints it
+    page.wait_for_url(url + "/")
+    assert MONITOR_TOKEN not in page.url and page.locator("#summary").count() == 1
 
     summary = page.inner_text("#summary")
     for text in ("40", "70%", "10%", f"{expected.p50_ms:.0f} ms", f"{expected.p95_ms:.0f} ms",

@@ -90,8 +90,9 @@ async def test_the_online_judge_scores_a_stable_sample_once(store):
 
 
 async def test_the_api_and_the_golden_case_action(store):
-    transport = httpx.ASGITransport(app=create_monitor_app(store))
-    async with httpx.AsyncClient(transport=transport, base_url="http://monitor") as client:
+    transport = httpx.ASGITransport(app=create_monitor_app(store, "s3cret-token"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
+                                 headers={"Authorization": "Bearer s3cret-token"}) as client:
         summary = (await client.get("/api/summary", params={"prompt_version": "v1"})).json()["summary"]
         assert summary["requests"] == 20
         recent = (await client.get("/api/traces", params={"limit": 3})).json()
@@ -105,15 +106,43 @@ async def test_the_api_and_the_golden_case_action(store):
 
 
 async def test_a_token_guards_every_route(store):
-    transport = httpx.ASGITransport(app=create_monitor_app(store, token="s3cret-token"))
-    async with httpx.AsyncClient(transport=transport, base_url="http://monitor") as client:
-        assert (await client.get("/")).status_code == 401
+    transport = httpx.ASGITransport(app=create_monitor_app(store, "s3cret-token"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        assert (await client.get("/")).headers["location"] == "/login"
+        for path in ("/api/summary", "/api/traces", "/api/traces/" + "0" * 32):
+            assert (await client.get(path)).status_code == 401
         assert (await client.get("/api/summary", headers={"Authorization": "Bearer nope"})).status_code == 401
         assert (await client.get("/api/summary", headers={"Authorization": "Bearer s3cret-token"})).status_code == 200
-        assert (await client.get("/login", params={"token": "nope"})).status_code == 401
-        login = await client.get("/login", params={"token": "s3cret-token"})
+        assert (await client.post("/login", data={"token": "nope"})).status_code == 401
+        login = await client.post("/login", data={"token": "s3cret-token"})
         assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+        assert "samesite=strict" in login.headers["set-cookie"].lower()
+        assert "s3cret-token" not in login.headers["set-cookie"]  # the cookie is a session, not the token
         assert (await client.get("/")).status_code == 200  # the cookie now
+
+
+async def test_the_token_never_goes_in_a_url(store):
+    # Issue 15.4: /login?token=... ends in logs and browser history.
+    transport = httpx.ASGITransport(app=create_monitor_app(store, "s3cret-token"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        in_url = await client.get("/login", params={"token": "s3cret-token"})
+        form = await client.get("/login")
+    assert in_url.status_code == 400 and "set-cookie" not in in_url.headers
+    assert "does not go in the URL" in in_url.json()["detail"]
+    assert form.status_code == 200 and 'method=post action=/login' in form.text
+
+
+async def test_traces_are_not_served_under_a_foreign_host_or_to_another_origin(store):
+    # Issue 15.4: a DNS-rebinding page read every trace (573 KB) from the monitor.
+    transport = httpx.ASGITransport(app=create_monitor_app(store, "s3cret-token"))
+    bearer = {"Authorization": "Bearer s3cret-token"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://attacker.example:8100") as client:
+        rebinding = await client.get("/api/traces", headers=bearer)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8100") as client:
+        cross_site = await client.post("/api/traces/" + "0" * 32 + "/golden-case",
+                                       headers={**bearer, "Origin": "http://attacker.example"})
+    assert rebinding.status_code == 400 and "trace_id" not in rebinding.text
+    assert cross_site.status_code == 403
 
 
 def test_monitor_refuses_to_serve_beyond_loopback_without_a_token(monkeypatch, capsys):

@@ -28,13 +28,17 @@ def register(subparsers) -> None:
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL "
                    "(env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
+    from tracegrade.observe.serving import add_server_flags
+
+    add_server_flags(p, "TRACEGRADE_MONITOR")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    import uvicorn
+    import secrets
 
     from tracegrade.observe.monitor.app import create_monitor_app
+    from tracegrade.observe.serving import serve, server_settings
     from tracegrade.observe.spanstore import SpanStore
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
 
@@ -43,12 +47,20 @@ def handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--host {args.host} serves beyond this machine: set TRACEGRADE_MONITOR_TOKEN first")
     if not 0 <= args.judge_sample <= 1:
         raise ConfigError(f"--judge-sample must be between 0 and 1, got {args.judge_sample}")
+    allowed_hosts, limits = server_settings(args, "TRACEGRADE_MONITOR")
     store = SpanStore(args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB))
     judge = _online_judge(store, args) if args.judge_sample > 0 else None
-    where = "localhost" if args.host in LOOPBACK else args.host
-    print(f"tracegrade monitor: http://{where}:{args.port}/ over {store.path}"
-          + ("  (log in once: /login?token=...)" if token else ""), file=sys.stderr)
-    uvicorn.run(create_monitor_app(store, token, judge), host=args.host, port=args.port, log_level="warning")
+    where = f"http://{'localhost' if args.host in LOOPBACK else args.host}:{args.port}"
+    if token:
+        print(f"tracegrade monitor: {where}/ over {store.path}; log in with TRACEGRADE_MONITOR_TOKEN at {where}/login",
+              file=sys.stderr)
+    else:
+        # WHY a token even on loopback: any web page in this machine's browser can reach loopback.
+        # The fragment (#) never reaches the server or its logs; the page removes it from history.
+        token = secrets.token_urlsafe(24)
+        print(f"tracegrade monitor: {store.path}; open {where}/login#token={token}  (a new token each start; "
+              f"set TRACEGRADE_MONITOR_TOKEN to keep one)", file=sys.stderr)
+    serve(create_monitor_app(store, token, judge, allowed_hosts), args.host, args.port, limits)
     return 0
 
 

@@ -1,11 +1,18 @@
 """The monitor's web app: the dashboard page, a JSON API, and the golden-case action.
 
-    >>> app = create_monitor_app(SpanStore(__import__("pathlib").Path("/tmp/doctest-spans.db")))
+    >>> app = create_monitor_app(SpanStore(__import__("pathlib").Path("/tmp/doctest-spans.db")), "a-token")
     >>> sorted(r.path for r in app.routes if r.path.startswith("/api"))[:2]
     ['/api/summary', '/api/traces']
 
 Reads are plain ``def`` routes: FastAPI runs them in its thread pool, so SQLite
 never blocks the event loop the online judge runs on.
+
+Every route but the login form needs the token: ``Authorization: Bearer
+TOKEN``, or the session cookie the form sets (HttpOnly, SameSite=Strict, so
+another site can neither read it nor make the browser send it). The token
+never goes in a URL, where it would end in logs and browser history: the form
+posts it, and ``/login#token=...`` (a fragment, never sent to the server)
+fills the form and leaves the address bar clean.
 """
 
 from __future__ import annotations
@@ -13,8 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import hmac
 import time
+from typing import Iterable
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -24,14 +34,18 @@ from tracegrade.observe.monitor.golden import golden_case_draft
 from tracegrade.observe.monitor.judging import OnlineJudge
 from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
 from tracegrade.observe.monitor.page import render
+from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
 from tracegrade.observe.spanstore import SpanStore
 
 COOKIE = "tracegrade_monitor"
 
 
-def create_monitor_app(store: SpanStore, token: str | None = None, online_judge: OnlineJudge | None = None) -> FastAPI:
-    """With ``token``, every route needs ``Authorization: Bearer TOKEN`` or the cookie
-    that ``/login?token=TOKEN`` sets (a browser cannot send a header on navigation)."""
+def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge | None = None,
+                       allowed_hosts: Iterable[str] = LOOPBACK_NAMES) -> FastAPI:
+    """Every route needs ``token`` (a bearer header, or the cookie the login form
+    sets); only ``allowed_hosts`` are answered (DNS rebinding)."""
+    if not token:
+        raise ValueError("the monitor needs a token: it serves traces")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -41,8 +55,7 @@ def create_monitor_app(store: SpanStore, token: str | None = None, online_judge:
             task.cancel()
 
     app = FastAPI(title="tracegrade monitor", lifespan=lifespan)
-    if token:
-        _require_token(app, token)
+    _require_token(app, token)
 
     def selected(prompt_version: str = "", model: str = "", window: int = 0) -> tuple[list[RequestTrace], list[RequestTrace]]:
         everything = [RequestTrace.from_spans(spans) for spans in store.requests()]
@@ -78,6 +91,8 @@ def create_monitor_app(store: SpanStore, token: str | None = None, online_judge:
     def golden_case(trace_id: str) -> JSONResponse:
         return JSONResponse(golden_case_draft(_spans(store, trace_id)))
 
+    # Added last, so it runs first: a foreign Host or Origin never reaches the token check.
+    app.add_middleware(HostGuard, allowed=allowed_hosts)
     return app
 
 
@@ -90,19 +105,55 @@ def _spans(store: SpanStore, trace_id: str) -> list:
 
 def _require_token(app: FastAPI, token: str) -> None:
     expected = token.encode()
+    # WHY not the token itself in the cookie: a copied cookie then opens no API by header.
+    session = hmac.new(expected, b"tracegrade-monitor-session", hashlib.sha256).hexdigest()
 
     @app.middleware("http")
     async def check(request: Request, call_next):
         if request.url.path == "/login":
-            given = request.query_params.get("token", "").encode()
-            if not hmac.compare_digest(given, expected):
-                return JSONResponse(status_code=401, content={"detail": "wrong token"})
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-            return response
+            return await _login(request, expected, session)
         header = request.headers.get("authorization", "")
-        given = header[7:] if header.lower().startswith("bearer ") else request.cookies.get(COOKIE, "")
-        if not hmac.compare_digest(given.encode(), expected):
-            return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
-                                headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
+        if header.lower().startswith("bearer "):
+            allowed = hmac.compare_digest(header[7:].encode(), expected)
+        else:
+            allowed = hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), session.encode())
+        if allowed:
+            return await call_next(request)
+        if request.method == "GET" and request.url.path == "/":
+            return RedirectResponse("/login", status_code=303)
+        return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
+                            headers={"WWW-Authenticate": "Bearer"})
+
+
+async def _login(request: Request, expected: bytes, session: str):
+    if request.method != "POST":
+        if "token" in request.query_params:
+            return JSONResponse(status_code=400, content={
+                "detail": "the token does not go in the URL (it ends in logs and history): use the form at /login"})
+        return HTMLResponse(_LOGIN_PAGE.format(message=""))
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    given = (form.get("token") or [""])[0].encode()
+    if not hmac.compare_digest(given, expected):
+        return HTMLResponse(_LOGIN_PAGE.format(message="<p class=bad>Wrong token.</p>"), status_code=401)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(COOKIE, session, httponly=True, samesite="strict")
+    return response
+
+
+_LOGIN_PAGE = """<!doctype html><html><head><meta charset=utf-8><title>tracegrade monitor: log in</title>
+</head><body style="font-family: sans-serif; margin: 3em">
+<h1>tracegrade monitor</h1>{message}
+<form method=post action=/login><label>Token <input type=password name=token autocomplete=off autofocus></label>
+<button type=submit>Log in</button></form>
+<p>The token is printed by <code>tracegrade monitor</code> when it starts (or is TRACEGRADE_MONITOR_TOKEN).</p>
+<script>
+function fromFragment() {{
+  if (!location.hash.startsWith('#token=')) return;
+  const form = document.forms[0];
+  form.token.value = decodeURIComponent(location.hash.slice(7));
+  history.replaceState(null, '', '/login');
+  form.submit();
+}}
+fromFragment();
+window.addEventListener('hashchange', fromFragment);
+</script></body></html>"""
