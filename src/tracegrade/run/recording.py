@@ -57,7 +57,8 @@ async def _record(cases, target, judge, settings, store, manifest, resume, budge
             on_result(result)
 
     try:
-        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget, evaluate=evaluate)
+        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget, evaluate=evaluate,
+                        keep=False)  # the store keeps them; the Run below is read back from it
     except* StoreError as group:
         raise group.exceptions[0] from None  # one store failure is the story, not the group
     stored = await asyncio.to_thread(store.load_run, run_id)

@@ -200,6 +200,7 @@ async def run_cases(
     done: Collection[tuple[str, int]] = (),
     budget: Budget | None = None,
     evaluate: Evaluate = evaluate_with_retries,
+    keep: bool = True,
 ) -> list[CaseResult]:
     """The results of every job not in ``done`` (case id, repetition), repetition-major
     in dataset order; ``on_result`` sees (and may await on) each as it finishes.
@@ -207,16 +208,19 @@ async def run_cases(
     With a ``budget``, no job starts once it is exhausted and jobs in flight are
     cancelled: their results are not returned and not passed to ``on_result``.
     ``evaluate`` runs one job: where it runs is its business, the gate, the
-    budget and the order of results stay here.
+    budget and the order of results stay here. ``keep=False`` returns nothing:
+    for a caller whose ``on_result`` keeps each result elsewhere (the run store).
+
+    WHY ``concurrency`` workers pulling jobs, not a task per job: 100,000 tasks
+    waiting on one semaphore held memory in proportion to the dataset.
     """
-    gate = asyncio.Semaphore(max(1, settings.concurrency))
     skip = set(done)
-    jobs = [(case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip]
-    results: list[CaseResult | None] = [None] * len(jobs)
+    jobs = enumerate((case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip)
+    results: dict[int, CaseResult] = {}
     evaluating: set[asyncio.Task] = set()
 
-    async def one(index: int, case: GoldenCase, repeat: int) -> None:
-        async with gate:
+    async def worker() -> None:
+        for index, (case, repeat) in jobs:  # shared: each job goes to exactly one worker
             if budget is not None and budget.exhausted:
                 return
             evaluating.add(asyncio.current_task())
@@ -224,22 +228,23 @@ async def run_cases(
                 result = await evaluate(case, target, judge, settings, repeat)
             finally:
                 evaluating.discard(asyncio.current_task())
-        if budget is not None:
-            # WHY no await between the check and the add: a case finishing
-            # during another's store write must see the spend so far.
-            if budget.exhausted:
-                return  # finished after the stop: its spend was not allowed
-            budget.add(result.agent_cost_usd + result.judge_cost_usd)
-            if budget.exhausted:
-                for task in list(evaluating):
-                    task.cancel()
-        results[index] = result
-        if on_result is not None:
-            outcome = on_result(result)
-            if inspect.isawaitable(outcome):
-                await outcome
+            if budget is not None:
+                # WHY no await between the check and the add: a case finishing
+                # during another's store write must see the spend so far.
+                if budget.exhausted:
+                    return  # finished after the stop: its spend was not allowed
+                budget.add(result.agent_cost_usd + result.judge_cost_usd)
+                if budget.exhausted:
+                    for task in list(evaluating):
+                        task.cancel()
+            if keep:
+                results[index] = result
+            if on_result is not None:
+                outcome = on_result(result)
+                if inspect.isawaitable(outcome):
+                    await outcome
 
     async with asyncio.TaskGroup() as group:
-        for index, (case, repeat) in enumerate(jobs):
-            group.create_task(one(index, case, repeat))
-    return [r for r in results if r is not None]
+        for _ in range(max(1, settings.concurrency)):
+            group.create_task(worker())
+    return [results[i] for i in sorted(results)]

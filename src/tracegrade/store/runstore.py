@@ -34,6 +34,7 @@ from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.store.compact import CompactResults, compress
 from tracegrade.store.backends import Backend, PostgresBackend, SqliteBackend, hide_password
 
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
@@ -218,16 +219,16 @@ class RunStore:
     def load_run(self, run_id: str, page: int = 1000) -> Run:
         """The run with every stored case, in dataset order then repetition.
 
-        WHY ``page`` rows at a time: every case's JSON text at once (25 MB at
-        10,000 cases) was the peak of a large run's memory."""
+        WHY ``page`` rows at a time, kept compressed (``CompactResults``): every
+        case at once, as objects, was the peak of a large run's memory."""
         manifest = self.info(run_id).manifest
-        results: list[CaseResult] = []
+        blobs: list[bytes] = []
         while True:
             rows = self._query("SELECT result FROM case_results WHERE run_id = ? "
-                               "ORDER BY position, repetition, case_id LIMIT ? OFFSET ?", (run_id, page, len(results)))
-            results.extend(CaseResult.from_json(json.loads(row[0])) for row in rows)
+                               "ORDER BY position, repetition, case_id LIMIT ? OFFSET ?", (run_id, page, len(blobs)))
+            blobs.extend(compress(row[0]) for row in rows)
             if len(rows) < page:
-                return Run(manifest, tuple(results))
+                return Run(manifest, CompactResults(blobs))  # type: ignore[arg-type]
 
     def done_keys(self, run_id: str) -> set[tuple[str, int]]:
         rows = self._query("SELECT case_id, repetition FROM case_results WHERE run_id = ?", (run_id,))

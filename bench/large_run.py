@@ -1,0 +1,94 @@
+"""A large checks-only run: does memory stay flat and speed constant with the number of cases?
+
+    python bench/large_run.py [--sizes 1000,10000,100000] [--concurrency 32]
+
+For each size it writes N cases to a JSONL file (five question templates, each
+case with an expected tool and argument, so every check runs) and runs
+``tracegrade run CASES --target large_run:trivial_target --checks-only --quiet``
+in a fresh process with its own SQLite run store and output folder, as a user
+would. The target answers at once, in-process, with the reply the case
+expects: what is measured is tracegrade alone (dataset load, the runner, the
+checks, the redaction and durable write of every case to the store, the
+reports and the results JSON, JUnit and Markdown files).
+
+Per size it prints the wall time of the run command, cases per second and the
+peak RSS of the run's process (``ru_maxrss``), as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tracegrade.core.trace import Reply, ToolCall
+
+BENCH = Path(__file__).resolve().parent
+TEMPLATES = (
+    ("Where is my order ORD-{o}? (ticket {n})", "getOrderStatus"),
+    ("When will ORD-{o} be delivered? (ticket {n})", "getDeliveryDate"),
+    ("How is the refund for ORD-{o} going? (ticket {n})", "getRefundStatus"),
+    ("Can I still return ORD-{o}? (ticket {n})", "getOrderStatus"),
+    ("Please refund ORD-{o}, it broke. (ticket {n})", "createRefundDraft"),
+)
+
+
+def write_cases(path: Path, n: int) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            question, tool = TEMPLATES[i % len(TEMPLATES)]
+            order = f"ORD-{101 + i % 17}"
+            case = {"id": f"case-{i:06d}", "question": question.format(o=101 + i % 17, n=i),
+                    "expectedTool": tool, "expectedToolArgument": order,
+                    "answerMustInclude": [order], "category": tool, "tags": ["large"]}
+            f.write(json.dumps(case) + "\n")
+
+
+def trivial_target(case) -> Reply:
+    """The reply the case expects, at once: the target costs nothing."""
+    call = ToolCall(name=case.expected_tool, arguments={"orderId": case.expected_tool_argument},
+                    argument=case.expected_tool_argument, result=f"Order {case.expected_tool_argument} is SHIPPED.",
+                    status="needs_approval" if case.expected_tool == "createRefundDraft" else "ok")
+    return Reply(answer=f"Your order {case.expected_tool_argument} is on its way.", tool_calls=(call,),
+                 model="trivial")
+
+
+def run_one(n: int, concurrency: int, folder: Path) -> dict:
+    cases = folder / f"cases-{n}.jsonl"
+    write_cases(cases, n)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")]),
+           "TRACEGRADE_DB": f"sqlite:///{folder / f'runs-{n}.db'}"}
+    command = [sys.executable, "-m", "tracegrade.cli", "run", str(cases), "--target", "large_run:trivial_target",
+               "--checks-only", "--quiet", "--concurrency", str(concurrency), "--out", str(folder / f"out-{n}")]
+    log = folder / f"stderr-{n}.txt"
+    started = time.perf_counter()
+    with log.open("w") as err:
+        child = subprocess.Popen(command, env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS, not the max of all
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"run of {n} cases failed ({code}): {log.read_text()[-2000:]}")
+    stored = json.loads((next((folder / f"out-{n}").glob("*/results.json"))).read_text())
+    return {"cases": n, "stored": len(stored["results"]), "wall_s": round(wall, 1),
+            "cases_per_s": round(n / wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="tracegrade-large-") as tmp:
+        for n in sorted(int(s) for s in args.sizes.split(",")):
+            print(json.dumps(run_one(n, args.concurrency, Path(tmp))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
