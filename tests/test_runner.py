@@ -283,3 +283,28 @@ def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, s
     assert "unscored tool-status-02 (judge reply unusable: correctness must be 1..5, got 7)" in " ".join(out.split())
     suite = ET.parse(run_dir / "junit.xml").getroot()
     assert (suite.get("failures"), suite.get("errors")) == ("1", "1")
+
+
+async def test_a_large_run_starts_only_concurrency_tasks_and_keeps_nothing_when_asked():
+    """WHY: a task per case (100,000 waiting on a semaphore) held memory in proportion to the dataset."""
+    import asyncio
+
+    from tracegrade.core.trace import Reply
+    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.run.runner import RunSettings, run_cases
+
+    cases = [GoldenCase(id=f"c{i}", question="q") for i in range(500)]
+    peak_tasks, seen = 0, []
+
+    async def target(case):
+        nonlocal peak_tasks
+        peak_tasks = max(peak_tasks, len(asyncio.all_tasks()))
+        await asyncio.sleep(0)
+        return Reply(answer="a")
+
+    kept = await run_cases(cases, target, None, RunSettings(checks_only=True, concurrency=8),
+                           on_result=lambda r: seen.append(r.case_id), keep=False)
+    assert kept == [] and sorted(seen) == sorted(c.id for c in cases)
+    assert peak_tasks <= 2 * 8 + 1  # the workers, their wait_for tasks, and the test's own task
+    ordered = await run_cases(cases[:50], target, None, RunSettings(checks_only=True, concurrency=8))
+    assert [r.case_id for r in ordered] == [c.id for c in cases[:50]]

@@ -156,3 +156,18 @@ def test_load_run_reads_in_pages_and_keeps_dataset_order(store_url, page):
         for position in (3, 0, 4, 1, 2):
             store.save_case("r1", cases[position], position)
         assert store.load_run("r1", page=page).results == tuple(cases)
+
+
+def test_a_loaded_run_holds_its_results_compressed_and_reads_them_back_whole(store_url):
+    from tracegrade.store.compact import CompactResults
+
+    cases = [result(f"case-{n}", "pass" if n % 2 else "fail", score=scores(3 + n % 3)) for n in range(30)]
+    with open_store(store_url) as store:
+        store.start_run(manifest(cases=30))
+        for position, case in enumerate(cases):
+            store.save_case("r1", case, position)
+        loaded = store.load_run("r1", page=7).results
+    assert isinstance(loaded, CompactResults) and len(loaded) == 30
+    assert loaded == tuple(cases) and list(loaded) == cases and tuple(cases) == tuple(loaded)
+    assert loaded[3] == cases[3] and loaded[-1] == cases[-1] and loaded[2:5] == tuple(cases[2:5])
+    assert loaded != tuple(cases[:-1]) and loaded != "not results"
