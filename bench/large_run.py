@@ -11,8 +11,9 @@ expects: what is measured is tracegrade alone (dataset load, the runner, the
 checks, the redaction and durable write of every case to the store, the
 reports and the results JSON, JUnit and Markdown files).
 
-Per size it prints the wall time of the run command, cases per second and the
-peak RSS of the run's process (``ru_maxrss``), as one JSON line.
+Per size it prints the wall time of the run command, cases per second, the
+CPU time of the run's process per case (user + system: the figure a busy
+machine does not inflate) and its peak RSS (``ru_maxrss``), as one JSON line.
 """
 
 from __future__ import annotations
@@ -75,8 +76,10 @@ def run_one(n: int, concurrency: int, folder: Path) -> dict:
     if code not in (0, 1):
         raise SystemExit(f"run of {n} cases failed ({code}): {log.read_text()[-2000:]}")
     stored = json.loads((next((folder / f"out-{n}").glob("*/results.json"))).read_text())
-    return {"cases": n, "stored": len(stored["results"]), "wall_s": round(wall, 1),
-            "cases_per_s": round(n / wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"cases": n, "stored": len(stored["results"]), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "cases_per_s": round(n / wall, 1), "cpu_ms_per_case": round(1000 * cpu / n, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -100,8 +100,9 @@ def handle(args: argparse.Namespace) -> int:
     print(costs.render(run))
     if repeats.wanted(run):
         print(repeats.render(run))
-    print(stratified.render(run_metrics(run.results, dataset.cases)))
-    paths = write_outputs(run, args.out, dataset.cases)
+    metrics = run_metrics(run.results, dataset.cases)
+    print(stratified.render(metrics))
+    paths = write_outputs(run, args.out, dataset.cases, metrics)
     print("wrote " + "  ".join(str(p) for p in paths), file=sys.stderr)
     if run.status == "stopped":
         print(f"tracegrade: run {run.manifest.run_id} stopped before every case ran; "

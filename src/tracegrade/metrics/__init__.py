@@ -76,16 +76,11 @@ def run_metrics(
 ) -> RunMetrics:
     """Overall and per-group metrics, routing detail, every safety violation, and the flags."""
     items = traced(results, cases)
+    routing, violations, traced_count = routing_from(items), tuple(all_violations(items)), len(items)
+    k = tuple(sorted({len(reply.retrieved_sources) for _, reply in items}))
+    del items  # WHY: every reply at once; at 100,000 cases the groups below must not sit on top of it
     overall = component_metrics(results, cases)
     groups = per_group(results, cases, component_metrics)
     flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]
-    return RunMetrics(
-        overall=overall,
-        routing=routing_from(items),
-        violations=tuple(all_violations(items)),
-        groups=tuple(groups),
-        flags=tuple(flags),
-        cases=len(results),
-        traced=len(items),
-        k=tuple(sorted({len(reply.retrieved_sources) for _, reply in items})),
-    )
+    return RunMetrics(overall=overall, routing=routing, violations=violations, groups=tuple(groups),
+                      flags=tuple(flags), cases=len(results), traced=traced_count, k=k)

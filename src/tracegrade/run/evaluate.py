@@ -192,12 +192,13 @@ def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None)
     return manifest
 
 
-def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = ()) -> list[Path]:
-    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``."""
+def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (), metrics=None) -> list[Path]:
+    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``
+    (``metrics``: the run's RunMetrics when the caller has them already)."""
     from tracegrade.metrics import run_metrics
     from tracegrade.report import json_report, junit, markdown
 
     base = folder / run.manifest.run_id
-    metrics = run_metrics(run.results, cases)
+    metrics = metrics or run_metrics(run.results, cases)
     return [json_report.write(run, base / "results.json", metrics.to_json()), junit.write(run, base / "junit.xml"),
             markdown.write(run, base / "summary.md")]
