@@ -10,11 +10,12 @@ delays) run in a process of its own exactly as ``shopnest serve`` runs it:
 1. **Concurrent chats**: ``--concurrent`` POST /chat at once, each on its own
    connection; every reply is checked to hold exactly its own order's tool
    calls. Reports p50 / p99 latency and the errors.
-2. **Idle connections**: ``--idle`` sockets opened and left silent (no request
-   bytes), from helper processes (the open-file limit is per process), while
-   this process sends a GET /health every 0.5 s on a fresh connection. Reports
-   the slowest probe, how many probes failed, and how many idle sockets the
-   server still held when the flood was complete.
+2. **Idle connections**: ``--idle`` sockets opened as fast as four helper
+   processes can (the open-file limit is per process) and left silent, while
+   this process sends GET /health every 0.5 s on a fresh connection (the
+   flood); then 20 more probes while the client holds every socket it opened
+   (held). Reports the slowest and median probe and the failures of both, and
+   how many idle sockets were still open 12 s later (past the header timeout).
 
 The open-file limit is raised for the bench and the server (``ulimit -n``
 is per process, and its hard limit can only be raised as root).
@@ -57,10 +58,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, plain: bool = False) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
     code = ("from tracegrade.observe.serving import Limits, serve; import load_app; "
             f"serve(load_app.app, '127.0.0.1', {port}, Limits())")
+    if plain:  # what both servers ran before the limits: uvicorn's defaults
+        code = f"import uvicorn, load_app; uvicorn.run(load_app.app, host='127.0.0.1', port={port}, log_level='warning')"
     server = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT / "tests")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -127,21 +130,33 @@ def idle_flood(port: int, n: int, holders: int = 4) -> dict:
     procs = [subprocess.Popen([sys.executable, "-c", _HOLDER, str(port), str(per), str(per)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(holders)]
     probes: list[float] = []
-    failures = 0
+    failures: list[str] = []
     opened = [None] * holders
     started = time.monotonic()
     while any(o is None for o in opened) or time.monotonic() - started < 15:
         t = time.perf_counter()
         try:
-            ok = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
-        except httpx.HTTPError:
-            ok = False
+            status = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code
+            failure = None if status == 200 else f"HTTP {status}"
+        except httpx.HTTPError as exc:
+            failure = f"{type(exc).__name__}: {exc}"
         probes.append(time.perf_counter() - t)
-        failures += not ok
+        if failure:
+            failures.append(failure)
         for i, proc in enumerate(procs):
             if opened[i] is None and _ready(proc):
                 opened[i] = tuple(int(x) for x in proc.stdout.readline().split())
         time.sleep(0.5)
+    held = []  # every socket now open on the client side: the server answers beside them
+    for _ in range(20):
+        t = time.perf_counter()
+        try:
+            ok = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        held.append((time.perf_counter() - t, ok))
+        time.sleep(0.25)
+    time.sleep(12)  # past the header timeout (10 s) of the last socket opened
     still_open = 0
     for proc in procs:
         proc.stdin.write("\n")
@@ -149,8 +164,12 @@ def idle_flood(port: int, n: int, holders: int = 4) -> dict:
         still_open += int(proc.stdout.readline())
         proc.wait()
     return {"idle_connections": n, "connected": sum(o[0] for o in opened), "refused": sum(o[1] for o in opened),
-            "probes": len(probes), "probe_failures": failures, "slowest_probe_ms": round(1000 * max(probes)),
-            "median_probe_ms": round(1000 * statistics.median(probes)), "held_by_server_at_end": still_open}
+            "during_flood": {"probes": len(probes), "failures": len(failures), "first_failures": failures[:3],
+                             "slowest_ms": round(1000 * max(probes)), "median_ms": round(1000 * statistics.median(probes))},
+            "flood_held": {"probes": len(held), "failures": sum(not ok for _, ok in held),
+                           "slowest_ms": round(1000 * max(s for s, _ in held)),
+                           "median_ms": round(1000 * statistics.median(s for s, _ in held))},
+            "still_open_after_header_timeout": still_open}
 
 
 def _ready(proc: subprocess.Popen) -> bool:
@@ -163,10 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrent", type=int, default=500)
     parser.add_argument("--idle", type=int, default=20000)
+    parser.add_argument("--plain", action="store_true", help="serve with uvicorn's defaults, as before the limits")
     args = parser.parse_args(argv)
-    print(json.dumps({"open_file_limit": raise_open_files()}), flush=True)
+    print(json.dumps({"open_file_limit": raise_open_files(), "plain": args.plain}), flush=True)
     port = free_port()
-    server = start_server(port)
+    server = start_server(port, args.plain)
     try:
         if args.concurrent:
             print(json.dumps(asyncio.run(concurrent_chats(f"http://127.0.0.1:{port}", args.concurrent))), flush=True)
