@@ -1,4 +1,4 @@
-"""`shopnest ask` and `shopnest serve`."""
+"""`shopnest ask`, `shopnest serve` and `shopnest token`."""
 
 from __future__ import annotations
 
