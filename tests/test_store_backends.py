@@ -328,3 +328,18 @@ def test_a_second_resume_from_the_command_line_is_refused_before_anything_loads(
     err = capsys.readouterr().err
     assert code == 2 and "run r1 is being run by another process right now" in err
     assert "no-such-dataset" not in err  # refused before the dataset was even read
+
+
+def test_an_error_that_quotes_a_secret_is_printed_redacted(monkeypatch, capsys):
+    """Whatever error text a command ends with (a driver may quote its URL) prints no secret."""
+    import tracegrade.cli.history as history
+
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "tok-quoted-by-a-driver-1")
+
+    def fails(args):
+        raise StoreError("connection to postgresql://app:tok-quoted-by-a-driver-1@db failed")
+
+    monkeypatch.setattr(history, "handle", fails)
+    assert main(["history"]) == 2
+    err = capsys.readouterr().err
+    assert "tok-quoted-by-a-driver-1" not in err and "tracegrade: error: connection to postgresql://app:" in err

@@ -23,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.command(args)
     except TracegradeError as exc:
-        print(f"shopnest: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from tracegrade.core.redact import redact_secrets  # a driver's message may quote a secret
+
+        print(f"shopnest: {type(exc).__name__}: {redact_secrets(str(exc))}", file=sys.stderr)
         return 2
 
 

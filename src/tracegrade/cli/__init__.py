@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except TracegradeError as exc:
-        print(f"tracegrade: error: {exc}", file=sys.stderr)
+        from tracegrade.core.redact import redact_secrets  # a driver's message may quote a secret
+
+        print(f"tracegrade: error: {redact_secrets(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tracegrade: interrupted", file=sys.stderr)
