@@ -129,3 +129,15 @@ def test_a_foreign_host_never_reaches_chat(shop):
     response = httpx.post(f"{shop}/chat", json={"question": "Where is ORD-101?"},
                           headers={"Host": f"attacker.example:{port}", "Authorization": "Bearer tok-ann-C100-0123456789"})
     assert response.status_code == 400 and "toolCalls" not in response.text
+
+
+async def test_the_http_target_runs_a_plain_case_against_customer_mode(fake_knowledge):
+    """A case that names no customer and no faults needs no test mode: it asks as the token's customer."""
+    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.eval.targets import http_target
+
+    agent = ShopNestAgent(ScriptedModel(look_up), fake_knowledge, OrderBook())
+    with serving(create_app(agent, CustomerTokens.of(TOKENS))) as url:
+        ask_as_bob = http_target(f"{url}/chat", token="tok-bob-C200-0123456789")
+        reply = await ask_as_bob(GoldenCase(id="c", question="Where is ORD-109?"))
+    assert reply.tool_calls[0].status == "ok"

@@ -87,13 +87,13 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
 
 
 def _request_body(case: GoldenCase) -> dict:
-    body = {
-        "question": case.question,
-        "history": [t.model_dump() for t in case.history],
-        "faults": dict(case.faults),
-    }
+    """The question and history; the customer and the faults only when the case sets
+    them (an agent serving real customers refuses both: they are for its test mode)."""
+    body: dict = {"question": case.question, "history": [t.model_dump() for t in case.history]}
     if case.customer_id:
         body["customerId"] = case.customer_id
+    if case.faults:
+        body["faults"] = dict(case.faults)
     return body
 
 
