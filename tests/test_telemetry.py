@@ -131,7 +131,7 @@ async def test_every_step_span_lies_inside_its_request_over_many_requests(fake_k
     for _ in range(150):
         memory.clear()
         agent = shop_agent(fake_knowledge, [tool("getOrderStatus", "ORD-102"), answer("It was delivered.")])
-        assert (await chat(create_app(agent, tracer=telemetry.tracer), "Where is ORD-102?")).status_code == 200
+        assert (await chat(create_app(agent, TestMode(), tracer=telemetry.tracer), "Where is ORD-102?")).status_code == 200
         spans = memory.get_finished_spans()
         root = next(s for s in spans if s.parent is None)
         outside += any(not root.start_time <= s.start_time <= s.end_time <= root.end_time for s in spans)
