@@ -250,3 +250,30 @@ def test_a_result_without_a_trace_counts_in_the_pass_rate_only():
 def test_rate_json_states_value_and_denominator():
     assert Rate(1, 3).to_json() == {"value": 0.3333, "n": 3, "unit": "cases"}
     assert Rate(0, 0, "calls").to_json() == {"value": None, "n": 0, "unit": "calls"}
+
+
+def test_metrics_in_chunks_equal_metrics_in_one_go(monkeypatch):
+    """A large run's metrics are computed a chunk at a time (memory); every number
+    must be the same as over the whole list at once."""
+    import tracegrade.metrics as metrics
+    from tracegrade.store.compact import CompactResults
+
+    routes = ("order_status", "refund", "policy", None)
+    cases, results = [], []
+    for i in range(23):
+        c = case(f"c{i}", question=f"Question {i}?", expected_tool="getOrderStatus", expected_tool_argument="ORD-101",
+                 expected_source="return-policy.md", expected_route=routes[i % 3], split=("nominal", "unanswerable")[i % 2],
+                 category=("status", "refund", "policy")[i % 3], risk=("low", "high")[i % 2])
+        calls = [call("getOrderStatus", "ORD-101" if i % 4 else "ORD-109", status=("ok", "denied", "error")[i % 3])]
+        r = reply(*calls, answer="Sorry, I cannot help." if i % 5 == 0 else f"ORD-101 shipped ({i}).",
+                  sources=(("return-policy.md",), ("shipping-policy.md", "return-policy.md"), ())[i % 3],
+                  route=routes[(i + i // 3) % 4])
+        cases.append(c)
+        results.append(CaseResult(c.id, "pass" if i % 3 else "fail", reply=None if i == 7 else r))
+    whole = run_metrics(results, cases).to_json()
+    monkeypatch.setattr(metrics, "CHUNK", 4)
+    assert run_metrics(results, cases).to_json() == whole
+    compact = CompactResults.from_json_texts(__import__("json").dumps(r.to_json()) for r in results)
+    assert run_metrics(compact, cases).to_json() == whole
+    assert list(component_metrics([], cases)) == list(whole["overall"])  # no results: every metric, empty
+    assert all(rate.n == 0 for rate in component_metrics([], cases).values())

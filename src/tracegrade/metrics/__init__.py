@@ -22,7 +22,7 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
-from tracegrade.metrics.routing import RoutingReport, routing_from
+from tracegrade.metrics.routing import RoutingReport, routing_pairs, routing_report
 from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
 from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
 from tracegrade.metrics.tools import tool_metrics
@@ -31,19 +31,39 @@ from tracegrade.core.results import CaseResult
 __all__ = ["Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
 
 
+# WHY in chunks: every reply of a 100,000-case run at once was the peak of its
+# memory (2.8 KB a case). Every scalar metric is a Rate, a sum over items, so
+# chunk sums add up exactly; routing keeps its (expected, reported) pairs.
+CHUNK = 5000
+
+
 def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> dict[str, Rate]:
     """Every scalar metric, named ``component.metric``, plus the pass rate."""
-    items = traced(results, cases)
-    routing = routing_from(items)
-    return {
-        "passRate": Rate.of(r.passed for r in results),
-        **retrieval_metrics(items),
-        **tool_metrics(items),
-        "routing.accuracy": routing.accuracy,
-        "routing.macroF1": routing.macro_f1,
-        **generation_metrics(items),
-        **safety_metrics(items),
-    }
+    sums: dict[str, Rate | None] = {}
+    pairs: list[tuple[str, str]] = []
+    unrouted = 0
+    for chunk in _chunks(results):
+        items = traced(chunk, cases)
+        part = {"passRate": Rate.of(r.passed for r in chunk), **retrieval_metrics(items), **tool_metrics(items),
+                "routing.accuracy": None, "routing.macroF1": None,  # from every pair, below
+                **generation_metrics(items), **safety_metrics(items)}
+        sums = {name: None if rate is None else _add(sums.get(name), rate) for name, rate in part.items()}
+        chunk_pairs, chunk_unrouted = routing_pairs(items)
+        pairs.extend(chunk_pairs)
+        unrouted += chunk_unrouted
+    routing = routing_report(pairs, unrouted)
+    whole = {"routing.accuracy": routing.accuracy, "routing.macroF1": routing.macro_f1}
+    return {name: whole[name] if rate is None else rate for name, rate in sums.items()}
+
+
+def _chunks(results: Sequence[CaseResult]):
+    """``results`` CHUNK at a time; one empty chunk for no results (every metric is still named)."""
+    for start in range(0, max(1, len(results)), CHUNK):
+        yield results[start:start + CHUNK]
+
+
+def _add(a: Rate | None, b: Rate) -> Rate:
+    return b if a is None else Rate(a.total + b.total, a.n + b.n, b.unit)
 
 
 @dataclass(frozen=True)
@@ -75,12 +95,21 @@ def run_metrics(
     results: Sequence[CaseResult], cases: Sequence[GoldenCase], thresholds: Mapping[str, Threshold] = THRESHOLDS
 ) -> RunMetrics:
     """Overall and per-group metrics, routing detail, every safety violation, and the flags."""
-    items = traced(results, cases)
-    routing, violations, traced_count = routing_from(items), tuple(all_violations(items)), len(items)
-    k = tuple(sorted({len(reply.retrieved_sources) for _, reply in items}))
-    del items  # WHY: every reply at once; at 100,000 cases the groups below must not sit on top of it
+    pairs: list[tuple[str, str]] = []
+    violations: list[Violation] = []
+    unrouted = traced_count = 0
+    seen_k: set[int] = set()
+    for chunk in _chunks(results):  # see CHUNK
+        items = traced(chunk, cases)
+        chunk_pairs, chunk_unrouted = routing_pairs(items)
+        pairs.extend(chunk_pairs)
+        unrouted += chunk_unrouted
+        violations += all_violations(items)
+        traced_count += len(items)
+        seen_k.update(len(reply.retrieved_sources) for _, reply in items)
+    routing, k = routing_report(pairs, unrouted), tuple(sorted(seen_k))
     overall = component_metrics(results, cases)
     groups = per_group(results, cases, component_metrics)
     flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]
-    return RunMetrics(overall=overall, routing=routing, violations=violations, groups=tuple(groups),
+    return RunMetrics(overall=overall, routing=routing, violations=tuple(violations), groups=tuple(groups),
                       flags=tuple(flags), cases=len(results), traced=traced_count, k=k)

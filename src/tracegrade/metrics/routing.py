@@ -74,6 +74,11 @@ def routing_report(pairs: Sequence[tuple[str, str]], unrouted: int = 0) -> Routi
 
 
 def routing_from(items: Sequence[Traced]) -> RoutingReport:
+    return routing_report(*routing_pairs(items))
+
+
+def routing_pairs(items: Sequence[Traced]) -> tuple[list[tuple[str, str]], int]:
+    """The (expected, reported) pairs of the items that expect a route, and how many reported none."""
     wanted = [(case.expected_route, reply.route) for case, reply in items if case.expected_route]
     pairs = [(e, r) for e, r in wanted if r is not None]
-    return routing_report(pairs, unrouted=len(wanted) - len(pairs))
+    return pairs, len(wanted) - len(pairs)
