@@ -1,17 +1,23 @@
-"""HTTP parity: the served ShopNest agent (real uvicorn, real loopback socket)
-gives the same check results as the same agent called in-process."""
+"""The HTTP target. Parity: the served ShopNest agent (real uvicorn, real loopback socket)
+gives the same check results as the same agent called in-process. Hostile
+targets (issue 15.2, 15.3): endless or huge responses, echoed tokens."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 
 import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from shopnest.agent import ShopNestAgent
 from shopnest.auth import TestMode
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
-from support import GOLDEN, golden_shopnest_model, serving
+from support import GOLDEN, GOLDEN_PATH, golden_shopnest_model, golden_wire, serving
+from tracegrade.cli import main
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
@@ -82,15 +88,6 @@ async def test_an_unreachable_endpoint_is_a_case_error_not_a_crash():
 
 # --- issue 15.2 and 15.3: hostile HTTP targets ------------------------------------------
 
-import asyncio  # noqa: E402
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.responses import JSONResponse, StreamingResponse  # noqa: E402
-
-from support import GOLDEN_PATH, golden_wire  # noqa: E402
-from tracegrade.cli import main  # noqa: E402
 
 PLANTED = "tg-target-token-7f3a9c1e5b"
 

@@ -27,7 +27,7 @@ import functools
 import ipaddress
 import os
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
@@ -45,11 +45,10 @@ def register_secret(value: str | None) -> None:
         _registered.add(value)
 
 
-def configured_secrets(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+def configured_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Every secret value this process knows, longest first."""
-    environ = os.environ if environ is None else environ
     found = set(_registered)
-    for name, value in environ.items():
+    for name, value in (os.environ if environ is None else environ).items():
         if _SECRET_NAME.search(name):
             found.add(value)
         found.update(_URL_PASSWORD.findall(value))

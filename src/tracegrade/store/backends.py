@@ -52,7 +52,8 @@ class Backend:
 
     display_url: str
 
-    def execute(self, work: Work[T], migration: bool = False) -> T: ...
+    def execute(self, work: Work[T], migration: bool = False) -> T:
+        raise NotImplementedError
 
     def lock_run(self, run_id: str) -> None: ...
 
