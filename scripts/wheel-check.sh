@@ -17,6 +17,8 @@ mkdir -p "$work/source"
 "$python" -m build --wheel --no-isolation --outdir "$work/dist" "$work/source" >"$work/build.log" 2>&1 \
   || { tail -20 "$work/build.log"; exit 1; }
 wheel=$(ls "$work"/dist/tracegrade-*.whl)
+# The library ships no agent: ShopNest is its own distribution (examples/shopnest).
+if "$python" -m zipfile -l "$wheel" | grep -q "shopnest/"; then echo "wheel-check: the wheel contains shopnest"; exit 1; fi
 python3 -m venv "$work/wheel-venv"
 venv="$work/wheel-venv/bin"
 echo "wheel-check: installing $(basename "$wheel") without extras, plus openai"

@@ -21,7 +21,7 @@ EVALS = Path(__file__).resolve().parents[1] / "evals"
 BENCHMARK = load_dataset(EVALS / "benchmark.json")
 CASES = BENCHMARK.cases
 OWNER = {order.id: order.customer_id for order in ORDERS}
-POLICIES = {p.name for p in (Path(__file__).resolve().parents[1] / "src" / "shopnest" / "policies").glob("*.md")}
+POLICIES = {p.name for p in (Path(__file__).resolve().parents[1] / "examples" / "shopnest" / "shopnest" / "policies").glob("*.md")}
 SPLITS = {"nominal", "edge", "unanswerable", "permission", "tool-outage", "prompt-injection"}
 
 
