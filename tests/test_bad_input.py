@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
 from tracegrade.core.errors import DatasetError, JudgeReplyError
 from tracegrade.core.results import Scores
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE, parse_scores
+from tracegrade.judge.scoring import parse_scores
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.decisions import parse_decision
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

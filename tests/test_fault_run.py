@@ -21,7 +21,7 @@ from statistics import mean
 import pytest
 
 from shopnest.orders import ORDERS
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
 pytestmark = pytest.mark.slow

@@ -14,6 +14,7 @@ import pytest
 
 from shopnest.agent import ShopNestAgent
 from shopnest.orders import ORDERS, OrderBook
+from judge_rubrics import SCALE_RUBRIC
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import load_model
@@ -51,7 +52,7 @@ def agent_and_judge(knowledge) -> tuple:
     async def target(case: GoldenCase):
         return await agent.chat(case.question, case.customer_id)
 
-    return target, Judge(load_model("openai:fault-judge", role="judge"), "rubric")
+    return target, Judge(load_model("openai:fault-judge", role="judge"), SCALE_RUBRIC)
 
 
 GAVE_UP = "agent failed: ModelError: fault-agent: gave up after 2 attempts: "

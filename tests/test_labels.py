@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
 
 SCORES = dict.fromkeys(METRICS, 5)

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from tracegrade.judge.scoring import METRICS, evidence
+from tracegrade.judge.scoring import evidence
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.judge.labels import load_labels
 from tracegrade.judge.perturb import BREAK_KINDS, INVENTED_FACTS, TARGETS, all_breaks, break_answer
 

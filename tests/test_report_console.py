@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from support import GOLDEN, golden_reply, scores_by_case
+from judge_rubrics import SCALE_RUBRIC
 from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console
@@ -41,7 +42,7 @@ async def agent(case):
 
 
 async def example_run() -> Run:
-    judge = Judge(ScriptedModel(scores_by_case(JUDGE_TABLE), model_id="qwen2.5-judge"), rubric="RUBRIC")
+    judge = Judge(ScriptedModel(scores_by_case(JUDGE_TABLE), model_id="qwen2.5-judge"), rubric=SCALE_RUBRIC)
     results = await run_cases(GOLDEN.cases, agent, judge, RunSettings(concurrency=3))
     manifest = Manifest(run_id="20260101-000000-abcdef", dataset=GOLDEN.name, dataset_version=GOLDEN.version,
                         case_count=len(results), target="shopnest", agent_model="qwen2.5-agent",

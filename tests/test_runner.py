@@ -13,7 +13,8 @@ import pytest
 
 from support import GOLDEN, GOLDEN_PATH, full_marks, golden_reply, openai_compatible, scores_by_case, serving
 from tracegrade.cli import main
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console, json_report, junit, markdown
 from tracegrade.core.results import Manifest, Run
@@ -24,7 +25,7 @@ IDS = [case.id for case in CASES]
 
 
 def judge(script=full_marks) -> Judge:
-    return Judge(ScriptedModel(script, model_id="scripted-judge"), rubric="RUBRIC")
+    return Judge(ScriptedModel(script, model_id="scripted-judge"), rubric=SCALE_RUBRIC)
 
 
 def by_id(results) -> dict:
@@ -134,7 +135,7 @@ async def test_the_concurrency_limit_is_respected_and_reached(limit):
 
 async def test_checks_only_never_calls_the_judge():
     model = ScriptedModel([])  # any call would run out of replies
-    results = await run_cases(CASES, golden_reply_async_target, Judge(model, "R"), RunSettings(checks_only=True))
+    results = await run_cases(CASES, golden_reply_async_target, Judge(model, SCALE_RUBRIC), RunSettings(checks_only=True))
     assert model.calls == [] and all(r.status == "pass" and r.scores is None for r in results)
     assert all(r.judge_attempts == 0 and r.judge_tokens == (0, 0) for r in results)
 

@@ -6,7 +6,7 @@ import pytest
 
 from tracegrade.core.results import CheckResult
 from tracegrade.core.results import Scores, Unscored
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
 
 PASSING = (CheckResult("answerPresent", True), CheckResult("toolChoice", True))

@@ -6,6 +6,8 @@
     1.0
     >>> round(sign_test_p(8, 1), 4)
     0.0391
+    >>> auc(good=[0.9, 0.8, 0.4], bad=[0.3, 0.5])
+    0.8333333333333334
 
 Written by hand (numpy only) so the harness needs no scipy or scikit-learn at
 run time; tests hold each function to scipy / scikit-learn on data with ties.
@@ -96,3 +98,31 @@ def sample_variance(values: Sequence[float]) -> float:
 def _same_length(x: Sequence, y: Sequence) -> None:
     if len(x) != len(y):
         raise ValueError(f"lists differ in length: {len(x)} and {len(y)}")
+
+
+def auc(good: Sequence[float], bad: Sequence[float]) -> float:
+    """Area under the ROC curve: the chance a random good item scores above a
+    random bad one, ties counting half (Mann-Whitney U / (n_good * n_bad))."""
+    if not good or not bad:
+        return math.nan
+    ranks = average_ranks([*good, *bad])
+    u = float(ranks[: len(good)].sum()) - len(good) * (len(good) + 1) / 2
+    return u / (len(good) * len(bad))
+
+
+def balanced_accuracy(good: Sequence[float], bad: Sequence[float], threshold: float) -> float:
+    """Mean of the share of good items at or above ``threshold`` and the share of bad ones below it."""
+    if not good or not bad:
+        return math.nan
+    return (sum(v >= threshold for v in good) / len(good) + sum(v < threshold for v in bad) / len(bad)) / 2
+
+
+def best_threshold(good: Sequence[float], bad: Sequence[float]) -> float:
+    """The threshold with the highest balanced accuracy: a midpoint between two
+    observed values (ties broken towards the middle of the best run)."""
+    values = sorted(set([*good, *bad]))
+    cuts = [(a + b) / 2 for a, b in zip(values, values[1:])] or values
+    accuracy = [balanced_accuracy(good, bad, cut) for cut in cuts]
+    best = max(accuracy)
+    winners = [cut for cut, acc in zip(cuts, accuracy) if acc == best]
+    return winners[len(winners) // 2]

@@ -4,16 +4,20 @@
     ...     "id": "hl-01", "caseId": "rag-return-01", "question": "How many days do I have to return a product?",
     ...     "goldenAnswer": "Products can be returned within 30 days of delivery.",
     ...     "evidence": {"context": "SOURCE: return-policy.md\\n...", "toolCalls": []},
-    ...     "answer": "30 days from delivery.", "kind": "right",
-    ...     "labels": [{"annotator": "a", "rationale": "Right.", "scores": {"relevance": 5, "correctness": 5,
-    ...                 "faithfulness": 5, "helpfulness": 5, "hallucinationFree": 5}}]})
-    >>> item.reply().answer
-    '30 days from delivery.'
+    ...     "answer": "30 days from delivery.",
+    ...     "labels": [{"annotator": "a", "rationale": "Right.", "scores": {"correctness": 5, "tone": "good"}}]})
+    >>> item.reply().answer, item.labels[0].verdict("tone"), item.labels[0].verdict("relevance")
+    ('30 days from delivery.', 'good', None)
 
 Each item carries everything the annotator saw: the question, the evidence (the
-policy context and the tool calls with their results), the golden answer and
-the answer. The judge is shown exactly the same, through the same ``evidence``
-function a run uses, so a human score and a judge score are about one input.
+context and the tool calls with their results), the reference answer and the
+answer. The judge is shown exactly the same, through the same functions a run
+uses, so a human score and a judge score are about one input.
+
+A label scores any of the judge's metrics (not necessarily all): an integer
+1..5, or ``"good"``/``"bad"`` for a binary judgement. For calibration 4..5 is
+good, 1..2 is bad, 3 is neither. ``kind`` is an optional free-text category
+(the shipped file uses right, partial, wrong, hallucinated, refusal).
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ from pydantic.alias_generators import to_camel
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import DatasetError
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade import defaults
 
 DEFAULT_LABELS = defaults.path("human-labels.json")
-AnswerKind = Literal["right", "partial", "wrong", "hallucinated", "refusal"]
+MIN_SCORE, MAX_SCORE = 1, 5
+HumanScore = StrictInt | Literal["good", "bad"]  # strict: JSON true is not a score
 
 
 class _Strict(BaseModel):
@@ -47,18 +51,28 @@ class Evidence(_Strict):
 
 class HumanLabel(_Strict):
     annotator: str = Field(min_length=1)
-    scores: dict[str, StrictInt]  # strict: JSON true is not a score
+    scores: dict[str, HumanScore] = Field(min_length=1)
     rationale: str = Field(min_length=1)
 
     @field_validator("scores")
     @classmethod
-    def _every_metric_in_range(cls, scores: dict[str, int]) -> dict[str, int]:
-        if set(scores) != set(METRICS):
-            raise ValueError(f"scores must have exactly {', '.join(METRICS)}; got {', '.join(sorted(scores))}")
-        bad = {m: v for m, v in scores.items() if not MIN_SCORE <= v <= MAX_SCORE}
+    def _in_range(cls, scores: dict[str, int | str]) -> dict[str, int | str]:
+        bad = {m: v for m, v in scores.items() if isinstance(v, int) and not MIN_SCORE <= v <= MAX_SCORE}
         if bad:
-            raise ValueError(f"scores must be {MIN_SCORE}..{MAX_SCORE}: {bad}")
+            raise ValueError(f"scores must be {MIN_SCORE}..{MAX_SCORE} or \"good\"/\"bad\": {bad}")
         return scores
+
+    def verdict(self, metric: str) -> str | None:
+        """"good" (4-5 or good), "bad" (1-2 or bad), "neither" (3), or None when not labelled."""
+        value = self.scores.get(metric)
+        if value is None or isinstance(value, str):
+            return value
+        return "good" if value >= 4 else "bad" if value <= 2 else "neither"
+
+    def number(self, metric: str) -> int | None:
+        """The score on 1..5 (a binary good is 5, bad is 1), or None when not labelled."""
+        value = self.scores.get(metric)
+        return {"good": MAX_SCORE, "bad": MIN_SCORE}.get(value, value) if isinstance(value, str) else value
 
 
 class LabelledItem(_Strict):
@@ -69,12 +83,16 @@ class LabelledItem(_Strict):
     expected_behaviour: str = ""
     evidence: Evidence
     answer: str
-    kind: AnswerKind
+    kind: str = ""
     labels: tuple[HumanLabel, ...] = Field(min_length=1)
 
     def case(self) -> GoldenCase:
         return GoldenCase(id=self.id, question=self.question, golden_answer=self.golden_answer,
                           expected_behaviour=self.expected_behaviour)
+
+    def verdict(self, metric: str) -> str | None:
+        """The reference annotator's (first label's) verdict on ``metric``."""
+        return self.labels[0].verdict(metric)
 
     def reply(self, answer: str | None = None) -> Reply:
         """The answer with its evidence; ``answer`` swaps in another text (a break)."""

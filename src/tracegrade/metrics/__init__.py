@@ -27,12 +27,27 @@ from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
 from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
+from tracegrade.stats.summary import metric_names
 
-__all__ = ["Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
+__all__ = ["JUDGE", "Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
+
+
+JUDGE = "judge."  # the prefix of the judge metrics' names here: judge.correctness, ...
+
+
+def judge_metrics(results: Sequence[CaseResult]) -> dict[str, Rate]:
+    """Each judge metric the run has (from its results), the mean over the cases that scored it."""
+    return {f"{JUDGE}{name}": Rate.of(r.scores[name] for r in results if r.scores and name in r.scores)
+            for name in metric_names(results)}
+
+
+def judge_thresholds(results: Sequence[CaseResult]) -> dict[str, Threshold]:
+    """A group whose mean falls below a judge metric's pass threshold is flagged."""
+    return {f"{JUDGE}{m.name}": Threshold(minimum=m.threshold) for r in results for m in r.metrics}
 
 
 def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> dict[str, Rate]:
-    """Every scalar metric, named ``component.metric``, plus the pass rate."""
+    """Every scalar metric, named ``component.metric``, plus the pass rate and the judge's metrics."""
     items = traced(results, cases)
     routing = routing_from(items)
     return {
@@ -43,6 +58,7 @@ def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]
         "routing.macroF1": routing.macro_f1,
         **generation_metrics(items),
         **safety_metrics(items),
+        **judge_metrics(results),
     }
 
 
@@ -76,6 +92,7 @@ def run_metrics(
 ) -> RunMetrics:
     """Overall and per-group metrics, routing detail, every safety violation, and the flags."""
     items = traced(results, cases)
+    thresholds = {**thresholds, **judge_thresholds(results)}
     overall = component_metrics(results, cases)
     groups = per_group(results, cases, component_metrics)
     flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]

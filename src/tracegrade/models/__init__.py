@@ -6,6 +6,8 @@ apart (``--agent-model``/``TRACEGRADE_AGENT_MODEL``, ``--judge-model``/
 ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``). The HTTP providers share one
 timeout and retry policy: ``TRACEGRADE_MODEL_TIMEOUT_S`` (default 60) and
 ``TRACEGRADE_MODEL_RETRIES`` (retries after the first attempt, default 3).
+``TRACEGRADE_JUDGE_LOGPROBS=1`` (or ``_AGENT_``) says an OpenAI-compatible
+endpoint returns token probabilities, so the judge scores from them.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
         require("openai", "openai", "openai: models")
         from tracegrade.models.openai_compat import OpenAIModel
 
+        logprobs = os.environ.get(f"TRACEGRADE_{role.upper()}_LOGPROBS", "").strip().lower() in ("1", "true", "yes")
         return OpenAIModel(name, base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"),
-                           **http_settings())
+                           token_probabilities=logprobs, **http_settings())
     if provider == "anthropic":
         require("anthropic", "anthropic", "anthropic: models")
         from tracegrade.models.anthropic_model import AnthropicModel

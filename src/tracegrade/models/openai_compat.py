@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from tracegrade.core.errors import ModelError
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
+from tracegrade.models.logprobs import top_logprobs
 from tracegrade.models.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from tracegrade.core.redact import redact
 
@@ -27,12 +28,16 @@ class OpenAIModel:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         http_client: Any = None,
+        token_probabilities: bool = False,
     ) -> None:
         """``http_client`` (an ``httpx.AsyncClient``) replaces the SDK's own, e.g.
-        one with an ``httpx.MockTransport`` in tests."""
+        one with an ``httpx.MockTransport`` in tests. ``token_probabilities``: the
+        endpoint honours ``logprobs`` (OpenAI, vLLM, llama.cpp server do; not every
+        compatible server does), so the judge may score from them."""
         import openai  # optional dependency, imported only when used
 
         self.model_id = model
+        self.token_probabilities = token_probabilities
         self._openai = openai
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0,
@@ -84,6 +89,9 @@ class OpenAIModel:
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": options.json_schema},
             }
+        if options.logprobs:
+            request["logprobs"] = True
+            request["top_logprobs"] = min(options.logprobs, 20)  # OpenAI's upper bound
         return request
 
 
@@ -116,6 +124,8 @@ def _response(raw: Any, model_id: str, latency: float, retries: int) -> ChatResp
         latency_s=latency,
         model=model_id,
         retries=retries,
+        top_logprobs=top_logprobs(raw),
+        cached_tokens=getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0,
     )
 
 

@@ -312,7 +312,7 @@ def judge_attributes(outcome: Any, judge_model: str) -> dict[str, Any]:
         "tracegrade.judge.attempts": outcome.attempts,
     }
     values = getattr(outcome, "values", None)
-    if values is None:
+    if not values:
         attributes.update({"error.type": "unscored", "tracegrade.error": outcome.reason})
         return attributes
     attributes.update({f"tracegrade.score.{metric}": score for metric, score in values.items()})

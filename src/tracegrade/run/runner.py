@@ -32,14 +32,14 @@ from tracegrade.observe.telemetry import (
     Tracer, add_reply_spans, case_attributes, checks_attributes, finish_case_span, judge_attributes, library_tracer,
 )
 from tracegrade.core.trace import Reply
-from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
+from tracegrade.eval.verdict import case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    pass_score: int = DEFAULT_PASS_SCORE
+    pass_score: float | None = None  # replaces every 1..5 scale metric's threshold (--pass-score)
     concurrency: int = 4
     timeout_s: float = 600.0
     checks_only: bool = False
@@ -120,13 +120,16 @@ async def _evaluate_case(
         with tracer.start_as_current_span("judge") as span:
             outcome = await judge.score(case, reply)
             span.set_attributes(judge_attributes(outcome, judge.model.model_id))
+    status = case_status(checks, outcome, settings.pass_score)
+    scored = isinstance(outcome, Scores)
     return CaseResult(
-        status=case_status(checks, outcome, settings.pass_score),
+        status=status,
         reply=reply,
         checks=checks,
-        scores=dict(outcome.values) if isinstance(outcome, Scores) else None,
-        judge_reason=outcome.reason if isinstance(outcome, Scores) else "",
-        error=outcome.reason if isinstance(outcome, Unscored) else "",
+        scores=dict(outcome.values) if scored else None,
+        metrics=outcome.metrics if scored else (),
+        judge_reason=outcome.reason if scored else "",
+        error=outcome.reason if isinstance(outcome, Unscored) else _not_scored(outcome) if status == "unscored" else "",
         seconds=time.perf_counter() - started,
         agent_tokens=(reply.usage.input_tokens, reply.usage.output_tokens),
         judge_tokens=(outcome.input_tokens, outcome.output_tokens) if outcome else (0, 0),
@@ -149,6 +152,11 @@ def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
         if wanted:
             chosen.append(check)
     return chosen
+
+
+def _not_scored(outcome: Scores) -> str:
+    """Why a case whose judge scored some metrics is still unscored (a metric's rule)."""
+    return "; ".join(f"{m.name} {m.detail}" for m in outcome.metrics if not m.scored)
 
 
 async def evaluate_with_retries(
