@@ -55,7 +55,9 @@ metrics:
     evidence: [question, context, tools]
   - name: completeness
     measures: all parts covered
-    checklist: [Does it say whether the item can be returned?, Does it say why?]
+    checklist:
+      - Does it say whether the item can be returned?
+      - Does it say why?
     rule: all
     evidence: [question, context, tools, answer]
   - name: tone
@@ -231,7 +233,7 @@ async def test_unusable_json_leaves_the_model_metrics_not_scored_with_the_reason
 async def test_no_metric_scored_at_all_is_unscored():
     judge, _ = json_judge(["not json"], attempts=1, rubric=SCALE_RUBRIC)
     outcome = await judge.score(CASE, REPLY)
-    assert outcome == Unscored("judge reply unusable: not JSON: 'not json'", 0, 0, 1, 0)
+    assert outcome == Unscored("judge reply unusable: not JSON: 'not json'", 10, 5, 1, 0)
 
 
 async def test_the_judge_can_score_two_answers_at_once():

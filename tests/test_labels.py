@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
 
 SCORES = dict.fromkeys(METRICS, 5)
@@ -48,11 +48,24 @@ def test_a_score_out_of_range_names_the_field(tmp_path, scores, message):
         load_labels(_write(tmp_path, [_item(**scores)]))
 
 
-def test_a_missing_metric_and_an_unknown_field_are_errors(tmp_path):
-    missing = _item()
-    del missing["labels"][0]["scores"]["relevance"]
-    with pytest.raises(DatasetError, match="exactly"):
-        load_labels(_write(tmp_path, [missing]))
+def test_a_label_may_cover_some_metrics_and_be_binary_and_kind_is_optional(tmp_path):
+    item = {k: v for k, v in _item().items() if k != "kind"}
+    item["labels"][0]["scores"] = {"correctness": "bad", "tone": 4}
+    (loaded,), _ = load_labels(_write(tmp_path, [item]))
+    label = loaded.labels[0]
+    assert (label.verdict("correctness"), label.number("correctness")) == ("bad", 1)
+    assert (label.verdict("tone"), label.verdict("relevance"), loaded.kind) == ("good", None, "")
+
+
+@pytest.mark.parametrize("scores, message", [({}, "at least 1"), ({"correctness": "meh"}, "correctness")])
+def test_an_empty_or_unknown_label_is_an_error(tmp_path, scores, message):
+    item = _item()
+    item["labels"][0]["scores"] = scores
+    with pytest.raises(DatasetError, match=message):
+        load_labels(_write(tmp_path, [item]))
+
+
+def test_an_unknown_field_is_an_error(tmp_path):
     typo = {**_item(), "annswer": "x"}
     with pytest.raises(DatasetError, match="annswer"):
         load_labels(_write(tmp_path, [typo]))

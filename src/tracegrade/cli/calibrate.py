@@ -44,8 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--min-auc", type=float, default=0.8, help="AUC a metric must reach to gate (default 0.8)")
     p.add_argument("--min-balanced-accuracy", type=float, default=0.75,
                    help="balanced accuracy at the pass threshold a metric must reach to gate (default 0.75)")
-    p.add_argument("--min-labels", type=int, default=5,
-                   help="good and bad labelled answers (each) a metric needs to gate (default 5)")
+    p.add_argument("--min-labels", type=int, default=3,
+                   help="good and bad labelled answers (each) a metric needs to gate (default 3)")
     p.add_argument("--min-break-share", type=float, default=0.8,
                    help="share of the known-bad breaks aimed at a metric it must fail to gate (default 0.8)")
     p.add_argument("--fit-thresholds", action="store_true",

@@ -105,8 +105,8 @@ def auc(good: Sequence[float], bad: Sequence[float]) -> float:
     random bad one, ties counting half (Mann-Whitney U / (n_good * n_bad))."""
     if not good or not bad:
         return math.nan
-    ranks = average_ranks([*good, *bad])
-    u = float(ranks[: len(good)].sum()) - len(good) * (len(good) + 1) / 2
+    ranks, _ = average_ranks([*good, *bad])
+    u = sum(ranks[: len(good)]) - len(good) * (len(good) + 1) / 2
     return u / (len(good) * len(bad))
 
 

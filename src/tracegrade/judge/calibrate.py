@@ -66,7 +66,7 @@ class Thresholds:
 
     min_auc: float = 0.8
     min_balanced_accuracy: float = 0.75
-    min_labels: int = 5  # good and bad answers each
+    min_labels: int = 3  # good and bad answers each
     min_break_share: float = 0.8
 
 
@@ -322,7 +322,7 @@ async def calibrate(
         raise ValueError("samples must be at least 1")
     to_break = good_items(items)[:break_limit] if breaks else []
     inputs = [(i, ORIGINAL, i.answer) for i in items]
-    inputs += [(i, b.kind, b.answer) for i in to_break for b in all_breaks(i.question, i.answer, _evidence(i))]
+    inputs += [(i, b.kind, b.answer) for i in to_break for b in all_breaks(i.question, i.answer, evidence_of(i))]
     judged = await _judge_all(inputs, judge, samples, concurrency, on_judged)
     originals = {j.item_id: j for j in judged if j.variant == ORIGINAL}
     rubric_thresholds = {m.name: judge.thresholds.get(m.name, m.threshold) for m in judge.rubric.metrics}
@@ -526,7 +526,7 @@ def _break_result(broken: Judged, original: Judged, thresholds: Mapping[str, flo
                        dict(thresholds))
 
 
-def _evidence(item: LabelledItem) -> str:
+def evidence_of(item: LabelledItem) -> str:
     """Everything the judge sees besides the answer: an invented fact must not be in it."""
     texts = section_texts(item.case(), item.reply(answer=""))
     return "\n\n".join(text for name, text in texts.items() if name != "answer")

@@ -86,12 +86,17 @@ def claims(text: str, kinds: Iterable[str] | None = None) -> list[Claim]:
     return [claim for _, claim in sorted(found, key=lambda pair: pair[0])]
 
 
-def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] | None = None) -> list[Claim]:
-    """The claims of ``answer`` that ``evidence`` does not hold, each named once."""
+def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] | None = None,
+               names: str | Sequence[str] = ()) -> list[Claim]:
+    """The claims of ``answer`` that ``evidence`` does not hold, each named once.
+    ``names``: more text whose words count as known names (and only names)."""
     text = evidence if isinstance(evidence, str) else "\n\n".join(evidence)
     known = Known(text)
+    also = set(_WORD.findall((names if isinstance(names, str) else " ".join(names)).lower()))
     missing: list[Claim] = []
     for claim in claims(answer, kinds):
+        if claim.kind == "name" and all(w in also for w in _WORD.findall(claim.key)):
+            continue
         if not known.holds(claim) and claim not in missing:
             missing.append(claim)
     return missing

@@ -26,7 +26,9 @@ A metric is asked in exactly one way:
 - ``code: grounding``: no model; every specific claim in the answer (numbers,
   amounts, dates, ids, e-mail addresses, names) must appear in the evidence.
 
-Other fields: ``needsReference`` (not scored when the case has no reference
+Top-level ``known``: names any answer may use without evidence (the
+assistant's own, its organisation's); grounding accepts them, and the names
+the case's reference answer uses. Other metric fields: ``needsReference`` (not scored when the case has no reference
 answer), ``evidence`` (which sections the judge sees for this metric, default
 all), ``gate`` (false: reported, never decides pass/fail), ``ifNotScored``
 (skip | fail | unscored; see ``eval.verdict``). A typo is an error naming the
@@ -131,6 +133,7 @@ def _field(kind: str) -> str:
 class _RubricFile(_Strict):
     name: str = ""
     evidence: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_HEADINGS))
+    known: tuple[str, ...] = ()  # names any answer may use without evidence (the assistant's, its organisation's)
     metrics: tuple[MetricSpec, ...] = Field(min_length=1)
 
     @field_validator("evidence")
@@ -161,6 +164,7 @@ class Rubric:
     headings: dict[str, str]
     metrics: tuple[MetricSpec, ...]
     name: str = ""
+    known: tuple[str, ...] = ()
 
     @property
     def hash(self) -> str:
@@ -189,7 +193,7 @@ def parse_rubric(text: str, source: str = "rubric") -> Rubric:
         raise ConfigError(f"{source}: {_problem(data, exc)}") from None
     if not body.strip():
         raise ConfigError(f"{source}: the instructions after the front matter are empty")
-    return Rubric(text, body.strip(), parsed.evidence, parsed.metrics, parsed.name)
+    return Rubric(text, body.strip(), parsed.evidence, parsed.metrics, parsed.name, parsed.known)
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:

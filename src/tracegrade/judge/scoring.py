@@ -132,16 +132,22 @@ class Judge:
 
     def _grounding(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
         sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
-        missing = ungrounded(texts["answer"], sources, spec.claims)
+        # WHY names also from the reference answer and the rubric's known names: a name a
+        # right answer uses (the assistant's own, its organisation's) is expected, not invented.
+        names = [*self.rubric.known, texts["reference"]]
+        missing = ungrounded(texts["answer"], sources, spec.claims, names)
         if missing:
             named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
             return self._result(spec, 0.0, "code", f"not in the evidence: {named}")
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
 
     async def _by_probability(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
-        # WHY sorted by the sections shown: questions with the same evidence follow
-        # each other, so each one finds the previous one's prefix in the cache.
-        ordered = sorted(specs, key=lambda s: tuple(self.rubric.sections(s)))
+        # WHY grouped by the sections shown (in rubric order otherwise): questions with
+        # the same evidence follow each other, so each finds the previous one's prefix cached.
+        groups: dict[tuple[str, ...], list[MetricSpec]] = {}
+        for spec in specs:
+            groups.setdefault(tuple(self.rubric.sections(spec)), []).append(spec)
+        ordered = [spec for group in groups.values() for spec in group]
         results, problems = {}, []
         for spec in ordered:
             evidence = evidence_text(self.rubric.headings, texts, self.rubric.sections(spec))
@@ -153,7 +159,7 @@ class Judge:
                 values.append(value)
             if problem:
                 problems.append(f"{spec.name}: {problem}")
-                results[spec.name] = self._result(spec, None, "probability", f"not scored: {problem}")
+                results[spec.name] = self._failed(spec, "probability", problem)
             else:
                 value = combine(values, spec.rule) if spec.kind == "checklist" else values[0]
                 results[spec.name] = self._result(spec, value, "probability", _how(spec, values))
@@ -197,7 +203,7 @@ class Judge:
         tally.attempts = max(tally.attempts, asked.attempts)
         tally.retries += asked.retries
         if asked.value is None:
-            failed = {s.name: self._result(s, None, "json", f"not scored: {asked.problem}") for s in specs}
+            failed = {s.name: self._failed(s, "json", asked.problem) for s in specs}
             return failed, asked.problem, ""
         values, reason = asked.value
         return {s.name: self._result(s, values[s.name], "json", "") for s in specs}, "", reason
@@ -207,10 +213,17 @@ class Judge:
     def _source(self) -> str:
         return "probability" if self.uses_probabilities else "json"
 
-    def _result(self, spec: MetricSpec, value: float | None, source: str, detail: str) -> MetricScore:
+    def _result(self, spec: MetricSpec, value: float | None, source: str, detail: str,
+                if_not_scored: str | None = None) -> MetricScore:
         low, high = spec.range
         return MetricScore(spec.name, value, self.thresholds.get(spec.name, spec.threshold), source, detail, low, high,
-                           spec.gate and spec.name not in self.not_gating, spec.if_not_scored)
+                           spec.gate and spec.name not in self.not_gating, if_not_scored or spec.if_not_scored)
+
+    def _failed(self, spec: MetricSpec, source: str, problem: str) -> MetricScore:
+        """The judge could not answer: the case is unscored whatever the metric's rule, which
+        is for a metric that does not apply (no reference). WHY: a judge endpoint that is
+        down must not let every case pass on the checks alone."""
+        return self._result(spec, None, source, f"not scored: {problem}", if_not_scored="unscored")
 
 
 def _how(spec: MetricSpec, values: list[float]) -> str:

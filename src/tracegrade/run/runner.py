@@ -155,8 +155,12 @@ def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
 
 
 def _not_scored(outcome: Scores) -> str:
-    """Why a case whose judge scored some metrics is still unscored (a metric's rule)."""
-    return "; ".join(f"{m.name} {m.detail}" for m in outcome.metrics if not m.scored)
+    """Why a case whose judge scored some metrics is still unscored: the metrics and why."""
+    by_reason: dict[str, list[str]] = {}
+    for m in outcome.metrics:
+        if not m.scored:
+            by_reason.setdefault(m.detail.removeprefix("not scored: "), []).append(m.name)
+    return "; ".join(f"{', '.join(names)} not scored: {reason}" for reason, names in by_reason.items())
 
 
 async def evaluate_with_retries(
