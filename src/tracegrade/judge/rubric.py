@@ -31,8 +31,10 @@ assistant's own, its organisation's); grounding accepts them, and the names
 the case's reference answer uses. Other metric fields: ``needsReference`` (not scored when the case has no reference
 answer), ``evidence`` (which sections the judge sees for this metric, default
 all), ``gate`` (false: reported, never decides pass/fail), ``ifNotScored``
-(skip | fail | unscored; see ``eval.verdict``). A typo is an error naming the
-file, the metric and the field.
+(skip | fail | unscored, for a metric that does not apply to a case; see
+``eval.verdict``), ``requires`` (other metrics: when one fails, this one fails
+too, with value 0 and the reason; e.g. an answer that invents a fact is not
+correct). A typo is an error naming the file, the metric and the field.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class MetricSpec(_Strict):
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
     if_not_scored: Literal["skip", "fail", "unscored"] = "skip"
+    requires: tuple[str, ...] = ()  # metrics whose failure fails this one (value 0)
 
     @field_validator("name")
     @classmethod
@@ -152,6 +155,13 @@ class _RubricFile(_Strict):
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(f"metric names must be unique; repeated: {', '.join(repeated)}")
+        by_name = {m.name: m for m in self.metrics}
+        for m in self.metrics:
+            for required in m.requires:
+                if required not in by_name or required == m.name:
+                    raise ValueError(f"metric {m.name!r}: requires {required!r}, which is not another metric here")
+                if by_name[required].requires:
+                    raise ValueError(f"metric {m.name!r}: requires {required!r}, which requires others itself")
         return self
 
 

@@ -39,7 +39,7 @@ metric at all was scored is the outcome Unscored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Literal, Mapping
 
 from tracegrade.core.errors import JudgeReplyError
@@ -122,7 +122,7 @@ class Judge:
             ask = self._by_probability if self.uses_probabilities else self._by_json
             results, problem, reason = await ask(asked, texts, tally)
             done.update(results)
-        metrics = tuple(done[m.name] for m in self.rubric.metrics)
+        metrics = tuple(self._required(done, m) for m in self.rubric.metrics)
         counts = (tally.input_tokens, tally.output_tokens, max(tally.attempts, 1), tally.retries, tally.cached_tokens)
         if not any(m.scored for m in metrics):
             return Unscored(problem or "; ".join(f"{m.name}: {m.detail}" for m in metrics), *counts)
@@ -207,6 +207,15 @@ class Judge:
             return failed, asked.problem, ""
         values, reason = asked.value
         return {s.name: self._result(s, values[s.name], "json", "") for s in specs}, "", reason
+
+    def _required(self, done: Mapping[str, MetricScore], spec: MetricSpec) -> MetricScore:
+        """The metric, failed (value 0) when a metric it requires failed, saying which and why."""
+        own = done[spec.name]
+        failed = [done[name] for name in spec.requires if done[name].passed is False]
+        if not failed or not own.scored:
+            return own
+        why = "; ".join(f"{m.name} failed: {m.detail}" for m in failed)
+        return replace(own, value=own.low, source="code", detail=f"requires {why}")
 
     # --- helpers ------------------------------------------------------------------------
 
