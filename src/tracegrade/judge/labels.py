@@ -25,9 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from tracegrade.eval.dataset import GoldenCase
@@ -37,7 +37,17 @@ from tracegrade import defaults
 
 DEFAULT_LABELS = defaults.path("human-labels.json")
 MIN_SCORE, MAX_SCORE = 1, 5
-HumanScore = StrictInt | Literal["good", "bad"]  # strict: JSON true is not a score
+
+
+def _human_score(value: object) -> int | str:
+    # WHY by hand: JSON true is not a score, nor is "5"; one clear message for both.
+    if (isinstance(value, int) and not isinstance(value, bool) and MIN_SCORE <= value <= MAX_SCORE) \
+            or value in ("good", "bad"):
+        return value  # type: ignore[return-value]
+    raise ValueError(f"must be an integer {MIN_SCORE}..{MAX_SCORE} or \"good\"/\"bad\", got {value!r}")
+
+
+HumanScore = Annotated[Any, AfterValidator(_human_score)]
 
 
 class _Strict(BaseModel):
@@ -53,14 +63,6 @@ class HumanLabel(_Strict):
     annotator: str = Field(min_length=1)
     scores: dict[str, HumanScore] = Field(min_length=1)
     rationale: str = Field(min_length=1)
-
-    @field_validator("scores")
-    @classmethod
-    def _in_range(cls, scores: dict[str, int | str]) -> dict[str, int | str]:
-        bad = {m: v for m, v in scores.items() if isinstance(v, int) and not MIN_SCORE <= v <= MAX_SCORE}
-        if bad:
-            raise ValueError(f"scores must be {MIN_SCORE}..{MAX_SCORE} or \"good\"/\"bad\": {bad}")
-        return scores
 
     def verdict(self, metric: str) -> str | None:
         """"good" (4-5 or good), "bad" (1-2 or bad), "neither" (3), or None when not labelled."""
@@ -134,7 +136,7 @@ def _problem(raw: bytes, exc: ValidationError) -> str:
     if first["type"] == "json_invalid":
         return f"cannot parse: {first['msg']}"
     loc = first["loc"]
-    where = f"field {'.'.join(str(part) for part in loc)!r}: {first['msg']}"
+    where = f"field {'.'.join(str(part) for part in loc)!r}: {first['msg'].removeprefix('Value error, ')}"
     if len(loc) < 2 or loc[0] != "items" or not isinstance(loc[1], int):
         return where
     items = json.loads(raw).get("items")  # parsed once already: it is JSON

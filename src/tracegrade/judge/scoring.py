@@ -240,7 +240,7 @@ def _how(spec: MetricSpec, values: list[float]) -> str:
         return f"expected score {values[0]:.2f}"
     if spec.kind == "checklist":
         return f"{spec.rule} of P(yes) " + ", ".join(f"{v:.2f}" for v in values)
-    return f"P(yes) {values[0]:.2f}"
+    return ""  # a yes/no metric's value is P(yes) itself
 
 
 @dataclass(frozen=True)

@@ -29,19 +29,19 @@ def case_block(result: CaseResult) -> str:
 
 
 def metric_lines(metrics: tuple[MetricScore, ...]) -> list[str]:
-    """One line per judge metric: value, source, pass/fail against its threshold, and why."""
+    """One line per judge metric: value, source (probability, json, code), verdict at its threshold, why."""
     width = max(len(m.name) for m in metrics)
     lines = []
-    for m in metrics:
-        label = "scores" if not lines else ""
+    for index, m in enumerate(metrics):
         if m.scored:
-            verdict = ("pass" if m.passed else "FAIL") if m.gates else "info (not gating)"
-            value = f"{m.value:.2f}" if (m.low, m.high) == (0, 1) else f"{m.value:.1f}"
-            text = f"{m.name:<{width}} {value:>5} {m.source:<11} {verdict:<4} >= {m.threshold:g}"
+            verdict = ("pass" if m.passed else "FAIL") if m.gates else "info"
+            text = f"{m.name:<{width}} {m.value:5.2f} {m.source:<11} {verdict:<4} (>= {m.threshold:g})"
         else:
             text = f"{m.name:<{width}} {'-':>5} {m.source:<11} not scored"
-        detail = m.detail if not (m.scored and m.source == "json") else ""
-        lines.append(f"  {label:<10} {text}" + (f"  {detail}" if detail else ""))
+        detail = m.detail.removeprefix("not scored: ") if m.source != "json" or not m.scored else ""
+        if not m.gates:
+            detail = f"{detail}; not allowed to gate" if detail else "not allowed to gate"
+        lines.append(f"  {'scores' if index == 0 else '':<10} {text}" + (f"  {detail}" if detail else ""))
     return lines
 
 
