@@ -195,15 +195,16 @@ class Manifest:
     totals: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost, latency; filled at the end
     metrics: tuple[str, ...] = ()  # the judge metrics this run scores, in rubric order
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", tuple(self.metrics))  # a JSON list reads back as the same manifest
+
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "settings": dict(self.settings), "totals": dict(self.totals),
                 "metrics": list(self.metrics)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
-        values = dict(data)
-        values["metrics"] = tuple(values.get("metrics", ()))
-        return cls(**values)
+        return cls(**data)
 
 
 @dataclass(frozen=True)
