@@ -85,9 +85,9 @@ def test_a_judge_that_gives_five_to_everything_separates_nothing_and_may_not_gat
     correctness = cal.metric("correctness")
     assert correctness.auc == 0.5 and correctness.pairs_ordered == 0  # ties order nothing
     assert math.isnan(correctness.agreement.spearman)  # a constant judge has no rank order
-    assert "correctness: AUC 0.50 < 0.80" in cal.failures
+    assert "correctness: AUC 0.50 < 0.70" in cal.failures
     assert any(f.startswith("correctness: failed 0 of") for f in cal.failures)
-    assert "NO: AUC 0.50 < 0.80" in render(cal)
+    assert "NO: AUC 0.50 < 0.70" in render(cal)
 
 
 def test_each_break_kind_is_judged_on_its_own_target():
@@ -158,11 +158,12 @@ def test_a_threshold_fitted_by_cross_validation_makes_a_well_ranking_judge_usabl
     plain = asyncio.run(calibrate(ITEMS, probability_judge(timid), VERSION, breaks=False))
     m = plain.metric("correctness")
     assert m.source == "probability" and m.auc == 1.0 and m.balanced_accuracy == 0.5 and not m.may_gate
+    assert m.false_fail == 1.0  # every good answer fails at 0.5: such a gate would be red on every right answer
     assert m.agreement.mae != m.agreement.mae  # nan: MAE compares 1..5 scales only, not a probability
     fitted = asyncio.run(calibrate(ITEMS, probability_judge(timid), VERSION, breaks=False, fit_thresholds=True))
     m = fitted.metric("correctness")
     assert 0.1 < m.fitted_threshold < 0.3 and m.threshold == m.fitted_threshold
-    assert m.cv_balanced_accuracy == 1.0 and m.balanced_accuracy == 1.0 and m.may_gate
+    assert m.cv_balanced_accuracy == 1.0 and m.cv_false_fail == 0.0 and m.balanced_accuracy == 1.0 and m.may_gate
 
 
 def test_labels_may_be_binary_and_cover_only_some_metrics(tmp_path):
@@ -271,3 +272,17 @@ def test_a_calibration_from_before_per_metric_verdicts_is_still_read(tmp_path):
         store.save_calibration(CalibrationRecord("c1", "m", "r", "v", False, "t1", old))
         assert "failed its latest calibration (t1): relevance: Spearman rho 0.40 < 0.80 (+1 more)" in \
             calibration_problem(store, "m", "r")
+
+
+def test_a_metric_that_fails_too_many_good_answers_may_not_gate_however_well_it_ranks():
+    goods = [i for i in ITEMS if i.verdict("correctness") == "good"]
+    harsh = {(i.question, i.answer) for i in goods[: len(goods) // 3]}  # a third of the good answers
+
+    def p_yes(question: str, answer: str) -> float:
+        verdict = next(i for i in ITEMS if (i.question, i.answer) == (question, answer)).verdict("correctness")
+        return 0.45 if (question, answer) in harsh else 0.9 if verdict == "good" else 0.1
+
+    m = asyncio.run(calibrate(ITEMS, probability_judge(p_yes), VERSION, breaks=False)).metric("correctness")
+    assert m.auc == 1.0 and m.balanced_accuracy >= 0.8  # ranks perfectly, ...
+    assert m.false_fail == pytest.approx(len(harsh) / len(goods))  # ... but fails a third of the right answers
+    assert not m.may_gate and m.why_not == (f"fails {m.false_fail:.2f} of the good answers at 0.5, more than 0.20",)

@@ -41,9 +41,11 @@ def register(subparsers) -> None:
                    help="judge every input K times with K seeds and report score variance (default 1)")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="judge temperature (default 0, as in a run; raise it to probe stability)")
-    p.add_argument("--min-auc", type=float, default=0.8, help="AUC a metric must reach to gate (default 0.8)")
-    p.add_argument("--min-balanced-accuracy", type=float, default=0.75,
-                   help="balanced accuracy at the pass threshold a metric must reach to gate (default 0.75)")
+    p.add_argument("--min-auc", type=float, default=0.7, help="AUC a metric must reach to gate (default 0.7)")
+    p.add_argument("--min-balanced-accuracy", type=float, default=0.7,
+                   help="balanced accuracy at the pass threshold a metric must reach to gate (default 0.7)")
+    p.add_argument("--max-false-fail", type=float, default=0.2,
+                   help="share of the good answers a metric may fail at its threshold and still gate (default 0.2)")
     p.add_argument("--min-labels", type=int, default=3,
                    help="good and bad labelled answers (each) a metric needs to gate (default 3)")
     p.add_argument("--min-break-share", type=float, default=0.8,
@@ -84,7 +86,8 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     with progress_bar(len(items) + breaks, "inputs") as advance:
         result = asyncio.run(calibrate(
             items, judge, version, samples=args.samples,
-            thresholds=Thresholds(args.min_auc, args.min_balanced_accuracy, args.min_labels, args.min_break_share),
+            thresholds=Thresholds(args.min_auc, args.min_balanced_accuracy, args.max_false_fail, args.min_labels,
+                                  args.min_break_share),
             breaks=not args.no_breaks, break_limit=args.break_limit, concurrency=args.concurrency,
             partial=bool(args.limit), fit_thresholds=args.fit_thresholds,
             on_judged=_reporter(advance, len(items) + breaks),

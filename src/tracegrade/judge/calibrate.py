@@ -25,8 +25,11 @@ human 4-5 or "good" is good, 1-2 or "bad" is bad):
 Known-bad breaks: every answer humans scored good on every metric is broken
 three ways (``perturb``) and judged again; a break separates when it *fails*
 its target metric. A metric **may gate** when it has enough good and bad
-labels, reaches ``min_auc`` and ``min_balanced_accuracy``, and fails at least
-``min_break_share`` of the breaks aimed at it. ``tracegrade run`` reads that
+labels, separates them (``min_auc``; 0.7 is "acceptable discrimination" on the
+usual scale), reaches ``min_balanced_accuracy`` at its threshold, fails at most
+``max_false_fail`` of the good answers (what a gate costs: a red build on a
+right answer), and fails at least ``min_break_share`` of the breaks aimed at it.
+With fitted thresholds the last two are the cross-validated numbers. ``tracegrade run`` reads that
 per metric: a metric that may not gate is scored and shown but does not
 decide pass or fail, and the run says so.
 
@@ -64,8 +67,9 @@ FOLDS = 5
 class Thresholds:
     """What a metric must reach to be allowed to gate."""
 
-    min_auc: float = 0.8
-    min_balanced_accuracy: float = 0.75
+    min_auc: float = 0.7
+    min_balanced_accuracy: float = 0.7
+    max_false_fail: float = 0.2  # share of the good answers a gating metric may fail
     min_labels: int = 3  # good and bad answers each
     min_break_share: float = 0.8
 
@@ -118,11 +122,13 @@ class MetricCalibration:
     bad: int
     auc: float
     balanced_accuracy: float
+    false_fail: float  # share of the good answers scored below the threshold
     pairs_ordered: int
     pairs: int
     agreement: MetricAgreement | None
     fitted_threshold: float | None = None
     cv_balanced_accuracy: float | None = None
+    cv_false_fail: float | None = None
     breaks_failed: int = 0
     breaks: int = 0
     may_gate: bool = False
@@ -132,6 +138,7 @@ class MetricCalibration:
         return {
             "metric": self.metric, "source": self.source, "threshold": self.threshold, "good": self.good,
             "bad": self.bad, "auc": _clean(self.auc), "balancedAccuracy": _clean(self.balanced_accuracy),
+            "falseFail": _clean(self.false_fail), "cvFalseFail": _clean(self.cv_false_fail),
             "pairsOrdered": self.pairs_ordered, "pairs": self.pairs,
             "agreement": _agreement_json(self.agreement) if self.agreement else None,
             "fittedThreshold": self.fitted_threshold, "cvBalancedAccuracy": _clean(self.cv_balanced_accuracy),
@@ -387,15 +394,16 @@ def measure_metric(
     bad = [v for _, verdict, v in rows if verdict == "bad"]
     ordered, pairs = pairs_ordered(rows)
     fitted = best_threshold(good, bad) if good and bad else None
-    cv = cross_validated_accuracy(rows) if good and bad else None
+    cv, cv_false_fail = cross_validated(rows) if good and bad else (None, None)
     used = fitted if fit and fitted is not None else threshold
     aimed = [b for b in breaks if name in b.targets]
     failed = sum(b.failed(name) for b in aimed)
     result = MetricCalibration(
         metric=name, source=_source(judged, name), threshold=used, good=len(good), bad=len(bad),
-        auc=auc(good, bad), balanced_accuracy=balanced_accuracy(good, bad, used), pairs_ordered=ordered,
+        auc=auc(good, bad), balanced_accuracy=balanced_accuracy(good, bad, used),
+        false_fail=sum(v < used for v in good) / len(good) if good else math.nan, pairs_ordered=ordered,
         pairs=pairs, agreement=_agreement(name, items, judged, scale), fitted_threshold=fitted,
-        cv_balanced_accuracy=cv, breaks_failed=failed, breaks=len(aimed),
+        cv_balanced_accuracy=cv, cv_false_fail=cv_false_fail, breaks_failed=failed, breaks=len(aimed),
     )
     why = _why_not(result, bars, fit)
     return replace(result, may_gate=not why, why_not=tuple(why))
@@ -407,10 +415,12 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
         return [f"{m.good} good and {m.bad} bad labelled answers scored, fewer than {bars.min_labels} of each"]
     if not m.auc >= bars.min_auc:  # nan fails too
         why.append(f"AUC {_num(m.auc)} < {bars.min_auc:.2f}")
-    accuracy = m.cv_balanced_accuracy if fit else m.balanced_accuracy
+    accuracy, false_fail = (m.cv_balanced_accuracy, m.cv_false_fail) if fit else (m.balanced_accuracy, m.false_fail)
+    at = "cross-validated" if fit else f"at {m.threshold:.3g}"
     if accuracy is None or not accuracy >= bars.min_balanced_accuracy:
-        what = "cross-validated balanced accuracy" if fit else f"balanced accuracy at {m.threshold:g}"
-        why.append(f"{what} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
+        why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
+    if false_fail is None or not false_fail <= bars.max_false_fail:
+        why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
     if m.breaks and m.breaks_failed < bars.min_break_share * m.breaks:
         why.append(f"failed {m.breaks_failed} of {m.breaks} known-bad breaks, fewer than {bars.min_break_share:.0%}")
     return why
@@ -431,24 +441,25 @@ def pairs_ordered(rows: Sequence[tuple[LabelledItem, str, float]]) -> tuple[int,
     return ordered, total
 
 
-def cross_validated_accuracy(rows: Sequence[tuple[LabelledItem, str, float]], folds: int = FOLDS) -> float:
-    """Balanced accuracy of a threshold fitted on the other folds, pooled over folds of whole questions."""
+def cross_validated(rows: Sequence[tuple[LabelledItem, str, float]], folds: int = FOLDS) -> tuple[float, float]:
+    """Balanced accuracy and the share of good answers failed, of thresholds fitted on the
+    other folds, pooled over folds of whole questions (nan when a side is missing)."""
     questions = sorted({item.case_id for item, _, _ in rows})
     fold_of = {q: index % folds for index, q in enumerate(questions)}
-    hits = {"good": [], "bad": []}
+    passed: dict[str, list[bool]] = {"good": [], "bad": []}
     for fold in range(folds):
         train = [(v, verdict) for item, verdict, v in rows if fold_of[item.case_id] != fold]
-        test = [(v, verdict) for item, verdict, v in rows if fold_of[item.case_id] == fold]
         good, bad = [v for v, d in train if d == "good"], [v for v, d in train if d == "bad"]
-        if not good or not bad or not test:
+        if not good or not bad:
             continue
         cut = best_threshold(good, bad)
-        for v, verdict in test:
-            if verdict in hits:
-                hits[verdict].append((v >= cut) == (verdict == "good"))
-    if not hits["good"] or not hits["bad"]:
-        return math.nan
-    return (mean(hits["good"]) + mean(hits["bad"])) / 2
+        for item, verdict, v in rows:
+            if fold_of[item.case_id] == fold and verdict in passed:
+                passed[verdict].append(v >= cut)
+    if not passed["good"] or not passed["bad"]:
+        return math.nan, math.nan
+    false_fail = 1 - mean(passed["good"])
+    return (1 - false_fail + 1 - mean(passed["bad"])) / 2, false_fail
 
 
 def _agreement(name: str, items: Sequence[LabelledItem], judged: Mapping[str, Judged],

@@ -42,16 +42,18 @@ def _header(cal: Calibration) -> str:
 
 def _metrics(cal: Calibration) -> str:
     t = cal.thresholds
-    how = "cross-validated balanced accuracy" if cal.fitted else "balanced accuracy at the threshold"
+    how = "cross-validated" if cal.fitted else "at the threshold"
     lines = [f"GOOD VS BAD (human 4-5 good, 1-2 bad; may gate: >= {t.min_labels} of each, AUC >= {t.min_auc:.2f}, "
-             f"{how} >= {t.min_balanced_accuracy:.2f}, >= {t.min_break_share:.0%} of its breaks failed)",
-             f"  {'metric':<18} {'source':<11} {'good':>4} {'bad':>4} {'AUC':>5} {'pairs':>7} {'bal.acc':>7} "
-             f"{'at':>5} {'fitted':>6} {'cv':>5}  may gate"]
+             f"{how}: balanced accuracy >= {t.min_balanced_accuracy:.2f} and good answers failed <= "
+             f"{t.max_false_fail:.2f}; >= {t.min_break_share:.0%} of its breaks failed)",
+             f"  {'metric':<18} {'source':<11} {'good':>4} {'bad':>4} {'AUC':>5} {'pairs':>7} {'at':>5} {'bal.acc':>7} "
+             f"{'ff':>5} {'fitted':>6} {'cv.ba':>5} {'cv.ff':>5}  may gate"]
     for m in cal.metrics:
         fitted = "-" if m.fitted_threshold is None else f"{m.fitted_threshold:.3g}"
         pairs = f"{m.pairs_ordered}/{m.pairs}" if m.pairs else "-"
         lines.append(f"  {m.metric:<18} {m.source:<11} {m.good:>4} {m.bad:>4} {_f(m.auc):>5} {pairs:>7} "
-                     f"{_f(m.balanced_accuracy):>7} {m.threshold:>5.3g} {fitted:>6} {_f(m.cv_balanced_accuracy):>5}  "
+                     f"{m.threshold:>5.3g} {_f(m.balanced_accuracy):>7} {_f(m.false_fail):>5} {fitted:>6} "
+                     f"{_f(m.cv_balanced_accuracy):>5} {_f(m.cv_false_fail):>5}  "
                      + ("yes" if m.may_gate else "NO: " + "; ".join(m.why_not)))
     return "\n".join(lines)
 
