@@ -9,7 +9,7 @@ import math
 import pytest
 
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
-from tracegrade.core.errors import ModelError
+from tracegrade.core.errors import ConfigError, ModelError
 from tracegrade.core.results import Scores, Unscored
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
@@ -261,6 +261,8 @@ def test_the_shipped_rubric_defines_the_five_seed_metrics_domain_neutral():
     # Grounding in what the assistant saw; hallucinationFree also accepts what the reference states.
     assert "reference" not in rubric.metric("faithfulness").evidence
     assert "reference" in rubric.metric("hallucinationFree").evidence
+    # An answer that invents a specific is neither correct nor helpful.
+    assert rubric.metric("correctness").requires == rubric.metric("helpfulness").requires == ("hallucinationFree",)
     text = rubric.text.lower()
     assert "shopnest" not in text and "policy" not in text and "shop" not in text
 
@@ -271,6 +273,67 @@ def test_the_evidence_holds_each_section_under_its_heading_and_says_none():
     text = evidence_text(load_rubric().headings, texts, list(texts))
     assert "EARLIER CONVERSATION:\nuser: I bought shoes." in text
     assert "CONTEXT THE ASSISTANT SAW:\n(none)" in text and "TOOL CALLS AND RESULTS:\n(none)" in text
-    assert text.index("QUESTION") < text.index("REFERENCE ANSWER") < text.index("ANSWER TO JUDGE")
-    assert text.endswith("ANSWER TO JUDGE:\nSure.")
+    # The rubric's order: the answer, then the reference it is held to, then the evidence.
+    assert text.index("QUESTION") < text.index("ANSWER TO JUDGE") < text.index("REFERENCE ANSWER") \
+        < text.index("CONTEXT THE ASSISTANT SAW")
     assert "EXPECTED BEHAVIOUR:\n" + CASE.expected_behaviour in text
+
+
+# --- requires, and the rubric file's errors ---------------------------------------------------------
+
+
+async def test_a_metric_fails_with_the_metric_it_requires_and_says_why():
+    rubric = load_rubric()
+    judge = Judge(by_question({"same conclusion": logprobs(Yes=0.9, No=0.1), "respond": logprobs(Yes=0.9, No=0.1),
+                               "what the reference answer gives": logprobs(Yes=0.8, No=0.2)}), rubric)
+    invented = REPLY.model_copy(update={"answer": "Yes, you can: it arrived 20 days ago. A 15% fee applies."})
+    scores = {m.name: m for m in (await judge.score(CASE, invented)).metrics}
+    assert scores["hallucinationFree"].value == 0.0 and "'15%' (percent)" in scores["hallucinationFree"].detail
+    correctness = scores["correctness"]
+    assert (correctness.value, correctness.source, correctness.passed) == (0.0, "code", False)
+    assert correctness.detail == "requires hallucinationFree failed: not in the evidence: '15%' (percent)"
+    assert scores["relevance"].value == pytest.approx(0.9)  # relevance requires nothing
+    fine = {m.name: m for m in (await judge.score(CASE, REPLY)).metrics}
+    assert fine["correctness"].value == pytest.approx(0.9) and fine["correctness"].source == "probability"
+
+
+def test_names_in_the_reference_answer_and_the_known_list_are_grounded():
+    judge = Judge(by_question(ANSWERS), load_rubric())
+    refusal = GoldenCase(id="oos", question="Capital of France?", goldenAnswer="I only help with Acme orders.")
+    answer = Reply(answer="Sorry, I only help with Acme orders, says Bob.", context="Shipping takes 3 days.")
+    scores = {m.name: m for m in asyncio.run(judge.score(refusal, answer)).metrics}
+    assert scores["faithfulness"].detail == "not in the evidence: 'Bob' (name)"  # Acme is in the reference
+    known = parse_rubric(load_rubric().text.replace("name: tracegrade-default", "name: x\nknown: [Bob]"))
+    scores = {m.name: m for m in asyncio.run(Judge(by_question(ANSWERS), known).score(refusal, answer)).metrics}
+    assert scores["faithfulness"].value == 1.0
+
+
+@pytest.mark.parametrize("change, message", [
+    ("    yesNo: Is the answer polite?\n    questoin: x\n", "metric 'tone' (metrics[0]): field 'questoin': unknown field"),
+    ("    yesNo: Is it polite?\n    scale: How polite?\n",
+     "metric 'tone' (metrics[0]): give exactly one of yesNo, scale, checklist, code; got yesNo, scale"),
+    ("    scale: How polite?\n    pass: 0.5\n", "metric 'tone' (metrics[0]): pass must be within 1..5 for a scale metric"),
+    ("    yesNo: Polite?\n    requires: [tone]\n", "metric 'tone': requires 'tone', which is not another metric here"),
+    ("    yesNo: Polite?\n    evidence: [question, sources]\n", "metric 'tone' (metrics[0]): field 'evidence.1'"),
+    ("    code: grounding\n    claims: [money, names]\n", "metric 'tone' (metrics[0]): field 'claims.1'"),
+])
+def test_a_typo_in_a_rubric_file_names_the_file_the_metric_and_the_field(tmp_path, change, message):
+    path = tmp_path / "my-rubric.md"
+    path.write_text(f"---\nmetrics:\n  - name: tone\n    measures: politeness\n{change}---\nJudge.\n")
+    with pytest.raises(ConfigError) as info:
+        load_rubric(path)
+    assert str(info.value).startswith(f"{path}: ") and message in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Just instructions, no front matter.", "a rubric starts with a YAML front matter"),
+    ("---\nmetrics: []\n---\nJudge.", "field 'metrics'"),
+    ("---\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n  - {name: a, measures: y, yesNo: r}\n---\nJudge.",
+     "metric names must be unique; repeated: a"),
+    ("---\nevidence: {question: Q, policy: P, answer: A}\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n---\nJ.",
+     "unknown section 'policy'"),
+    ("---\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n---\n", "the instructions after the front matter are empty"),
+])
+def test_a_broken_rubric_is_a_clear_error(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_rubric(text, "r.md")
