@@ -117,12 +117,14 @@ def balanced_accuracy(good: Sequence[float], bad: Sequence[float], threshold: fl
     return (sum(v >= threshold for v in good) / len(good) + sum(v < threshold for v in bad) / len(bad)) / 2
 
 
-def best_threshold(good: Sequence[float], bad: Sequence[float]) -> float:
-    """The threshold with the highest balanced accuracy: a midpoint between two
-    observed values (ties broken towards the middle of the best run)."""
+def best_threshold(good: Sequence[float], bad: Sequence[float], max_false_fail: float = 1.0) -> float:
+    """The threshold with the highest balanced accuracy among those that fail at most
+    ``max_false_fail`` of the good items: a midpoint between two observed values (ties
+    broken towards the middle of the best run). With no such midpoint, the lowest one."""
     values = sorted(set([*good, *bad]))
     cuts = [(a + b) / 2 for a, b in zip(values, values[1:])] or values
-    accuracy = [balanced_accuracy(good, bad, cut) for cut in cuts]
+    allowed = [c for c in cuts if sum(v < c for v in good) <= max_false_fail * len(good)] or cuts[:1]
+    accuracy = [balanced_accuracy(good, bad, cut) for cut in allowed]
     best = max(accuracy)
-    winners = [cut for cut, acc in zip(cuts, accuracy) if acc == best]
+    winners = [cut for cut, acc in zip(allowed, accuracy) if acc == best]
     return winners[len(winners) // 2]
