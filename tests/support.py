@@ -19,7 +19,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 
 from tracegrade.eval.dataset import GoldenCase, load_dataset
-from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 

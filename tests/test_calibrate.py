@@ -13,9 +13,10 @@ from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
 from tracegrade.cli import build_parser
 from tracegrade.cli.calibrate import run_calibration
 from tracegrade.judge.calibrate import (
-    Thresholds, balanced_subset, calibrate, calibration_gates, calibration_problem, evidence_of, good_items,
+    calibrate, evidence_of, good_items,
 )
-from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
+from tracegrade.judge.gates import calibration_gates, calibration_problem
+from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
 from tracegrade.judge.perturb import TARGETS, all_breaks
 from tracegrade.judge.rubric import load_rubric, parse_rubric
 from tracegrade.judge.scoring import Judge

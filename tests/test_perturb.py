@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tracegrade.judge.calibrate import evidence_of
-from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.judge.labels import load_labels
 from tracegrade.judge.perturb import BREAK_KINDS, INVENTED_FACTS, TARGETS, all_breaks, break_answer
 

@@ -8,11 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from tracegrade.judge.calibrate import Calibration, Thresholds, balanced_subset, calibrate, good_items
+from tracegrade.judge.calibrate import Calibration, Thresholds, calibrate, good_items
 from tracegrade.core.errors import ConfigError
 from tracegrade.judge.rubric import DEFAULT_RUBRIC
 from tracegrade.judge.scoring import Judge, load_rubric
-from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
+from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
 from tracegrade.eval.provenance import new_run_id, now_iso
 from tracegrade.models import load_model, model_spec
 from tracegrade.judge.perturb import BREAK_KINDS

@@ -116,7 +116,7 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
     A metric its calibration does not allow to gate is scored and shown, but does not gate."""
     from dataclasses import replace
 
-    from tracegrade.judge.calibrate import calibration_gates, calibration_problem
+    from tracegrade.judge.gates import calibration_gates, calibration_problem
 
     if judge is None:
         return None

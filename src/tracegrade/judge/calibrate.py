@@ -56,7 +56,6 @@ from tracegrade.judge.labels import LabelledItem
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
 from tracegrade.judge.prompt import section_texts
 from tracegrade.judge.scoring import Judge
-from tracegrade.store.runstore import RunStore
 
 LABELS = (1, 2, 3, 4, 5)
 ORIGINAL = "original"
@@ -221,92 +220,12 @@ class Calibration:
         }
 
 
-# --- what a run reads -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Gates:
-    """What the latest calibration says for a run: metrics that may not gate,
-    fitted thresholds, and one line per metric the run should print."""
-
-    not_gating: frozenset[str] = frozenset()
-    thresholds: Mapping[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> str | None:
-    """Why this judge is not validated as a whole, or None when its latest calibration
-    covered every label and break (per-metric verdicts: ``calibration_gates``)."""
-    record = store.latest_calibration(judge_model, rubric_hash)
-    what = f"judge {judge_model} with rubric {rubric_hash}"
-    if record is None:
-        return f"{what} has no calibration in {store.url} (run `tracegrade calibrate`)"
-    if record.result.get("partial"):
-        return f"{what} passed only a partial calibration ({record.created_at}: --limit/--break-limit/--no-breaks)"
-    metrics = record.result.get("metrics")
-    if metrics is None and not record.passed:  # a calibration from before per-metric verdicts
-        failures = record.result.get("failures") or ["thresholds missed"]
-        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
-        return f"{what} failed its latest calibration ({record.created_at}): {failures[0]}{more}"
-    if metrics is not None and not any(m.get("mayGate") for m in metrics):
-        return f"{what}: no metric passed its latest calibration ({record.created_at})"
-    return None
-
-
-def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str) -> Gates:
-    """Per metric, from the latest calibration of this judge and rubric: may it gate, at what threshold."""
-    record = store.latest_calibration(judge_model, rubric_hash)
-    metrics = (record.result.get("metrics") or []) if record else []
-    not_gating, thresholds, notes = set(), {}, []
-    for m in metrics:
-        name = m["metric"]
-        if not m.get("mayGate"):
-            not_gating.add(name)
-            why = "; ".join(m.get("whyNot") or ["below its bar"])
-            notes.append(f"metric {name} not allowed to gate (calibration {record.calibration_id}: {why}): "
-                         "scored and shown, it does not decide pass or fail")
-        elif record.result.get("fitted") and m.get("fittedThreshold") is not None:
-            thresholds[name] = m["fittedThreshold"]
-            notes.append(f"metric {name} gates at its calibrated threshold {m['fittedThreshold']:.3g} "
-                         f"(calibration {record.calibration_id})")
-    return Gates(frozenset(not_gating), thresholds, tuple(notes))
-
-
 # --- selecting what to judge -------------------------------------------------------------
 
 
 def good_items(items: Sequence[LabelledItem]) -> list[LabelledItem]:
     """Answers every annotator called good on every metric they labelled: the ones worth breaking."""
     return [i for i in items if all(label.verdict(m) == "good" for label in i.labels for m in label.scores)]
-
-
-def balanced_subset(items: Sequence[LabelledItem], limit: int) -> list[LabelledItem]:
-    """``limit`` items taking good, bad and in-between answers in turn, each class
-    round-robin over the questions: a small calibration still sees both sides."""
-    classes: dict[str, list[LabelledItem]] = {"good": [], "bad": [], "neither": []}
-    for item in items:
-        verdicts = {item.verdict(m) for m in item.labels[0].scores}
-        classes["bad" if "bad" in verdicts else "good" if verdicts == {"good"} else "neither"].append(item)
-    queues = [_round_robin(classes[c]) for c in ("good", "bad", "neither")]
-    chosen: list[LabelledItem] = []
-    while len(chosen) < min(limit, len(items)):
-        for queue in queues:
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
-    order = {item.id: index for index, item in enumerate(items)}
-    return sorted(chosen, key=lambda i: order[i.id])
-
-
-def _round_robin(items: list[LabelledItem]) -> list[LabelledItem]:
-    by_question: dict[str, list[LabelledItem]] = defaultdict(list)
-    for item in items:
-        by_question[item.case_id].append(item)
-    out, queues = [], list(by_question.values())
-    while any(queues):
-        for queue in queues:
-            if queue:
-                out.append(queue.pop(0))
-    return out
 
 
 # --- the measurement ---------------------------------------------------------------------

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Sequence
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -143,3 +144,32 @@ def _problem(raw: bytes, exc: ValidationError) -> str:
     item = items[loc[1]] if isinstance(items, list) else None
     item_id = item.get("id") if isinstance(item, dict) else None
     return f"item {item_id!r}: {where}" if isinstance(item_id, str) else f"item #{loc[1] + 1}: {where}"
+
+
+def balanced_subset(items: Sequence[LabelledItem], limit: int) -> list[LabelledItem]:
+    """``limit`` items taking good, bad and in-between answers in turn, each class
+    round-robin over the questions: a small calibration still sees both sides."""
+    classes: dict[str, list[LabelledItem]] = {"good": [], "bad": [], "neither": []}
+    for item in items:
+        verdicts = {item.verdict(m) for m in item.labels[0].scores}
+        classes["bad" if "bad" in verdicts else "good" if verdicts == {"good"} else "neither"].append(item)
+    queues = [_round_robin(classes[c]) for c in ("good", "bad", "neither")]
+    chosen: list[LabelledItem] = []
+    while len(chosen) < min(limit, len(items)):
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    order = {item.id: index for index, item in enumerate(items)}
+    return sorted(chosen, key=lambda i: order[i.id])
+
+
+def _round_robin(items: list[LabelledItem]) -> list[LabelledItem]:
+    by_question: dict[str, list[LabelledItem]] = defaultdict(list)
+    for item in items:
+        by_question[item.case_id].append(item)
+    out, queues = [], list(by_question.values())
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
