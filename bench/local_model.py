@@ -41,7 +41,9 @@ from typing import Any
 
 from ask_questions import cpu_model, load_average, percentile, source_state
 from tracegrade.eval.dataset import load_dataset
-from tracegrade.judge.scoring import SCORE_SCHEMA, Judge, evidence, load_rubric
+from tracegrade.judge import json_scores
+from tracegrade.judge.prompt import evidence_text, section_texts
+from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models import ChatOptions, Message
 from tracegrade.models.local import LocalModel
 from tracegrade.models.weights import MODEL_ID, default_model_path
@@ -92,6 +94,15 @@ class Recorder:
         return raw
 
 
+def json_judge_messages(rubric, case, reply) -> list[Message]:
+    """The strict-JSON judge call for one answer (the path of a provider without token
+    probabilities): a long generated reply, the right load for a tokens/s comparison."""
+    asked = [m for m in rubric.metrics if m.kind != "code"]
+    user = f"{evidence_text(rubric.headings, section_texts(case, reply), list(rubric.headings))}\n\n" \
+           f"{json_scores.instructions(asked)}"
+    return [Message("system", rubric.instructions), Message("user", user)]
+
+
 async def run_questions(cases, agent_model: LocalModel, judge: Judge, knowledge) -> list[dict]:
     from shopnest.agent import ShopNestAgent
 
@@ -109,7 +120,7 @@ async def run_questions(cases, agent_model: LocalModel, judge: Judge, knowledge)
         result = await evaluate_case(case, target, judge, RunSettings(timeout_s=900))
         rows.append({"case": case.id, "status": result.status, "agent_s": seconds.get("agent"),
                      "case_s": time.perf_counter() - started, "error": result.error,
-                     "judge_messages": [Message("system", judge.rubric), Message("user", evidence(case, result.reply))]
+                     "judge_messages": json_judge_messages(judge.rubric, case, result.reply)
                      if result.reply is not None else None})
         print(f"  {case.id:<24} {result.status:<8} agent {seconds.get('agent', 0):5.1f} s  "
               f"case {rows[-1]['case_s']:5.1f} s", file=sys.stderr, flush=True)
@@ -136,7 +147,8 @@ def summarise(layout: str, rows: list[dict], calls: list[dict]) -> dict:
 
 def tokens_per_second(server: Any, model: LocalModel, messages_list: list[list[Message]], pin: bool) -> dict:
     """Generated tokens per second of wall time: the runtime called directly vs through tracegrade."""
-    options = ChatOptions(json_schema=SCORE_SCHEMA, temperature=0.0, max_tokens=200, seed=1)
+    asked = [m for m in load_rubric().metrics if m.kind != "code"]
+    options = ChatOptions(json_schema=json_scores.schema(asked), temperature=0.0, max_tokens=200, seed=1)
     direct_tokens = direct_s = via_tokens = via_s = 0.0
     for number, messages in enumerate(messages_list):
         request = model._request(messages, options)  # exactly what LocalModel sends
@@ -191,10 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         # Only the speed comparison, on evidence built from each case's golden answer (no agent run).
         from tracegrade.core.trace import Reply
 
-        recorder = Recorder(start_server(2), rubric, pin=False)
+        recorder = Recorder(start_server(2), rubric.instructions, pin=False)
         model = LocalModel(default_model_path(), MODEL_ID, server=recorder)
-        messages = [[Message("system", rubric), Message("user", evidence(c, Reply(answer=c.golden_answer or "-")))]
-                    for c in cases]
+        messages = [json_judge_messages(rubric, c, Reply(answer=c.golden_answer or "-")) for c in cases]
         report["tokens_per_second"] = tokens_per_second(recorder.server, model, messages, False)
         report["load_at_end"] = load_average()
         print(json.dumps(report, indent=2))
@@ -202,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     two = "two slots, pinned" if args.pin_slots else "two slots, by similarity"
     for layout, slots in (("one slot", 1), (two, 2)):
         print(f"{layout}:", file=sys.stderr, flush=True)
-        recorder = Recorder(start_server(slots), rubric, pin=args.pin_slots and slots > 1)
+        recorder = Recorder(start_server(slots), rubric.instructions, pin=args.pin_slots and slots > 1)
         model = LocalModel(default_model_path(), MODEL_ID, server=recorder)
         rows = asyncio.run(run_questions(cases, model, Judge(model, rubric), knowledge))
         report["layouts"].append(summarise(layout, rows, recorder.calls))

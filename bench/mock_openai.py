@@ -28,8 +28,15 @@ import time
 from typing import Any
 
 ORDER_ID = re.compile(r"\bORD-?\s*\d+", re.IGNORECASE)
-SCORES = json.dumps({"relevance": 5, "correctness": 5, "faithfulness": 5, "helpfulness": 5,
-                     "hallucinationFree": 5, "reason": "Supported by the evidence."})
+
+
+def scores(body: dict[str, Any]) -> str:
+    """The best answer to every field of the judge's reply schema: 5 for a 1..5 scale,
+    "yes" for a yes/no question (whatever metrics the rubric defines)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    answers = {name: 5 if spec.get("type") == "integer" else "yes"
+               for name, spec in schema.get("properties", {}).items() if name != "reason"}
+    return json.dumps({**answers, "reason": "Supported by the evidence."})
 
 
 def decide(question: str, tool_result: str | None) -> tuple[str, str | None, str | None]:
@@ -63,7 +70,7 @@ def completion(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if body.get("tools"):
         kind, message = "agent", agent_turn(body)
     else:
-        kind, message = "judge", {"role": "assistant", "content": SCORES}
+        kind, message = "judge", {"role": "assistant", "content": scores(body)}
     prompt_tokens = sum(len(str(m.get("content") or "")) for m in body.get("messages", [])) // 4
     return kind, {
         "id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),

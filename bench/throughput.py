@@ -95,14 +95,16 @@ class InstantModel:
         self.latency_s = latency_s
 
     async def complete(self, messages, options=None):
-        from mock_openai import SCORES, decide
+        from mock_openai import decide, scores
         from tracegrade.models import ChatResponse, ModelToolCall
 
         REQUESTS["requests"] += 1
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if options is None or not options.tools:
-            return ChatResponse(text=SCORES, input_tokens=300, output_tokens=20, model=self.model_id)
+            schema = options.json_schema if options is not None else None
+            body = {"response_format": {"json_schema": {"schema": schema or {}}}}
+            return ChatResponse(text=scores(body), input_tokens=300, output_tokens=20, model=self.model_id)
         question = next(m.content for m in reversed(messages) if m.role == "user")
         text, tool, order_id = decide(question, messages[-1].content if messages[-1].role == "tool" else None)
         calls = (ModelToolCall(tool, {"orderId": order_id}, "call_1"),) if tool else ()

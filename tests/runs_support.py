@@ -10,7 +10,7 @@ from typing import Mapping
 
 from tracegrade.core.results import CheckResult
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.core.trace import Reply, ToolCall, Usage
 

@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 
 from tracegrade.eval.dataset import GoldenCase, load_dataset
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
@@ -39,7 +39,7 @@ def golden_reply(case: GoldenCase) -> Reply:
     if case.expected_tool:
         status = "needs_approval" if case.requires_approval else "ok"
         calls = (ToolCall(name=case.expected_tool, arguments={"orderId": case.expected_tool_argument},
-                          argument=case.expected_tool_argument, result=f"(result for {case.expected_tool_argument})",
+                          argument=case.expected_tool_argument, result=f"(result) {case.golden_answer}",
                           status=status),)
     sources = (case.expected_source,) if case.expected_source else ()
     steps = [Step(kind="retrieval", name="policies"), Step(kind="model", name="round 1")]
@@ -47,7 +47,7 @@ def golden_reply(case: GoldenCase) -> Reply:
         steps += [Step(kind="tool", name=calls[0].name), Step(kind="model", name="round 2")]
     return Reply(
         answer=case.golden_answer, retrieved_sources=sources, tool_calls=calls,
-        context="".join(f"SOURCE: {s}\n(policy text)" for s in sources), steps=tuple(steps),
+        context="".join(f"SOURCE: {s}\n(policy text) {case.golden_answer}" for s in sources), steps=tuple(steps),
         model="golden-agent", usage=Usage(input_tokens=100 * len(steps), output_tokens=20),
     )
 
@@ -87,18 +87,26 @@ def case_of(messages: Sequence[Message]) -> GoldenCase:
     return BY_QUESTION[question]
 
 
+def best_answers(options: ChatOptions) -> dict[str, Any]:
+    """The best answer to every field the judge's reply schema asks for: 5 for a 1..5
+    scale, "yes" for a yes/no question (whatever metrics the rubric defines)."""
+    properties = (options.json_schema or {}).get("properties", {m: {"type": "integer"} for m in METRICS})
+    return {name: 5 if spec.get("type") == "integer" else "yes"
+            for name, spec in properties.items() if name != "reason"}
+
+
 def full_marks(messages: Sequence[Message], options: ChatOptions) -> str:
-    return json.dumps({**{m: 5 for m in METRICS}, "reason": "Matches the golden answer."})
+    return json.dumps({**best_answers(options), "reason": "Matches the golden answer."})
 
 
 def scores_by_case(table: dict[str, Any]) -> Callable[[Sequence[Message], ChatOptions], str]:
-    """A judge that answers from ``table[case id]`` (a dict of scores or a raw text), else full marks."""
+    """A judge that answers from ``table[case id]`` (a dict of answers or a raw text), else full marks."""
 
     def judge(messages: Sequence[Message], options: ChatOptions) -> str:
         entry = table.get(case_of(messages).id)
         if entry is None:
             return full_marks(messages, options)
-        return entry if isinstance(entry, str) else json.dumps({**{m: 5 for m in METRICS}, **entry})
+        return entry if isinstance(entry, str) else json.dumps({**best_answers(options), **entry})
 
     return judge
 

@@ -74,3 +74,18 @@ def test_sample_variance():
 def test_lists_of_different_length_are_an_error():
     with pytest.raises(ValueError, match="differ in length"):
         mae([1, 2], [1])
+
+
+def test_auc_matches_sklearn_and_a_fitted_threshold_respects_the_false_fail_limit():
+    from sklearn.metrics import roc_auc_score
+
+    from tracegrade.judge.agreement import auc, balanced_accuracy, best_threshold
+
+    good, bad = [0.9, 0.8, 0.8, 0.45, 0.4, 0.7], [0.1, 0.5, 0.3, 0.42, 0.2]
+    assert auc(good, bad) == pytest.approx(roc_auc_score([1] * len(good) + [0] * len(bad), good + bad))
+    free = best_threshold(good, bad)
+    assert balanced_accuracy(good, bad, free) == max(balanced_accuracy(good, bad, c) for c in good + bad + [0.0, 1.0])
+    limited = best_threshold(good, bad, max_false_fail=0.0)  # may fail no good item
+    # The best of the cuts below the lowest good item (0.4): 0.35 passes every good item and fails 3 of 5 bad.
+    assert limited == pytest.approx(0.35) and balanced_accuracy(good, bad, limited) == pytest.approx(0.8)
+    assert math.isnan(auc([], [0.1]))

@@ -104,7 +104,8 @@ def broken_labels(change) -> dict:
 
 LABEL_FILES = {
     "wrong type": (broken_labels(lambda item: item["labels"][0]["scores"].update(correctness="5")),
-                   f"item {LABELS['items'][3]['id']!r}: field 'items.3.labels.0.scores.correctness': Input should be a valid integer"),
+                   f"item {LABELS['items'][3]['id']!r}: field 'items.3.labels.0.scores.correctness': must be an integer 1..5 "
+                   "or \"good\"/\"bad\", got '5'"),
     "bool score": (broken_labels(lambda item: item["labels"][0]["scores"].update(relevance=True)),
                    f"item {LABELS['items'][3]['id']!r}: field 'items.3.labels.0.scores.relevance'"),
     "unknown field": (broken_labels(lambda item: item.update(answr="x")),

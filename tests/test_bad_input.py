@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
-from tracegrade.core.errors import DatasetError, JudgeReplyError
-from tracegrade.core.results import Scores
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE, parse_scores
+from tracegrade.core.errors import ConfigError, DatasetError, JudgeReplyError
+from tracegrade.judge.json_scores import parse_reply
+from tracegrade.judge.rubric import parse_rubric
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.decisions import parse_decision
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,6 +89,7 @@ def _serialise(document, suffix: str) -> bytes:
 
 # --- the judge's reply ----------------------------------------------------------------
 
+SCALES = SCALE_RUBRIC.metrics  # five 1..5 scales, as a JSON judge replies
 score_objects = st.fixed_dictionaries(
     {}, optional={**{m: json_values | st.integers(-2, 8) for m in METRICS}, "reason": json_values},
 )
@@ -109,18 +111,32 @@ def test_judge_parser_on_any_text(text):
 def test_judge_parser_on_score_shaped_json_in_any_wrapping(data, before, after):
     scores = _scores_or_clear_error(before + json.dumps(data) + after)
     if scores is not None and not before.count("{") and not after.count("}"):
-        assert dict(scores.values) == {m: data[m] for m in METRICS}
+        assert scores == {m: data[m] for m in METRICS}
 
 
-def _scores_or_clear_error(text: str) -> Scores | None:
+def _scores_or_clear_error(text: str) -> dict[str, float] | None:
     try:
-        scores = parse_scores(text)
+        values, _ = parse_reply(SCALES, text)
     except JudgeReplyError as exc:
         assert str(exc)
         return None
-    assert set(scores.values) == set(METRICS)
-    assert all(type(v) is int and MIN_SCORE <= v <= MAX_SCORE for v in scores.values.values())
-    return scores
+    assert set(values) == set(METRICS)
+    assert all(float(v).is_integer() and 1 <= v <= 5 for v in values.values())
+    return values
+
+
+@FAST
+@given(st.text(max_size=300))
+@example("---\nmetrics: 5\n---\nx")
+@example("---\nmetrics:\n  - name: a\n---\nx")
+@example("---\n[\n---\nx")
+def test_a_rubric_of_any_text_parses_or_names_the_problem(text):
+    try:
+        rubric = parse_rubric("---\n" + text, "r.md")
+    except ConfigError as exc:
+        assert str(exc).startswith("r.md: ")
+        return
+    assert rubric.metrics
 
 
 # --- the tool-call parser -------------------------------------------------------------

@@ -21,7 +21,8 @@ import uvicorn
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from tracegrade.eval.dataset import load_dataset
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.observe.monitor.app import create_monitor_app
 from tracegrade.observe.monitor.judging import OnlineJudge
@@ -114,7 +115,7 @@ def dashboard(tmp_path, monkeypatch, fake_knowledge):
     run_async(record_traffic(telemetry.tracer, fake_knowledge))
     telemetry.shutdown()
     store = SpanStore(store_path)
-    judge = OnlineJudge(store, lambda: Judge(ScriptedModel(scores_for, model_id="judge"), "R"), rate=0.5, batch=100)
+    judge = OnlineJudge(store, lambda: Judge(ScriptedModel(scores_for, model_id="judge"), SCALE_RUBRIC), rate=0.5, batch=100)
     assert run_async(judge.judge_pending()) > 0
     # The judge has run above; served without lifespan, its background loop stays off.
     url, server, thread = serve(create_monitor_app(store, MONITOR_TOKEN, online_judge=judge))
@@ -189,7 +190,7 @@ def report_file(tmp_path) -> tuple[Path, Run]:
     async def target(case):
         return _reply(case)
 
-    judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric="R")
+    judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric=SCALE_RUBRIC)
     results = run_async(run_cases(dataset.cases, target, judge, RunSettings(concurrency=4)))
     # Fixed times, so the screenshot changes only when the report does.
     results = tuple(dataclasses.replace(r, seconds=1.5 + i / 10) for i, r in enumerate(results))

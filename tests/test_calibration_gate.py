@@ -8,7 +8,7 @@ import pytest
 
 from tracegrade.cli import main
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.judge.scoring import load_rubric, rubric_hash
+from tracegrade.judge.scoring import load_rubric
 from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.testing.fault_server import FaultServer
 from tracegrade.core.trace import Reply
@@ -41,7 +41,7 @@ def _run(tmp_path, *flags: str) -> int:
 def _calibrated(tmp_path, passed: bool, partial: bool = False) -> None:
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
         store.save_calibration(CalibrationRecord(
-            f"cal-{passed}-{partial}", "fake-judge", rubric_hash(load_rubric()), "v", passed, "2026-11-30T08:00:00+00:00",
+            f"cal-{passed}-{partial}", "fake-judge", load_rubric().hash, "v", passed, "2026-11-30T08:00:00+00:00",
             {"failures": [] if passed else ["relevance: Spearman rho 0.31 < 0.80"], "partial": partial}))
 
 
@@ -86,3 +86,22 @@ def test_compare_warns_about_an_uncalibrated_judge_and_require_calibrated_refuse
         store.save_calibration(CalibrationRecord("c", "judge-m", "rubric", "v", True, "t", {"partial": False}))
     assert main(["compare", *paths, "--db", db, "--require-calibrated"]) != 3
     assert "WARNING" not in capsys.readouterr().err
+
+
+def test_a_metric_its_calibration_does_not_allow_to_gate_is_shown_but_does_not_gate(tmp_path, judge_url, capsys):
+    import json
+
+    metrics = [{"metric": m.name, "mayGate": m.name != "correctness", "whyNot": ["AUC 0.55 < 0.80"]}
+               for m in load_rubric().metrics]
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.save_calibration(CalibrationRecord("cal-m", "fake-judge", load_rubric().hash, "v", False,
+                                                 "2026-11-30T08:00:00+00:00", {"partial": False, "metrics": metrics}))
+    assert _run(tmp_path, "--judge-model", "openai:fake-judge", "--require-calibrated") in NOT_REFUSED
+    err = capsys.readouterr().err
+    assert "metric correctness not allowed to gate (calibration cal-m: AUC 0.55 < 0.80)" in err
+    assert WARNING not in err  # the other metrics passed: the run is not unvalidated as a whole
+    [results] = (tmp_path / "out").glob("*/results.json")
+    [case] = json.loads(results.read_text())["results"]
+    gates = {m["name"]: m["gates"] for m in case["metrics"]}
+    assert gates == {"relevance": True, "correctness": False, "faithfulness": True, "helpfulness": True,
+                     "hallucinationFree": True}

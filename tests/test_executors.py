@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from judge_rubrics import SCALE_RUBRIC
 from tracegrade import cli
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.run.executors import local_executor, ray_executor
@@ -56,7 +57,7 @@ def scripted_parts():
     """The recipe each Ray worker calls: a fresh target and judge."""
     from tracegrade.eval.targets import callable_target
 
-    judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), "rubric", attempts=2)
+    judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), SCALE_RUBRIC, attempts=2)
     return callable_target(f"{__name__}:scripted_target"), judge
 
 

@@ -21,7 +21,9 @@ from statistics import mean
 import pytest
 
 from shopnest.orders import ORDERS
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SEED_METRICS as METRICS
+from tracegrade.judge import json_scores
+from tracegrade.judge.rubric import load_rubric
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
 pytestmark = pytest.mark.slow
@@ -33,7 +35,20 @@ RATES = FaultRates(drop=0.04, rate_limit=0.04, http_500=0.04, http_503=0.04, han
 ATTEMPTS = 3  # TRACEGRADE_MODEL_RETRIES=2
 TRANSIENT = r"(HTTP 429|HTTP 500|HTTP 503|APIConnectionError|APITimeoutError|malformed response: JSONDecodeError)"
 AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
-JUDGE_GAVE_UP = re.compile(rf"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
+# The shipped rubric: three yes/no questions the judge answers in one JSON reply (the
+# server says yes or no per case), two grounding metrics scored by code (the answer
+# repeats the tool's result, so they hold). A judge that could not answer leaves the
+# model's three metrics not scored and the case unscored.
+ASKED = [m for m in load_rubric().metrics if m.kind != "code"]
+NOT_SCORED = "relevance, correctness, helpfulness not scored: "
+GROUNDED = {"faithfulness": 1.0, "hallucinationFree": 1.0}
+JUDGE_GAVE_UP = re.compile(
+    rf"{NOT_SCORED}judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
+
+
+def expected_scores(case: str) -> dict[str, float]:
+    answers = scores_for(case, json_scores.schema(ASKED))
+    return {**{m: 1.0 if answers[m] == "yes" else 0.0 for m in answers}, **GROUNDED}
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
 FORCED = {
     "f190": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
@@ -43,10 +58,11 @@ FORCED = {
     "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: APIConnectionError"),
     "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: Error code: 401 - "
                                             "Incorrect API key provided: [REDACTED_KEY]."),
-    "f195": ("[[judge-fault:echo_key]]", "unscored", "judge call failed: ModelError: fault-judge: HTTP 401: Error code: 401 - "
-                                                     "Incorrect API key provided: [REDACTED_KEY]."),
-    "f196": ("[[judge-fault:bad_scores]]", "unscored", "judge reply unusable: correctness must be 1..5, got 7"),
-    "f197": ("[[judge-fault:rate_limit]]", "unscored",
+    "f195": ("[[judge-fault:echo_key]]", "unscored", "relevance, correctness, helpfulness not scored: judge call "
+             "failed: ModelError: fault-judge: HTTP 401: Error code: 401 - Incorrect API key provided: [REDACTED_KEY]."),
+    "f196": ("[[judge-fault:bad_scores]]", "unscored",
+             'relevance, correctness, helpfulness not scored: judge reply unusable: correctness must be "yes" or "no", got 7'),
+    "f197": ("[[judge-fault:rate_limit]]", "unscored", "relevance, correctness, helpfulness not scored: "
              f"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: HTTP 429"),
 }
 
@@ -103,16 +119,18 @@ def test_every_case_is_accounted_for_exactly_once(fault_run):
         if forced:
             assert (r["case_id"], r["status"], r["error"]) == (r["case_id"], forced[1], forced[2])
         elif r["status"] in ("pass", "fail"):
-            assert r["scores"] == scores_for(r["case_id"]), r
+            assert r["scores"] == expected_scores(r["case_id"]), r
             assert all(c["passed"] for c in r["checks"]), r
-            assert r["status"] == ("pass" if min(r["scores"].values()) >= 4 else "fail")
+            assert r["status"] == ("pass" if min(r["scores"].values()) >= 0.5 else "fail")
             assert r["error"] == ""
         elif r["status"] == "error":
             assert AGENT_GAVE_UP.fullmatch(r["error"]), r["error"]
         else:
             assert r["status"] == "unscored" and JUDGE_GAVE_UP.fullmatch(r["error"]), r
-        if r["status"] in ("error", "unscored"):
+        if r["status"] == "error":
             assert r["scores"] is None
+        if r["status"] == "unscored":
+            assert r["scores"] == GROUNDED, r
 
 
 def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_run):
@@ -126,7 +144,10 @@ def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_r
     assert len(scored) >= 150  # the faults are survivable: most cases get through
     average_line = re.search(r"average\s+(.*)", output).group(1)
     printed = dict(re.findall(r"(\w+) (\d+\.\d\d)", average_line))
-    assert printed == {m: f"{mean(scores_for(c)[m] for c in scored):.2f}" for m in METRICS}
+    # Each metric over the cases that scored it: the grounding of an unscored case counts.
+    values = {m: [r["scores"][m] for r in results if r["scores"] and m in r["scores"]] for m in METRICS}
+    assert printed == {m: f"{mean(values[m]):.2f}" for m in METRICS}
+    assert all(values[m] == [expected_scores(c)[m] for c in scored] for m in ("relevance", "correctness"))
 
 
 def test_retries_are_bounded_and_each_one_the_server_forced_is_in_the_results(fault_run):

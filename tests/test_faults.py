@@ -14,6 +14,8 @@ import pytest
 
 from shopnest.agent import ShopNestAgent
 from shopnest.orders import ORDERS, OrderBook
+from judge_rubrics import SCALE_RUBRIC
+from tracegrade.judge import json_scores
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import load_model
@@ -51,7 +53,7 @@ def agent_and_judge(knowledge) -> tuple:
     async def target(case: GoldenCase):
         return await agent.chat(case.question, case.customer_id)
 
-    return target, Judge(load_model("openai:fault-judge", role="judge"), "rubric")
+    return target, Judge(load_model("openai:fault-judge", role="judge"), SCALE_RUBRIC)
 
 
 GAVE_UP = "agent failed: ModelError: fault-agent: gave up after 2 attempts: "
@@ -78,7 +80,7 @@ async def test_each_fault_ends_its_case_with_the_exact_reason(server, fake_knowl
     for result, (status, reason) in zip(results, EXACT_REASONS.values()):
         assert (result.case_id, result.status, result.error) == (result.case_id, status, reason)
         assert result.scores is None
-    assert results[-1].scores == scores_for("fine") and results[-1].error == ""
+    assert results[-1].scores == scores_for("fine", json_scores.schema(SCALE_RUBRIC.metrics)) and results[-1].error == ""
     # Bounded: an always-failing call is tried exactly twice (1 retry), a 401 once.
     tries = {marker: sum(1 for s in server.log if s.case == f"k{i}" and s.fault)
              for i, marker in enumerate(EXACT_REASONS)}
@@ -92,7 +94,7 @@ async def test_retries_that_succeed_are_counted_in_the_trace_and_the_result(serv
     target, judge = agent_and_judge(fake_knowledge)
     case = order_case("r1", "ORD-101", "[[fault:http_503*2]] [[judge-fault:drop*1]]")
     [result] = await run_cases([case], target, judge)
-    assert result.status in ("pass", "fail") and result.scores == scores_for("r1")
+    assert result.status in ("pass", "fail") and result.scores == scores_for("r1", json_scores.schema(SCALE_RUBRIC.metrics))
     assert [step.retries for step in result.reply.steps if step.kind == "model"] == [2, 0]
     assert (result.agent_retries, result.judge_retries, result.judge_attempts) == (2, 1, 1)
     assert result.to_json()["reply"]["steps"][1]["retries"] == 2

@@ -1,28 +1,24 @@
-"""The judge: strict parsing of scores, bounded retries, the evidence it is shown."""
+"""The judge: metrics from a rubric, scored by token probabilities, strict JSON or code; honest "not scored"."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 
 import pytest
 
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
+from tracegrade.core.errors import ConfigError, ModelError
+from tracegrade.core.results import Scores, Unscored
+from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
-from tracegrade.core.errors import JudgeReplyError, ModelError
-from tracegrade.judge.scoring import (
-    DEFAULT_RUBRIC, METRICS, SCORE_SCHEMA, Judge, Scores, Unscored, evidence, load_rubric, parse_scores, rubric_hash,
-)
+from tracegrade.judge import json_scores
+from tracegrade.judge.prompt import evidence_text, section_texts
+from tracegrade.judge.rubric import DEFAULT_RUBRIC, load_rubric, parse_rubric
+from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.core.trace import Reply, ToolCall
-
-GOOD = {"relevance": 5, "correctness": 4, "faithfulness": 5, "helpfulness": 4, "hallucinationFree": 5,
-        "reason": "Helpfulness lost a point: no next step."}
-
-
-def scores_json(**changes) -> str:
-    return json.dumps({**GOOD, **changes})
-
 
 CASE = GoldenCase(
     id="combined-return-01", question="Can I still return ORD-102?",
@@ -36,183 +32,308 @@ REPLY = Reply(
     tool_calls=(ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-102"}, argument="ORD-102",
                          result="Order ORD-102 is DELIVERED. It was delivered 20 days ago.", status="ok"),),
 )
+RUBRIC = parse_rubric("""---
+evidence:
+  question: ASKED
+  reference: KNOWN RIGHT ANSWER
+  context: PASSAGES
+  tools: CALLS
+  answer: REPLY
+metrics:
+  - name: relevance
+    measures: on topic
+    yesNo: Does the reply respond to what was asked?
+    evidence: [question, reference, answer]
+  - name: correctness
+    measures: agrees with the reference
+    yesNo: Does the reply agree with the known right answer?
+    needsReference: true
+    evidence: [question, reference, answer]
+  - name: faithfulness
+    measures: grounded
+    code: grounding
+    evidence: [question, context, tools]
+  - name: completeness
+    measures: all parts covered
+    checklist:
+      - Does it say whether the item can be returned?
+      - Does it say why?
+    rule: all
+    evidence: [question, context, tools, answer]
+  - name: tone
+    measures: polite
+    scale: How polite is the reply?
+    evidence: [question, context, tools, answer]
+---
+Judge one reply.
+""", "test-rubric.md")
 
 
-# --- parse_scores ----------------------------------------------------------------
+def logprobs(**tokens: float) -> tuple:
+    """One output position's alternatives from token -> probability."""
+    return (tuple((token, math.log(p)) for token, p in tokens.items()),)
 
 
-def test_parse_scores_reads_every_metric_and_the_reason():
-    scores = parse_scores(scores_json())
-    assert dict(scores.values) == {m: GOOD[m] for m in METRICS}
-    assert scores.reason == GOOD["reason"] and scores.lowest() == 4
+def by_question(answers: dict[str, tuple]) -> ScriptedModel:
+    """A probability-capable model answering each question (matched by its text) with ``answers[...]``."""
+    def reply(messages, options):
+        text = messages[-1].content
+        key = next(k for k in answers if k in text)
+        return ChatResponse(text="Yes", top_logprobs=answers[key], input_tokens=100, output_tokens=1,
+                            cached_tokens=60)
+    return ScriptedModel(reply, model_id="judge-p", token_probabilities=True)
 
 
-def test_parse_scores_finds_the_object_inside_surrounding_text():
-    assert parse_scores(f"Here you go:\n```json\n{scores_json()}\n```").values["correctness"] == 4
+ANSWERS = {
+    "respond to what was asked": logprobs(Yes=0.9, No=0.1),
+    "agree with the known right answer": logprobs(Yes=0.3, No=0.6, Maybe=0.1),
+    "whether the item": logprobs(Yes=0.8, No=0.2),
+    "say why": logprobs(Yes=0.4, No=0.6),
+    "How polite": logprobs(**{"5": 0.5, "4": 0.25, "3": 0.25}),
+}
 
 
-@pytest.mark.parametrize("value", [True, False])
-def test_a_bool_is_not_an_int(value):
-    with pytest.raises(JudgeReplyError, match=f"relevance must be 1..5, got {value}"):
-        parse_scores(scores_json(relevance=value))
+# --- the probability path ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [0, 6, 7, -1])
-def test_scores_outside_1_to_5_are_rejected(value):
-    with pytest.raises(JudgeReplyError, match=f"correctness must be 1..5, got {value}"):
-        parse_scores(scores_json(correctness=value))
+async def test_each_metric_is_scored_from_token_probabilities_with_its_source():
+    model = by_question(ANSWERS)
+    scores = await Judge(model, RUBRIC).score(CASE, REPLY)
+    assert isinstance(scores, Scores)
+    got = {m.name: (round(m.value, 4), m.source) for m in scores.metrics}
+    assert got == {
+        "relevance": (0.9, "probability"),
+        "correctness": (round(0.3 / 0.9, 4), "probability"),  # P(yes) / (P(yes) + P(no)); "Maybe" left out
+        "faithfulness": (1.0, "code"),  # 20 days and ORD-102 are in the tool result
+        "completeness": (0.4, "probability"),  # rule all: the lowest item
+        "tone": (4.25, "probability"),  # expected digit: 5*.5 + 4*.25 + 3*.25
+    }
+    assert [m.name for m in scores.metrics] == [m.name for m in RUBRIC.metrics]  # rubric order
+    assert (scores.input_tokens, scores.output_tokens, scores.cached_tokens) == (500, 5, 300)
 
 
-@pytest.mark.parametrize("value", [4.0, "4", None, [4]])
-def test_scores_that_are_not_integers_are_rejected(value):
-    with pytest.raises(JudgeReplyError, match="faithfulness must be 1..5"):
-        parse_scores(scores_json(faithfulness=value))
+async def test_one_output_token_per_question_and_the_evidence_is_a_shared_prefix():
+    model = by_question(ANSWERS)
+    await Judge(model, RUBRIC).score(CASE, REPLY)
+    assert len(model.calls) == 5  # relevance, correctness, two checklist items, tone: faithfulness is code
+    assert all(o.max_tokens == 1 and o.logprobs == 20 and o.json_schema is None for _, o in model.calls)
+    prompts = [messages[-1].content for messages, _ in model.calls]
+    # The questions with the same sections follow each other; each starts with their shared evidence.
+    short = evidence_text(RUBRIC.headings, section_texts(CASE, REPLY), ["question", "reference", "answer"])
+    full = evidence_text(RUBRIC.headings, section_texts(CASE, REPLY), ["question", "context", "tools", "answer"])
+    assert [p.startswith(short + "\n\n") for p in prompts] == [True, True, False, False, False]
+    assert all(p.startswith(full + "\n\n") for p in prompts[2:])
+    assert prompts[0].endswith("Does the reply respond to what was asked? Answer Yes or No.")
+    assert prompts[4].endswith("How polite is the reply? Answer with one digit from 1 (worst) to 5 (best).")
+    assert all(messages[0].content == "Judge one reply." for messages, _ in model.calls)
 
 
-def test_a_missing_metric_is_rejected():
-    data = {k: v for k, v in GOOD.items() if k != "hallucinationFree"}
-    with pytest.raises(JudgeReplyError, match="hallucinationFree must be 1..5, got None"):
-        parse_scores(json.dumps(data))
+async def test_the_headings_come_from_the_rubric_not_from_code():
+    model = by_question(ANSWERS)
+    await Judge(model, RUBRIC).score(CASE, REPLY)
+    prompt = model.calls[2][0][-1].content
+    for heading in ("ASKED:\n", "PASSAGES:\n", "CALLS:\n", "REPLY:\n"):
+        assert heading in prompt
+    assert "POLICY" not in prompt and "GOLDEN" not in prompt and "QUESTION:" not in prompt
+    assert "KNOWN RIGHT ANSWER:\n" + CASE.golden_answer in model.calls[0][0][-1].content
 
 
-def test_every_problem_is_named_at_once():
-    with pytest.raises(JudgeReplyError) as info:
-        parse_scores(scores_json(relevance=0, helpfulness=9))
-    assert str(info.value) == "relevance must be 1..5, got 0; helpfulness must be 1..5, got 9"
+async def test_a_case_without_a_reference_is_not_scored_on_the_metrics_that_need_one():
+    model = by_question(ANSWERS)
+    no_reference = CASE.model_copy(update={"golden_answer": ""})
+    scores = await Judge(model, RUBRIC).score(no_reference, REPLY)
+    correctness = next(m for m in scores.metrics if m.name == "correctness")
+    assert correctness.value is None and correctness.passed is None
+    assert correctness.detail == "not scored: the case has no reference answer"
+    assert not any("known right answer" in m[-1].content for m, _ in model.calls)  # not asked at all
+    assert "correctness" not in scores.values and scores.values["relevance"] == pytest.approx(0.9)
 
 
-@pytest.mark.parametrize("text", ["The answer is great, 5/5.", "", "{not json}", "} {", '{"relevance": 5'])
-def test_non_json_is_rejected(text):
-    with pytest.raises(JudgeReplyError, match="not JSON"):
-        parse_scores(text)
+async def test_no_probabilities_from_a_provider_that_claims_them_is_not_scored_not_guessed():
+    model = ScriptedModel(lambda m, o: ChatResponse(text="Yes"), token_probabilities=True)
+    scores = await Judge(model, RUBRIC).score(CASE, REPLY)
+    asked = [m for m in scores.metrics if m.source == "probability"]
+    assert asked and all(m.value is None for m in asked)
+    assert all(m.detail == "not scored: the provider returned no token probabilities" for m in asked)
+    assert scores.values == {"faithfulness": 1.0}  # the code metric still counts
 
 
-def test_a_json_array_is_not_an_object():
-    with pytest.raises(JudgeReplyError):
-        parse_scores("[1, 2, 3]")
+async def test_a_model_that_answers_neither_yes_nor_no_leaves_the_metric_not_scored():
+    answers = {**ANSWERS, "respond to what was asked": logprobs(The=0.7, Yes=0.2, No=0.1)}
+    scores = await Judge(by_question(answers), RUBRIC).score(CASE, REPLY)
+    relevance = scores.metrics[0]
+    assert relevance.value is None and "did not answer Yes or No (top token 'The')" in relevance.detail
 
 
-def test_a_missing_or_odd_reason_is_empty_not_an_error():
-    assert parse_scores(json.dumps({m: 5 for m in METRICS})).reason == ""
-    assert parse_scores(scores_json(reason=42)).reason == ""
-    assert parse_scores(scores_json(reason="  fine  ")).reason == "fine"
-
-
-# --- evidence ----------------------------------------------------------------------
-
-
-def test_the_evidence_holds_question_context_tools_golden_answer_and_answer():
-    text = evidence(CASE, REPLY)
-    for part in (CASE.question, REPLY.context, 'getOrderStatus({"orderId": "ORD-102"})',
-                 "[ok] Order ORD-102 is DELIVERED. It was delivered 20 days ago.",
-                 CASE.golden_answer, CASE.expected_behaviour, REPLY.answer):
-        assert part in text
-    # The answer to score comes last, after everything it is judged against.
-    assert text.index("ANSWER TO SCORE") > text.index("GOLDEN ANSWER") > text.index("TOOL CALLS")
-
-
-def test_the_evidence_says_when_there_is_no_context_or_tool_call():
-    text = evidence(GoldenCase(id="oos", question="Capital of France?"), Reply(answer="I can only help with ShopNest."))
-    assert "POLICY CONTEXT THE AGENT SAW:\n(none)" in text
-    assert "TOOL CALLS AND RESULTS:\n(none)" in text
-    assert "GOLDEN ANSWER:\n(none given)" in text
-    assert "EXPECTED BEHAVIOUR" not in text and "EARLIER CONVERSATION" not in text
-
-
-def test_the_evidence_includes_an_earlier_conversation():
-    multi = CASE.model_copy(update={"history": (HistoryTurn(role="user", content="I bought shoes."),)})
-    assert "EARLIER CONVERSATION:\nuser: I bought shoes." in evidence(multi, REPLY)
-
-
-# --- Judge with a scripted model ------------------------------------------------------
-
-
-def judge_with(script, attempts: int = 3) -> tuple[Judge, ScriptedModel]:
-    model = ScriptedModel(script, model_id="judge-m")
-    return Judge(model, rubric="RUBRIC TEXT", attempts=attempts), model
-
-
-async def test_a_valid_first_reply_is_scored_at_temperature_0_with_the_schema():
-    judge, model = judge_with([scores_json()])
-    result = await judge.score(CASE, REPLY)
-    assert result == Scores({m: GOOD[m] for m in METRICS}, GOOD["reason"], 10, 5, attempts=1)
-    ((messages, options),) = model.calls
-    assert [(m.role, m.content) for m in messages] == [("system", "RUBRIC TEXT"), ("user", evidence(CASE, REPLY))]
-    assert options.temperature == 0.0
-    assert options.json_schema == SCORE_SCHEMA
-    assert options.tools == ()
-
-
-async def test_garbage_then_valid_gives_scores_after_two_attempts():
-    judge, model = judge_with(["I think it is fine.", scores_json(correctness=5)])
-    result = await judge.score(CASE, REPLY)
-    assert isinstance(result, Scores)
-    assert result.attempts == 2 and result.values["correctness"] == 5
-    assert (result.input_tokens, result.output_tokens) == (20, 10)  # both calls counted
-    first, retry = (options for _, options in model.calls)
-    assert first.temperature == 0.0 and retry.temperature > 0.0  # the same input at 0 repeats the same mistake
-    assert first.seed != retry.seed
-    assert retry.json_schema == SCORE_SCHEMA
-
-
-async def test_always_garbage_is_unscored_with_the_reason_after_bounded_attempts():
+async def test_a_failing_call_is_retried_then_the_metric_is_not_scored():
     calls = []
 
-    def garbage(messages, options):
-        calls.append(options)
-        return scores_json(correctness=7)
+    def flaky(messages, options):
+        calls.append(options.seed)
+        if "respond to what was asked" in messages[-1].content:
+            raise ModelError("HTTP 503")
+        return ChatResponse(text="Yes", top_logprobs=logprobs(Yes=0.9, No=0.1))
 
-    judge, _ = judge_with(garbage, attempts=3)
-    result = await judge.score(CASE, REPLY)
-    assert result == Unscored("judge reply unusable: correctness must be 1..5, got 7", 30, 15, attempts=3)
-    assert len(calls) == 3
+    scores = await Judge(ScriptedModel(flaky, token_probabilities=True), RUBRIC, attempts=2).score(CASE, REPLY)
+    assert scores.metrics[0].value is None and "judge call failed: ModelError: HTTP 503" in scores.metrics[0].detail
+    assert scores.attempts == 2 and calls[:2] == [1, 2]
+    assert scores.metrics[1].value == pytest.approx(0.9)
 
 
-async def test_a_failing_judge_call_is_retried_then_unscored():
-    judge, model = judge_with([ModelError("HTTP 500"), ModelError("HTTP 503")], attempts=2)
-    result = await judge.score(CASE, REPLY)
-    assert isinstance(result, Unscored)
-    assert result.reason == "judge call failed: ModelError: HTTP 503" and result.attempts == 2
+# --- the strict-JSON path -------------------------------------------------------------------
+
+
+def json_judge(script, attempts: int = 3, rubric=RUBRIC) -> tuple[Judge, ScriptedModel]:
+    model = ScriptedModel(script, model_id="judge-j")
+    return Judge(model, rubric, attempts=attempts), model
+
+
+GOOD_JSON = {"relevance": "yes", "correctness": "no", "completeness_1": "yes", "completeness_2": "no", "tone": 4,
+             "reason": "It says yes, the reference says so too, but gives no reason."}
+
+
+async def test_without_probabilities_one_json_call_asks_every_question():
+    judge, model = json_judge([json.dumps(GOOD_JSON)])
+    scores = await judge.score(CASE, REPLY)
+    assert {m.name: (m.value, m.source) for m in scores.metrics} == {
+        "relevance": (1.0, "json"), "correctness": (0.0, "json"), "faithfulness": (1.0, "code"),
+        "completeness": (0.0, "json"), "tone": (4.0, "json")}
+    assert scores.reason == GOOD_JSON["reason"]
+    ((messages, options),) = model.calls
+    assert options.temperature == 0.0 and options.logprobs == 0
+    assert list(options.json_schema["properties"]) == [*GOOD_JSON]  # reason last
+    assert options.json_schema["properties"]["tone"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    assert options.json_schema["properties"]["relevance"] == {"type": "string", "enum": ["yes", "no"]}
+    assert options.max_tokens == json_scores.max_tokens(RUBRIC.metrics[:2] + RUBRIC.metrics[3:]) < 200
+    assert messages[-1].content.index("REPLY:\n") < messages[-1].content.index("QUESTIONS")
+
+
+async def test_garbage_then_valid_json_after_two_attempts():
+    judge, model = json_judge(["I think it is fine.", json.dumps(GOOD_JSON)])
+    scores = await judge.score(CASE, REPLY)
+    assert scores.attempts == 2 and scores.values["tone"] == 4
+    first, retry = (options for _, options in model.calls)
+    assert first.temperature == 0.0 and retry.temperature > 0.0 and first.seed != retry.seed
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("tone", 7, "tone must be 1..5, got 7"),
+    ("tone", True, "tone must be 1..5, got True"),
+    ("relevance", "maybe", "relevance must be \"yes\" or \"no\", got 'maybe'"),
+    ("relevance", None, "relevance must be \"yes\" or \"no\", got None"),
+])
+async def test_unusable_json_leaves_the_model_metrics_not_scored_with_the_reason(field, value, message):
+    judge, model = json_judge([json.dumps({**GOOD_JSON, field: value})] * 2, attempts=2)
+    scores = await judge.score(CASE, REPLY)
     assert len(model.calls) == 2
+    assert scores.values == {"faithfulness": 1.0}
+    assert all(m.detail == f"not scored: judge reply unusable: {message}" for m in scores.metrics if m.source == "json")
 
 
-async def test_a_call_failure_then_a_good_reply_is_scored():
-    judge, _ = judge_with([ConnectionError("reset"), ChatResponse(text=scores_json(), input_tokens=7, output_tokens=3)])
-    result = await judge.score(CASE, REPLY)
-    assert isinstance(result, Scores) and result.attempts == 2
-    assert (result.input_tokens, result.output_tokens) == (7, 3)
+async def test_no_metric_scored_at_all_is_unscored():
+    judge, _ = json_judge(["not json"], attempts=1, rubric=SCALE_RUBRIC)
+    outcome = await judge.score(CASE, REPLY)
+    assert outcome == Unscored("judge reply unusable: not JSON: 'not json'", 10, 5, 1, 0)
 
 
 async def test_the_judge_can_score_two_answers_at_once():
     # Nothing is stored on the judge: the same instance serves concurrent cases.
     def by_answer(messages, options):
-        return scores_json(correctness=5 if "ANSWER TO SCORE:\nright" in messages[-1].content else 2)
+        value = 5 if "ANSWER TO JUDGE" in messages[-1].content and "right" in messages[-1].content else 2
+        return json.dumps({**{m: value for m in SEED_METRICS}, "reason": ""})
 
-    judge, _ = judge_with(by_answer)
+    judge, _ = json_judge(by_answer, rubric=SCALE_RUBRIC)
     right, wrong = await asyncio.gather(judge.score(CASE, Reply(answer="right")), judge.score(CASE, Reply(answer="wrong")))
     assert (right.values["correctness"], wrong.values["correctness"]) == (5, 2)
 
 
-# --- rubric ----------------------------------------------------------------------------
+# --- the shipped rubric and the evidence -----------------------------------------------------------
 
 
-def test_the_shipped_rubric_names_every_metric_and_the_rules():
+def test_the_shipped_rubric_defines_the_five_seed_metrics_domain_neutral():
     rubric = load_rubric()
-    assert load_rubric(DEFAULT_RUBRIC) == rubric
-    for metric in METRICS:
-        assert f"- {metric}:" in rubric
-    for rule in ("use only the evidence", "golden answer", "unsupported", "out-of-scope", "5 = ", "1 = "):
-        assert rule.lower() in rubric.lower()
+    assert load_rubric(DEFAULT_RUBRIC).hash == rubric.hash and len(rubric.hash) == 12
+    assert [m.name for m in rubric.metrics] == list(SEED_METRICS)
+    kinds = {m.name: m.kind for m in rubric.metrics}
+    assert kinds == {"relevance": "yesNo", "correctness": "yesNo", "faithfulness": "code", "helpfulness": "yesNo",
+                     "hallucinationFree": "code"}
+    assert rubric.metric("correctness").needs_reference and rubric.metric("helpfulness").needs_reference
+    # Grounding in what the assistant saw; hallucinationFree also accepts what the reference states.
+    assert "reference" not in rubric.metric("faithfulness").evidence
+    assert "reference" in rubric.metric("hallucinationFree").evidence
+    # An answer that invents a specific is neither correct nor helpful.
+    assert rubric.metric("correctness").requires == rubric.metric("helpfulness").requires == ("hallucinationFree",)
+    text = rubric.text.lower()
+    assert "shopnest" not in text and "policy" not in text and "shop" not in text
 
 
-def test_rubric_hash_changes_with_the_text():
-    judge, _ = judge_with([])
-    assert judge.rubric_hash == rubric_hash("RUBRIC TEXT") != rubric_hash("RUBRIC TEXT.")
-    assert len(judge.rubric_hash) == 12
+def test_the_evidence_holds_each_section_under_its_heading_and_says_none():
+    texts = section_texts(CASE.model_copy(update={"history": (HistoryTurn(role="user", content="I bought shoes."),)}),
+                          Reply(answer="Sure."))
+    text = evidence_text(load_rubric().headings, texts, list(texts))
+    assert "EARLIER CONVERSATION:\nuser: I bought shoes." in text
+    assert "CONTEXT THE ASSISTANT SAW:\n(none)" in text and "TOOL CALLS AND RESULTS:\n(none)" in text
+    # The rubric's order: the answer, then the reference it is held to, then the evidence.
+    assert text.index("QUESTION") < text.index("ANSWER TO JUDGE") < text.index("REFERENCE ANSWER") \
+        < text.index("CONTEXT THE ASSISTANT SAW")
+    assert "EXPECTED BEHAVIOUR:\n" + CASE.expected_behaviour in text
 
 
-def test_the_score_schema_requires_every_metric_as_an_integer_1_to_5():
-    assert SCORE_SCHEMA["required"] == [*METRICS, "reason"]
-    assert SCORE_SCHEMA["additionalProperties"] is False
-    for metric in METRICS:
-        assert SCORE_SCHEMA["properties"][metric] == {"type": "integer", "minimum": 1, "maximum": 5}
+# --- requires, and the rubric file's errors ---------------------------------------------------------
+
+
+async def test_a_metric_fails_with_the_metric_it_requires_and_says_why():
+    rubric = load_rubric()
+    judge = Judge(by_question({"same conclusion": logprobs(Yes=0.9, No=0.1), "respond": logprobs(Yes=0.9, No=0.1),
+                               "what the reference answer gives": logprobs(Yes=0.8, No=0.2)}), rubric)
+    invented = REPLY.model_copy(update={"answer": "Yes, you can: it arrived 20 days ago. A 15% fee applies."})
+    scores = {m.name: m for m in (await judge.score(CASE, invented)).metrics}
+    assert scores["hallucinationFree"].value == 0.0 and "'15%' (percent)" in scores["hallucinationFree"].detail
+    correctness = scores["correctness"]
+    assert (correctness.value, correctness.source, correctness.passed) == (0.0, "code", False)
+    assert correctness.detail == "requires hallucinationFree failed: not in the evidence: '15%' (percent)"
+    assert scores["relevance"].value == pytest.approx(0.9)  # relevance requires nothing
+    fine = {m.name: m for m in (await judge.score(CASE, REPLY)).metrics}
+    assert fine["correctness"].value == pytest.approx(0.9) and fine["correctness"].source == "probability"
+
+
+def test_names_in_the_reference_answer_and_the_known_list_are_grounded():
+    judge = Judge(by_question(ANSWERS), load_rubric())
+    refusal = GoldenCase(id="oos", question="Capital of France?", goldenAnswer="I only help with Acme orders.")
+    answer = Reply(answer="Sorry, I only help with Acme orders, says Bob.", context="Shipping takes 3 days.")
+    scores = {m.name: m for m in asyncio.run(judge.score(refusal, answer)).metrics}
+    assert scores["faithfulness"].detail == "not in the evidence: 'Bob' (name)"  # Acme is in the reference
+    known = parse_rubric(load_rubric().text.replace("name: tracegrade-default", "name: x\nknown: [Bob]"))
+    scores = {m.name: m for m in asyncio.run(Judge(by_question(ANSWERS), known).score(refusal, answer)).metrics}
+    assert scores["faithfulness"].value == 1.0
+
+
+@pytest.mark.parametrize("change, message", [
+    ("    yesNo: Is the answer polite?\n    questoin: x\n", "metric 'tone' (metrics[0]): field 'questoin': unknown field"),
+    ("    yesNo: Is it polite?\n    scale: How polite?\n",
+     "metric 'tone' (metrics[0]): give exactly one of yesNo, scale, checklist, code; got yesNo, scale"),
+    ("    scale: How polite?\n    pass: 0.5\n", "metric 'tone' (metrics[0]): pass must be within 1..5 for a scale metric"),
+    ("    yesNo: Polite?\n    requires: [tone]\n", "metric 'tone': requires 'tone', which is not another metric here"),
+    ("    yesNo: Polite?\n    evidence: [question, sources]\n", "metric 'tone' (metrics[0]): field 'evidence.1'"),
+    ("    code: grounding\n    claims: [money, names]\n", "metric 'tone' (metrics[0]): field 'claims.1'"),
+])
+def test_a_typo_in_a_rubric_file_names_the_file_the_metric_and_the_field(tmp_path, change, message):
+    path = tmp_path / "my-rubric.md"
+    path.write_text(f"---\nmetrics:\n  - name: tone\n    measures: politeness\n{change}---\nJudge.\n")
+    with pytest.raises(ConfigError) as info:
+        load_rubric(path)
+    assert str(info.value).startswith(f"{path}: ") and message in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Just instructions, no front matter.", "a rubric starts with a YAML front matter"),
+    ("---\nmetrics: []\n---\nJudge.", "field 'metrics'"),
+    ("---\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n  - {name: a, measures: y, yesNo: r}\n---\nJudge.",
+     "metric names must be unique; repeated: a"),
+    ("---\nevidence: {question: Q, policy: P, answer: A}\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n---\nJ.",
+     "unknown section 'policy'"),
+    ("---\nmetrics:\n  - {name: a, measures: x, yesNo: q}\n---\n", "the instructions after the front matter are empty"),
+])
+def test_a_broken_rubric_is_a_clear_error(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_rubric(text, "r.md")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
 
 SCORES = dict.fromkeys(METRICS, 5)
@@ -41,18 +41,31 @@ def test_shipped_labels_cover_every_kind_with_a_second_annotator_on_a_subset():
 @pytest.mark.parametrize("scores, message", [
     ({"correctness": 7}, "1..5"),
     ({"correctness": 0}, "1..5"),
-    ({"correctness": True}, "valid integer"),
+    ({"correctness": True}, "got True"),
 ])
 def test_a_score_out_of_range_names_the_field(tmp_path, scores, message):
     with pytest.raises(DatasetError, match=rf"items\.0\.labels\.0\.scores.*{message}"):
         load_labels(_write(tmp_path, [_item(**scores)]))
 
 
-def test_a_missing_metric_and_an_unknown_field_are_errors(tmp_path):
-    missing = _item()
-    del missing["labels"][0]["scores"]["relevance"]
-    with pytest.raises(DatasetError, match="exactly"):
-        load_labels(_write(tmp_path, [missing]))
+def test_a_label_may_cover_some_metrics_and_be_binary_and_kind_is_optional(tmp_path):
+    item = {k: v for k, v in _item().items() if k != "kind"}
+    item["labels"][0]["scores"] = {"correctness": "bad", "tone": 4}
+    (loaded,), _ = load_labels(_write(tmp_path, [item]))
+    label = loaded.labels[0]
+    assert (label.verdict("correctness"), label.number("correctness")) == ("bad", 1)
+    assert (label.verdict("tone"), label.verdict("relevance"), loaded.kind) == ("good", None, "")
+
+
+@pytest.mark.parametrize("scores, message", [({}, "at least 1"), ({"correctness": "meh"}, "correctness")])
+def test_an_empty_or_unknown_label_is_an_error(tmp_path, scores, message):
+    item = _item()
+    item["labels"][0]["scores"] = scores
+    with pytest.raises(DatasetError, match=message):
+        load_labels(_write(tmp_path, [item]))
+
+
+def test_an_unknown_field_is_an_error(tmp_path):
     typo = {**_item(), "annswer": "x"}
     with pytest.raises(DatasetError, match="annswer"):
         load_labels(_write(tmp_path, [typo]))

@@ -45,14 +45,15 @@ def test_model_spec_prefers_flag_then_role_env_then_local(monkeypatch):
 
 
 def test_openai_base_url_per_role(monkeypatch):
-    pytest.importorskip("openai")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://shared.test/v1")
     monkeypatch.setenv("TRACEGRADE_JUDGE_BASE_URL", "http://judge.test/v1")
     monkeypatch.delenv("TRACEGRADE_AGENT_BASE_URL", raising=False)
     agent, judge = load_model("openai:a", role="agent"), load_model("openai:j", role="judge")
     assert (agent.model_id, judge.model_id) == ("a", "j")
-    assert str(agent._client.base_url).startswith("http://shared.test/v1")
-    assert str(judge._client.base_url).startswith("http://judge.test/v1")
+    assert agent._url == "http://shared.test/v1/chat/completions"
+    assert judge._url == "http://judge.test/v1/chat/completions"
+    sdk = load_model("openai-sdk:s", role="judge")  # the SDK path reads the same settings
+    assert str(sdk._client.base_url).startswith("http://judge.test/v1")
 
 
 # --- weights ------------------------------------------------------------------
@@ -301,3 +302,54 @@ def test_a_missing_optional_sdk_is_a_one_line_config_error_naming_the_extra(monk
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "anthropic" else real(name, *a))
     with pytest.raises(ConfigError, match=r"need the 'anthropic' package: pip install 'tracegrade\[anthropic\]'"):
         load_model("anthropic:claude-x")
+
+
+# --- token probabilities ------------------------------------------------------------
+
+LOGPROBS = {"content": [{"token": "Yes", "logprob": -0.1, "top_logprobs": [
+    {"token": "Yes", "logprob": -0.1, "bytes": None}, {"token": "No", "logprob": -2.4, "bytes": None}]}]}
+
+
+async def test_local_asks_for_token_probabilities_and_reads_them_with_the_cache_hits():
+    seen = []
+
+    class Runtime:  # stands in for xllamacpp.Server
+        def handle_chat_completions(self, request):
+            seen.append(request)
+            return json.dumps({"choices": [{"message": {"content": "Yes"}, "logprobs": LOGPROBS}],
+                               "usage": {"prompt_tokens": 120, "completion_tokens": 1},
+                               "timings": {"prompt_n": 20, "cache_n": 100}})
+
+    model = LocalModel(Path("/unused.gguf"), "local-test", server=Runtime())
+    assert model.token_probabilities
+    response = await model.complete([Message("user", "Is it? Answer Yes or No.")], ChatOptions(max_tokens=1, logprobs=20))
+    assert (seen[0]["logprobs"], seen[0]["top_logprobs"], seen[0]["max_tokens"]) == (True, 20, 1)
+    assert response.top_logprobs == ((("Yes", -0.1), ("No", -2.4)),)
+    assert (response.input_tokens, response.cached_tokens) == (120, 100)
+    plain = model._request([Message("user", "Hi")], ChatOptions())
+    assert "logprobs" not in plain and "top_logprobs" not in plain
+
+
+async def test_openai_sends_logprobs_only_when_asked_and_reads_them(make_openai):
+    seen: list[dict] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        body = completion({"content": "Yes"})
+        body["choices"][0]["logprobs"] = LOGPROBS
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": 64}
+        return httpx.Response(200, json=body)
+
+    model = make_openai(handler)
+    assert model.token_probabilities is False  # an OpenAI-compatible server may ignore logprobs: opt in
+    response = await model.complete([Message("user", "Is it?")], ChatOptions(max_tokens=1, logprobs=50))
+    assert (seen[0]["logprobs"], seen[0]["top_logprobs"]) == (True, 20)  # OpenAI's upper bound
+    assert response.top_logprobs == ((("Yes", -0.1), ("No", -2.4)),) and response.cached_tokens == 64
+    await model.complete([Message("user", "Hi")], ChatOptions())
+    assert "logprobs" not in seen[1]
+
+
+def test_the_judge_logprobs_switch_is_per_role(monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_JUDGE_LOGPROBS", "1")
+    assert load_model("openai:gpt-test", role="judge").token_probabilities is True
+    assert load_model("openai:gpt-test", role="agent").token_probabilities is False

@@ -11,7 +11,8 @@ import pytest
 
 from tracegrade.cli import main
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.observe.monitor.app import create_monitor_app
 from tracegrade.observe.monitor.golden import golden_case_draft
@@ -37,7 +38,7 @@ def traces(store: SpanStore) -> list[RequestTrace]:
 
 def scripted_judge(score: int = 4) -> Judge:
     reply = json.dumps({**{m: score for m in METRICS}, "reason": "grounded in the tool result"})
-    return Judge(ScriptedModel(lambda messages, options: reply, model_id="judge-m"), rubric="R")
+    return Judge(ScriptedModel(lambda messages, options: reply, model_id="judge-m"), rubric=SCALE_RUBRIC)
 
 
 def test_the_summary_counts_what_the_traffic_did(store):

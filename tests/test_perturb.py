@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from tracegrade.judge.scoring import METRICS, evidence
+from tracegrade.judge.calibrate import evidence_of
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.judge.labels import load_labels
 from tracegrade.judge.perturb import BREAK_KINDS, INVENTED_FACTS, TARGETS, all_breaks, break_answer
 
@@ -15,7 +16,7 @@ GOOD = [item for item in ITEMS if all(set(label.scores.values()) == {5} for labe
 
 
 def _evidence_without_answer(item) -> str:
-    return evidence(item.case(), item.reply(answer=""))
+    return evidence_of(item)
 
 
 def test_every_target_is_a_judge_metric_and_every_kind_has_targets():

@@ -10,7 +10,8 @@ import pytest
 
 from runs_support import GOLDEN_PATH, good_reply, result, scores
 from tracegrade.eval.dataset import load_dataset
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.repeats import case_spreads, run_level
 from tracegrade.run.runner import RunSettings, run_cases
@@ -27,7 +28,7 @@ def test_each_case_runs_n_times_and_the_judge_is_asked_every_time():
     # The judge gives correctness 5, 4, 3, 5, 4, 3 ... in call order.
     judge_model = ScriptedModel(lambda messages, options: json.dumps(
         {**scores(5), "correctness": 5 - next(correctness) % 3, "reason": "ok"}))
-    judge = Judge(judge_model, "rubric")
+    judge = Judge(judge_model, SCALE_RUBRIC)
     results = asyncio.run(run_cases(CASES, right, judge, RunSettings(repeat=3, concurrency=1)))
     assert [(r.case_id, r.repeat) for r in results] == [
         (c.id, rep) for rep in range(3) for c in CASES]  # repetition-major, dataset order

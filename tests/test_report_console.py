@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from support import GOLDEN, golden_reply, scores_by_case
+from judge_rubrics import SCALE_RUBRIC
 from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console
@@ -41,7 +42,7 @@ async def agent(case):
 
 
 async def example_run() -> Run:
-    judge = Judge(ScriptedModel(scores_by_case(JUDGE_TABLE), model_id="qwen2.5-judge"), rubric="RUBRIC")
+    judge = Judge(ScriptedModel(scores_by_case(JUDGE_TABLE), model_id="qwen2.5-judge"), rubric=SCALE_RUBRIC)
     results = await run_cases(GOLDEN.cases, agent, judge, RunSettings(concurrency=3))
     manifest = Manifest(run_id="20260101-000000-abcdef", dataset=GOLDEN.name, dataset_version=GOLDEN.version,
                         case_count=len(results), target="shopnest", agent_model="qwen2.5-agent",
@@ -86,3 +87,24 @@ def test_an_agent_error_shows_its_reason_and_counts_as_failed():
     assert "  reason     agent timed out after 600 s" in text
     assert "cases 1   passed 0   failed 1   unscored 0" in text
     assert "average" not in text  # nothing scored, nothing to average
+
+
+def test_a_metric_line_shows_its_source_verdict_and_why_not_scored_or_not_gating():
+    from tracegrade.core.results import MetricScore
+
+    metrics = (
+        MetricScore("relevance", 0.93, 0.5, "probability"),
+        MetricScore("correctness", None, 0.5, "probability", "not scored: the case has no reference answer"),
+        MetricScore("faithfulness", 0.0, 1.0, "code", "not in the evidence: '60 days' (quantity)"),
+        MetricScore("tone", 0.2, 0.5, "probability", gates=False),
+    )
+    block = console.case_block(CaseResult("c1", "fail", question="q", scores={"relevance": 0.93}, metrics=metrics))
+    lines = [line.split() for line in block.splitlines()[3:]]
+    assert lines[0] == ["scores", "relevance", "0.93", "probability", "pass", "(>=", "0.5)"]
+    assert lines[1] == ["correctness", "-", "probability", "not", "scored", "the", "case", "has", "no", "reference",
+                        "answer"]
+    assert lines[2][:5] == ["faithfulness", "0.00", "code", "FAIL", "(>="] and "'60 days'" in " ".join(lines[2])
+    assert lines[3] == ["tone", "0.20", "probability", "info", "(>=", "0.5)", "not", "allowed", "to", "gate"]
+    report = console.final_report(Run(Manifest("r", "d", "v", 1, "t", "a", "j", "h"), (
+        CaseResult("c1", "fail", scores={"relevance": 0.93}, metrics=metrics),)))
+    assert "not scored correctness in 1 case(s)" in " ".join(report.split())

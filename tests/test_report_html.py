@@ -9,7 +9,7 @@ from tracegrade.core.results import CheckResult
 from tracegrade.cli import main
 from tracegrade.cli.report import load_run
 from tracegrade.core.errors import TracegradeError
-from tracegrade.judge.scoring import METRICS
+from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.report import html, json_report
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store.runstore import open_store

@@ -13,7 +13,8 @@ import pytest
 
 from support import GOLDEN, GOLDEN_PATH, full_marks, golden_reply, openai_compatible, scores_by_case, serving
 from tracegrade.cli import main
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console, json_report, junit, markdown
 from tracegrade.core.results import Manifest, Run
@@ -24,7 +25,7 @@ IDS = [case.id for case in CASES]
 
 
 def judge(script=full_marks) -> Judge:
-    return Judge(ScriptedModel(script, model_id="scripted-judge"), rubric="RUBRIC")
+    return Judge(ScriptedModel(script, model_id="scripted-judge"), rubric=SCALE_RUBRIC)
 
 
 def by_id(results) -> dict:
@@ -134,7 +135,7 @@ async def test_the_concurrency_limit_is_respected_and_reached(limit):
 
 async def test_checks_only_never_calls_the_judge():
     model = ScriptedModel([])  # any call would run out of replies
-    results = await run_cases(CASES, golden_reply_async_target, Judge(model, "R"), RunSettings(checks_only=True))
+    results = await run_cases(CASES, golden_reply_async_target, Judge(model, SCALE_RUBRIC), RunSettings(checks_only=True))
     assert model.calls == [] and all(r.status == "pass" and r.scores is None for r in results)
     assert all(r.judge_attempts == 0 and r.judge_tokens == (0, 0) for r in results)
 
@@ -264,23 +265,34 @@ def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge):
     assert code == 0
     run = json_report.read(run_dir / "results.json")
     assert run.manifest.judge_model == "fake-judge" and len(run.manifest.rubric_hash) == 12
-    assert all(r.scores == {m: 5 for m in METRICS} for r in run.results)
+    # The shipped rubric: three yes/no questions in one JSON reply, two grounding metrics by code.
+    assert run.manifest.metrics == METRICS
+    assert all(r.scores == {m: 1.0 for m in METRICS} for r in run.results)
+    assert all({m.name: m.source for m in r.metrics} == {"relevance": "json", "correctness": "json", "faithfulness": "code",
+                                                       "helpfulness": "json", "hallucinationFree": "code"}
+               for r in run.results)
     assert all(r.judge_tokens == (50, 30) for r in run.results)
 
 
 def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, served_judge, capsys):
-    served_judge(scores_by_case({"tool-status-02": json.dumps({m: 7 if m == "correctness" else 5 for m in METRICS})}))
+    served_judge(scores_by_case({"tool-status-02": json.dumps({"relevance": "yes", "correctness": 7,
+                                                             "helpfulness": "yes", "reason": ""})}))
     code, run_dir = run_cli(tmp_path, "--target", "support:agent_that_breaks", "--judge-model", "openai:fake-judge")
     assert code == 1
     found = by_id(json_report.read(run_dir / "results.json").results)
     assert (found["tool-unknown-01"].status, found["tool-unknown-01"].error) == (
         "error", "agent failed: RuntimeError: order service unreachable")
+    # The code metrics still scored it; the model's metrics are not scored, with the reason,
+    # and a judge that could not answer leaves the case unscored (never a pass on checks alone).
+    unusable = 'judge reply unusable: correctness must be "yes" or "no", got 7'
     assert (found["tool-status-02"].status, found["tool-status-02"].error) == (
-        "unscored", "judge reply unusable: correctness must be 1..5, got 7")
+        "unscored", f"relevance, correctness, helpfulness not scored: {unusable}")
+    assert {m.name: m.value for m in found["tool-status-02"].metrics if m.scored} == \
+        {"faithfulness": 1.0, "hallucinationFree": 1.0}
     assert sum(r.passed for r in found.values()) == 10
     out = capsys.readouterr().out
     assert "cases 12   passed 10   failed 1   unscored 1" in out
-    assert "unscored tool-status-02 (judge reply unusable: correctness must be 1..5, got 7)" in " ".join(out.split())
+    assert f"unscored tool-status-02 (relevance, correctness, helpfulness not scored: {unusable})" in " ".join(out.split())
     suite = ET.parse(run_dir / "junit.xml").getroot()
     assert (suite.get("failures"), suite.get("errors")) == ("1", "1")
 

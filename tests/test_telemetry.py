@@ -20,7 +20,8 @@ from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import ModelError
-from tracegrade.judge.scoring import METRICS, Judge
+from tracegrade.judge.scoring import Judge
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.core.results import Manifest
@@ -197,7 +198,7 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
         return reply
 
     scores = json.dumps({**{m: 5 for m in METRICS}, "reason": "fine"})
-    judge = Judge(ScriptedModel([scores], model_id="judge-m"), rubric="R")
+    judge = Judge(ScriptedModel([scores], model_id="judge-m"), rubric=SCALE_RUBRIC)
     with telemetry.tracer.start_as_current_span("eval_run"):
         [result] = await run_cases([case], target, judge, RunSettings(concurrency=1))
     assert result.status == "pass"

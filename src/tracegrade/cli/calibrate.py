@@ -10,8 +10,9 @@ from pathlib import Path
 
 from tracegrade.judge.calibrate import Calibration, Thresholds, calibrate, good_items
 from tracegrade.core.errors import ConfigError
+from tracegrade.judge.rubric import DEFAULT_RUBRIC
 from tracegrade.judge.scoring import Judge, load_rubric
-from tracegrade.judge.labels import DEFAULT_LABELS, load_labels
+from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
 from tracegrade.eval.provenance import new_run_id, now_iso
 from tracegrade.models import load_model, model_spec
 from tracegrade.judge.perturb import BREAK_KINDS
@@ -22,14 +23,17 @@ from tracegrade.store.runstore import CalibrationRecord, open_store
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "calibrate", help="validate the judge: agreement with human labels, known-bad breaks, stability",
-        description="Score hand-labelled answers with the judge and compare with the humans (Spearman rho, MAE, "
-        "exact agreement, kappa, confusion matrices); break every all-5 answer three ways and check each break "
-        "lowers its target metric. The result is stored with the judge model id and rubric hash, so `run` can "
-        "warn (or, with --require-calibrated, refuse) when an uncalibrated judge gates. "
-        "Exits 0 when every threshold is met, 1 when any is missed.",
+        "calibrate", help="validate the judge per metric: good vs bad human labels, known-bad breaks, stability",
+        description="Score hand-labelled answers with the judge and measure, per metric, how well it tells the "
+        "answers humans call good (4-5) from the bad ones (1-2): AUC, balanced accuracy at the pass threshold, "
+        "same-question pairs ordered, plus Spearman rho (and MAE and kappas for 1..5 scales). Every all-good answer "
+        "is broken three ways and each break must fail its target metric. A metric that meets every bar may gate; "
+        "`tracegrade run` reads the stored result and does not gate on the others. The shipped labels with the "
+        "shipped rubric are stored automatically; any other pairing only with --record. "
+        "Exits 0 when every metric may gate, 1 otherwise.",
     )
-    p.add_argument("--labels", type=Path, default=DEFAULT_LABELS, help="human labels (default: the shipped ShopNest human-labels.json)")
+    p.add_argument("--labels", type=Path, default=DEFAULT_LABELS,
+                   help="human labels (default: the shipped ShopNest human-labels.json)")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
@@ -37,14 +41,27 @@ def register(subparsers) -> None:
                    help="judge every input K times with K seeds and report score variance (default 1)")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="judge temperature (default 0, as in a run; raise it to probe stability)")
-    p.add_argument("--min-rho", type=float, default=0.8, help="Spearman rho each metric must reach (default 0.8)")
-    p.add_argument("--max-mae", type=float, default=0.2, help="mean absolute error each metric may have (default 0.2)")
-    p.add_argument("--min-drop", type=float, default=2.0, help="points each break must take off its target (default 2)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N labelled items (a partial calibration)")
+    p.add_argument("--min-auc", type=float, default=0.7, help="AUC a metric must reach to gate (default 0.7)")
+    p.add_argument("--min-balanced-accuracy", type=float, default=0.7,
+                   help="balanced accuracy at the pass threshold a metric must reach to gate (default 0.7)")
+    p.add_argument("--max-false-fail", type=float, default=0.2,
+                   help="share of the good answers a metric may fail at its threshold and still gate (default 0.2)")
+    p.add_argument("--min-labels", type=int, default=3,
+                   help="good and bad labelled answers (each) a metric needs to gate (default 3)")
+    p.add_argument("--min-break-share", type=float, default=0.8,
+                   help="share of the known-bad breaks aimed at a metric it must fail to gate (default 0.8)")
+    p.add_argument("--fit-thresholds", action="store_true",
+                   help="fit each metric's pass threshold on the labels (checked by cross-validation) and store "
+                   "it: runs with this judge and rubric then gate at the fitted thresholds")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="a balanced subset of N labelled items (good, bad and in-between in turn; a partial calibration)")
     p.add_argument("--break-limit", type=int, metavar="N",
-                   help="break only the first N all-5 answers (default: every one; a partial calibration)")
+                   help="break only the first N all-good answers (default: every one; a partial calibration)")
     p.add_argument("--no-breaks", action="store_true", help="skip the known-bad breaks (a partial calibration)")
-    p.add_argument("--concurrency", type=int, default=2, help="judge calls in flight (default 2)")
+    p.add_argument("--concurrency", type=int, default=1,
+                   help="inputs judged at once (default 1: one answer's questions share the model's prompt cache)")
+    p.add_argument("--record", action="store_true",
+                   help="store the result for `run` to use even with labels or a rubric other than the shipped pair")
     p.add_argument("--db", help="store URL for the result (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--json", type=Path, metavar="PATH", help="also write the full result as JSON")
     p.set_defaults(handler=handle)
@@ -61,7 +78,7 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--samples and --limit must be at least 1")
     items, version = load_labels(args.labels)
-    items = items[: args.limit] if args.limit else items
+    items = balanced_subset(items, args.limit) if args.limit else items
     breaks = 0 if args.no_breaks else len(good_items(items)[: args.break_limit]) * len(BREAK_KINDS)
     total = (len(items) + breaks) * args.samples
     print(f"tracegrade: calibrating judge {judge.model.model_id} (rubric {judge.rubric_hash}) on {len(items)} "
@@ -69,8 +86,10 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     with progress_bar(len(items) + breaks, "inputs") as advance:
         result = asyncio.run(calibrate(
             items, judge, version, samples=args.samples,
-            thresholds=Thresholds(args.min_rho, args.max_mae, args.min_drop), breaks=not args.no_breaks,
-            break_limit=args.break_limit, concurrency=args.concurrency, partial=bool(args.limit),
+            thresholds=Thresholds(args.min_auc, args.min_balanced_accuracy, args.max_false_fail, args.min_labels,
+                                  args.min_break_share),
+            breaks=not args.no_breaks, break_limit=args.break_limit, concurrency=args.concurrency,
+            partial=bool(args.limit), fit_thresholds=args.fit_thresholds,
             on_judged=_reporter(advance, len(items) + breaks),
         ))
     print(report.render(result))
@@ -88,7 +107,7 @@ def _reporter(advance, total: int):
         advance()
         if not sys.stderr.isatty():
             first = judged.first()
-            scores = " ".join(str(first[m]) for m in first) if first else "unscored"
+            scores = " ".join(f"{m} {v:.2f}" for m, v in first.items()) if first else "unscored"
             print(f"  [{done}/{total}] {judged.item_id}/{judged.variant}: {scores}", file=sys.stderr, flush=True)
 
     return on_judged
@@ -97,11 +116,22 @@ def _reporter(advance, total: int):
 def _save(result: Calibration, args: argparse.Namespace) -> None:
     record = CalibrationRecord(f"cal-{new_run_id()}", result.judge_model, result.rubric_hash, result.labels_version,
                                result.passed, now_iso(), result.to_json())
-    with open_store(args.db) as store:
-        store.save_calibration(record)
-        where = store.url
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(record.result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"tracegrade: stored calibration {record.calibration_id} in {where}"
-          + (f"; wrote {args.json}" if args.json else ""), file=sys.stderr)
+        print(f"tracegrade: wrote {args.json}", file=sys.stderr)
+    if not (args.record or _shipped_pair(args)):
+        # WHY: a stored calibration decides which metrics gate every run of this judge
+        # and rubric; labels from another domain must not decide that silently.
+        print("tracegrade: not stored: these labels and this rubric are not the shipped pair; pass --record "
+              "to let `tracegrade run` use this calibration", file=sys.stderr)
+        return
+    with open_store(args.db) as store:
+        store.save_calibration(record)
+        where = store.url
+    print(f"tracegrade: stored calibration {record.calibration_id} in {where}", file=sys.stderr)
+
+
+def _shipped_pair(args: argparse.Namespace) -> bool:
+    same = lambda given, default: given is None or Path(given).resolve() == default.resolve()  # noqa: E731
+    return same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC)

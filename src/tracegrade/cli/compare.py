@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tracegrade.store import runref
-from tracegrade.judge.calibrate import calibration_problem
+from tracegrade.judge.gates import calibration_problem
 from tracegrade.compare import noise
 from tracegrade.compare.comparison import compare_runs
 from tracegrade.core.errors import ConfigError, TracegradeError

@@ -43,8 +43,8 @@ def register(subparsers) -> None:
     p.add_argument("--judge-model", help="judge model, same forms (env TRACEGRADE_JUDGE_MODEL; default local)")
     p.add_argument("--prompt-version", help="ShopNest system prompt version: v1 (default) or terse")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
-    p.add_argument("--pass-score", type=int, default=4, choices=range(1, 6), metavar="1..5",
-                   help="every judge score must reach this (default 4)")
+    p.add_argument("--pass-score", type=int, choices=range(1, 6), metavar="1..5",
+                   help="the pass score of every 1..5 scale metric (default: each metric's threshold in the rubric)")
     p.add_argument("--concurrency", type=int, default=4, help="cases in flight at once (default 4)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per case for the agent (default 600)")
     p.add_argument("--only", action="append", default=[], metavar="ID", help="run only this case id (repeatable)")
@@ -94,7 +94,7 @@ def handle(args: argparse.Namespace) -> int:
         judge = None if args.checks_only else Judge(load_model(model_spec("judge", args.judge_model), role="judge"),
                                                     load_rubric(args.rubric))
         settings = _settings(args)
-        _check_calibration(store, judge, args.require_calibrated)
+        judge = _check_calibration(store, judge, args.require_calibrated)
         run = _execute(args, store, dataset, judge, settings)
     print(console.final_report(run))  # the case blocks were printed as each case finished
     print(costs.render(run))
@@ -116,18 +116,25 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if run.passed else 1
 
 
-def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> None:
-    """Judge scores gate this run: say so loudly unless the judge passed its calibration."""
-    if judge is None:
-        return
-    from tracegrade.judge.calibrate import calibration_problem
+def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> Judge | None:
+    """Judge scores gate this run: say so loudly unless the judge passed its calibration.
+    A metric its calibration does not allow to gate is scored and shown, but does not gate."""
+    from dataclasses import replace
 
+    from tracegrade.judge.gates import calibration_gates, calibration_problem
+
+    if judge is None:
+        return None
     problem = calibration_problem(store, judge.model.model_id, judge.rubric_hash)
     if problem and required:
         raise ConfigError(f"--require-calibrated: {problem}")
     if problem:
         print(f"tracegrade: WARNING: judge scores gate this run, but {problem}. "
               "Pass/fail below rests on an unvalidated judge; see docs/calibration.md", file=sys.stderr)
+    gates = calibration_gates(store, judge.model.model_id, judge.rubric_hash)
+    for note in gates.notes:
+        print(f"tracegrade: {note}", file=sys.stderr)
+    return replace(judge, thresholds=gates.thresholds, not_gating=gates.not_gating) if gates.notes else judge
 
 
 def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Run:
@@ -174,7 +181,8 @@ def _executor(args: argparse.Namespace, judge: Judge | None):
         return local_executor()
     recipe = functools.partial(build_parts, args.target, model_spec("agent", args.agent_model), args.prompt_version,
                                model_spec("judge", args.judge_model) if judge else None,
-                               judge.rubric if judge else None)
+                               judge.rubric.text if judge else None,
+                               dict(judge.thresholds) if judge else None, judge.not_gating if judge else frozenset())
     return ray_executor(recipe, concurrency=args.concurrency)
 
 

@@ -17,9 +17,9 @@ from typing import Callable, Mapping, Sequence
 
 from tracegrade.stats import aggregate, paired as pairstats
 from tracegrade.core.errors import ConfigError
-from tracegrade.judge.scoring import METRICS
 from tracegrade.run.repeats import by_case
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.stats.summary import metric_names
 
 GROUP_DIMENSIONS = ("split", "category", "risk")
 
@@ -171,7 +171,10 @@ def _metric_rows(base, cand, alpha: float, resamples: int, seed: int) -> tuple[M
     base_metrics, cand_metrics = aggregate.quality_metrics(base), aggregate.quality_metrics(cand)
     rows = [MetricRow("taskSuccess", base_metrics.get("taskSuccess"), cand_metrics.get("taskSuccess"),
                       _pass_tests(base, cand, alpha, resamples, seed))]
-    for metric in ("checkPassRate", *METRICS):
+    # The judge metrics either run has, from its results: a metric added to the rubric
+    # shows up with no baseline value, one removed with no candidate value.
+    judged = dict.fromkeys([*metric_names(base), *metric_names(cand)])
+    for metric in ("checkPassRate", *judged):
         if metric in base_metrics or metric in cand_metrics:
             tests = _score_tests(_case_means(base, _per_case_value(metric)), _case_means(cand, _per_case_value(metric)),
                                  alpha, resamples, seed)

@@ -26,28 +26,87 @@ class CheckResult:
     detail: str = ""
 
 
+# Where a metric's value came from: the model's token probabilities, its
+# strict-JSON reply, or code (the grounding check).
+SOURCES = ("probability", "json", "code")
+# What a gating metric that was not scored means for the case (the pass rule):
+# "skip" = it neither passes nor fails the case, it is listed; "fail"; "unscored".
+NOT_SCORED_RULES = ("skip", "fail", "unscored")
+
+
+@dataclass(frozen=True)
+class MetricScore:
+    """One metric of one answer: its value and how it was reached, or, with
+    ``value`` None, why it could not be scored (never a made-up score).
+
+    ``low``..``high`` is the metric's range (0..1 for a probability or a share,
+    1..5 for a scale); it passes when ``value >= threshold``. A metric with
+    ``gates`` False is reported but does not decide pass or fail.
+
+        >>> MetricScore("correctness", 0.91, 0.5, "probability").passed
+        True
+        >>> MetricScore("correctness", None, 0.5, "probability", "no reference answer").passed is None
+        True
+    """
+
+    name: str
+    value: float | None
+    threshold: float
+    source: str  # one of SOURCES
+    detail: str = ""  # the ungrounded claim, the judge's reason, or why it was not scored
+    low: float = 0.0
+    high: float = 1.0
+    gates: bool = True
+    if_not_scored: str = "skip"  # one of NOT_SCORED_RULES
+
+    @property
+    def scored(self) -> bool:
+        return self.value is not None
+
+    @property
+    def passed(self) -> bool | None:
+        """None when not scored."""
+        return None if self.value is None else self.value >= self.threshold
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MetricScore:
+        return cls(**data)
+
+
 @dataclass(frozen=True)
 class Scores:
-    values: Mapping[str, int]
+    """The judge's verdict on one answer, metric by metric (some may be not scored)."""
+
+    metrics: tuple[MetricScore, ...]
     reason: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 1
     retries: int = 0  # transport retries of the judge calls (429, 5xx, timeouts)
+    cached_tokens: int = 0  # prompt tokens the provider took from its cache
 
-    def lowest(self) -> int:
-        return min(self.values.values())
+    @property
+    def values(self) -> dict[str, float]:
+        """The scored metrics' values by name."""
+        return {m.name: m.value for m in self.metrics if m.value is not None}
+
+    def not_scored(self) -> list[MetricScore]:
+        return [m for m in self.metrics if m.value is None]
 
 
 @dataclass(frozen=True)
 class Unscored:
-    """The judge could not give usable scores; the case never passes and stays out of averages."""
+    """The judge could not score any metric; the case never passes and stays out of averages."""
 
     reason: str
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 1
     retries: int = 0
+    cached_tokens: int = 0
 
 
 JudgeOutcome = Scores | Unscored
@@ -60,7 +119,7 @@ class CaseResult:
     question: str = ""
     reply: Reply | None = None
     checks: tuple[CheckResult, ...] = ()
-    scores: Mapping[str, int] | None = None
+    scores: Mapping[str, float] | None = None  # the scored metrics' values; None: not judged
     judge_reason: str = ""
     error: str = ""  # why the agent or judge could not do its part
     seconds: float = 0.0
@@ -79,6 +138,8 @@ class CaseResult:
     attempts: tuple[str, ...] = ()  # statuses of every attempt when failed cases are re-run
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
+    # Every judge metric with its source, threshold and detail, the not-scored ones too.
+    metrics: tuple[MetricScore, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -99,6 +160,7 @@ class CaseResult:
         data["checks"] = tuple(dataclasses.asdict(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
+        data["metrics"] = [m.to_json() for m in self.metrics]
         return data
 
     @classmethod
@@ -109,6 +171,7 @@ class CaseResult:
         values["agent_tokens"] = tuple(values.get("agent_tokens", (0, 0)))
         values["judge_tokens"] = tuple(values.get("judge_tokens", (0, 0)))
         values["attempts"] = tuple(values.get("attempts", ()))
+        values["metrics"] = tuple(MetricScore.from_json(m) for m in values.get("metrics", ()))
         return cls(**values)
 
 
@@ -130,9 +193,14 @@ class Manifest:
     ended_at: str = ""
     settings: Mapping[str, Any] = field(default_factory=dict)
     totals: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost, latency; filled at the end
+    metrics: tuple[str, ...] = ()  # the judge metrics this run scores, in rubric order
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", tuple(self.metrics))  # a JSON list reads back as the same manifest
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "settings": dict(self.settings), "totals": dict(self.totals)}
+        return {**dataclasses.asdict(self), "settings": dict(self.settings), "totals": dict(self.totals),
+                "metrics": list(self.metrics)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:

@@ -6,6 +6,8 @@
     1.0
     >>> round(sign_test_p(8, 1), 4)
     0.0391
+    >>> auc(good=[0.9, 0.8, 0.4], bad=[0.3, 0.5])
+    0.8333333333333334
 
 Written by hand (numpy only) so the harness needs no scipy or scikit-learn at
 run time; tests hold each function to scipy / scikit-learn on data with ties.
@@ -96,3 +98,33 @@ def sample_variance(values: Sequence[float]) -> float:
 def _same_length(x: Sequence, y: Sequence) -> None:
     if len(x) != len(y):
         raise ValueError(f"lists differ in length: {len(x)} and {len(y)}")
+
+
+def auc(good: Sequence[float], bad: Sequence[float]) -> float:
+    """Area under the ROC curve: the chance a random good item scores above a
+    random bad one, ties counting half (Mann-Whitney U / (n_good * n_bad))."""
+    if not good or not bad:
+        return math.nan
+    ranks, _ = average_ranks([*good, *bad])
+    u = sum(ranks[: len(good)]) - len(good) * (len(good) + 1) / 2
+    return u / (len(good) * len(bad))
+
+
+def balanced_accuracy(good: Sequence[float], bad: Sequence[float], threshold: float) -> float:
+    """Mean of the share of good items at or above ``threshold`` and the share of bad ones below it."""
+    if not good or not bad:
+        return math.nan
+    return (sum(v >= threshold for v in good) / len(good) + sum(v < threshold for v in bad) / len(bad)) / 2
+
+
+def best_threshold(good: Sequence[float], bad: Sequence[float], max_false_fail: float = 1.0) -> float:
+    """The threshold with the highest balanced accuracy among those that fail at most
+    ``max_false_fail`` of the good items: a midpoint between two observed values (ties
+    broken towards the middle of the best run). With no such midpoint, the lowest one."""
+    values = sorted(set([*good, *bad]))
+    cuts = [(a + b) / 2 for a, b in zip(values, values[1:])] or values
+    allowed = [c for c in cuts if sum(v < c for v in good) <= max_false_fail * len(good)] or cuts[:1]
+    accuracy = [balanced_accuracy(good, bad, cut) for cut in allowed]
+    best = max(accuracy)
+    winners = [cut for cut, acc in zip(allowed, accuracy) if acc == best]
+    return winners[len(winners) // 2]

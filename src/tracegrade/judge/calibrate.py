@@ -1,55 +1,77 @@
-"""Judge calibration: is the judge's arithmetic worth gating on?
+"""Judge calibration: may each metric of this judge decide pass or fail?
 
     >>> from tracegrade.judge.labels import load_labels
     >>> items, version = load_labels()
     >>> len(good_items(items)) >= 10
     True
 
-Three measurements, one report:
+For a pass/fail tool the question is not "does the judge give the same number
+as a human" but "does it tell the answers humans call good from the ones they
+call bad". Per metric of the judge's rubric, over the labelled answers (a
+human 4-5 or "good" is good, 1-2 or "bad" is bad):
 
-- agreement with humans: the judge scores every labelled answer with the same
-  evidence the annotator saw; per metric Spearman rho, MAE, exact agreement,
-  Cohen's and quadratic kappa, a confusion matrix; and, where two annotators
-  scored the same items, how well they agree with each other.
-- known-bad separation: every answer the humans scored 5 everywhere is broken
-  three ways (``perturb``) and judged again with the question and evidence
-  unchanged; each break must lower each of its target metrics by ``min_drop``.
-- stability: with ``samples`` > 1 every input is judged k times (k seeds) and
-  the score variance per metric is reported.
+- **AUC**: the chance that a good answer scores above a bad one;
+- **balanced accuracy** at the metric's pass threshold (the mean of the good
+  answers passed and the bad answers failed);
+- **pairs ordered**: of the good and bad answers to the *same question*, the
+  share where the good one scores higher (ties count as not ordered);
+- Spearman rho against the human's 1..5 (rank-based, so it reads a probability
+  too); MAE, exact agreement and kappas only for a 1..5 scale metric;
+- with ``fit_thresholds``, a pass threshold fitted on the labels (the best
+  balanced accuracy among the thresholds that fail at most ``max_false_fail``
+  of the good answers), its balanced accuracy measured by cross-validation over
+  folds of whole questions, so a threshold is never scored on the answers it
+  was fitted to; a run then gates at it.
 
-The judge score of an item is its first usable sample (what a run would have
-scored); breaks compare the mean of the samples. An input the judge never
-scored is listed and left out of agreement; a break whose original or broken
-answer is unscored counts as not separated.
+Known-bad breaks: every answer humans scored good on every metric is broken
+three ways (``perturb``) and judged again; a break separates when it *fails*
+its target metric. A metric **may gate** when it has enough good and bad
+labels, separates them (``min_auc``; 0.7 is "acceptable discrimination" on the
+usual scale), reaches ``min_balanced_accuracy`` at its threshold, fails at most
+``max_false_fail`` of the good answers (what a gate costs: a red build on a
+right answer), and fails at least ``min_break_share`` of the breaks aimed at it.
+With fitted thresholds the last two are the cross-validated numbers. ``tracegrade run`` reads that
+per metric: a metric that may not gate is scored and shown but does not
+decide pass or fail, and the run says so.
+
+Labels may cover only some metrics; a metric with too few labels may not gate.
+An input the judge could not score is listed and left out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from statistics import mean
 from typing import Any, Callable, Mapping, Sequence
 
+from tracegrade.core.results import MetricScore, Scores
 from tracegrade.judge.agreement import (
-    cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance, spearman,
+    auc, balanced_accuracy, best_threshold, cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance,
+    spearman,
 )
-from tracegrade.core.results import Scores
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE, Judge, evidence
 from tracegrade.judge.labels import LabelledItem
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
-from tracegrade.store.runstore import RunStore
+from tracegrade.judge.prompt import section_texts
+from tracegrade.judge.scoring import Judge
 
-LABELS = tuple(range(MIN_SCORE, MAX_SCORE + 1))
+LABELS = (1, 2, 3, 4, 5)
 ORIGINAL = "original"
 SEED_STEP = 1000  # far apart, so sample i's retry seeds never meet sample i+1's
+FOLDS = 5
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    min_rho: float = 0.8
-    max_mae: float = 0.2
-    min_drop: float = 2.0
+    """What a metric must reach to be allowed to gate."""
+
+    min_auc: float = 0.7
+    min_balanced_accuracy: float = 0.7
+    max_false_fail: float = 0.2  # share of the good answers a gating metric may fail
+    min_labels: int = 3  # good and bad answers each
+    min_break_share: float = 0.8
 
 
 @dataclass(frozen=True)
@@ -59,39 +81,70 @@ class Judged:
     item_id: str
     variant: str  # "original" or a break kind
     answer: str
-    samples: tuple[Mapping[str, int] | None, ...]  # None: that sample was unscored
+    samples: tuple[Mapping[str, float] | None, ...]  # scored metric values; None: that sample was unscored
     problems: tuple[str, ...] = ()
-    reasons: tuple[str, ...] = ()  # the judge's one-line reason for each usable sample
+    metrics: tuple[MetricScore, ...] = ()  # the first usable sample's metrics, with sources and details
 
     @property
-    def scored(self) -> list[Mapping[str, int]]:
+    def scored(self) -> list[Mapping[str, float]]:
         return [s for s in self.samples if s is not None]
 
-    def first(self) -> Mapping[str, int] | None:
+    def first(self) -> Mapping[str, float] | None:
         return next(iter(self.scored), None)
 
     def mean(self, metric: str) -> float | None:
-        return mean(s[metric] for s in self.scored) if self.scored else None
+        values = [s[metric] for s in self.scored if metric in s]
+        return mean(values) if values else None
 
 
 @dataclass(frozen=True)
 class MetricAgreement:
+    """Rank and point agreement of one metric between two raters (human vs judge, or two humans)."""
+
     metric: str
     n: int
     spearman: float
-    mae: float
-    exact: float
-    kappa: float
-    weighted_kappa: float
-    confusion: tuple[tuple[int, ...], ...]  # rows: reference (human), columns: the other rater
+    mae: float = math.nan
+    exact: float = math.nan
+    kappa: float = math.nan
+    weighted_kappa: float = math.nan
+    confusion: tuple[tuple[int, ...], ...] = ()  # rows: reference (human), columns: the other rater
 
-    def failures(self, thresholds: Thresholds) -> list[str]:
-        problems = []
-        if not self.spearman >= thresholds.min_rho:  # nan fails too
-            problems.append(f"{self.metric}: Spearman rho {_num(self.spearman)} < {thresholds.min_rho:.2f}")
-        if not self.mae <= thresholds.max_mae:
-            problems.append(f"{self.metric}: MAE {_num(self.mae)} > {thresholds.max_mae:.2f}")
-        return problems
+
+@dataclass(frozen=True)
+class MetricCalibration:
+    """Everything measured about one metric, and whether it may gate."""
+
+    metric: str
+    source: str  # probability | json | code (as the judge scored it)
+    threshold: float  # the threshold a run gates at (fitted, when fitted)
+    good: int
+    bad: int
+    auc: float
+    balanced_accuracy: float
+    false_fail: float  # share of the good answers scored below the threshold
+    pairs_ordered: int
+    pairs: int
+    agreement: MetricAgreement | None
+    fitted_threshold: float | None = None
+    cv_balanced_accuracy: float | None = None
+    cv_false_fail: float | None = None
+    breaks_failed: int = 0
+    breaks: int = 0
+    may_gate: bool = False
+    why_not: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric, "source": self.source, "threshold": self.threshold, "good": self.good,
+            "bad": self.bad, "auc": _clean(self.auc), "balancedAccuracy": _clean(self.balanced_accuracy),
+            "falseFail": _clean(self.false_fail), "cvFalseFail": _clean(self.cv_false_fail),
+            "pairsOrdered": self.pairs_ordered, "pairs": self.pairs,
+            "agreement": _agreement_json(self.agreement) if self.agreement else None,
+            "fittedThreshold": self.fitted_threshold, "cvBalancedAccuracy": _clean(self.cv_balanced_accuracy),
+            "breaksFailed": self.breaks_failed, "breaks": self.breaks, "mayGate": self.may_gate,
+            "whyNot": list(self.why_not),
+        }
 
 
 @dataclass(frozen=True)
@@ -103,18 +156,16 @@ class BreakResult:
     answer: str
     original: Mapping[str, float | None]
     broken: Mapping[str, float | None]
+    thresholds: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def targets(self) -> tuple[str, ...]:
-        return TARGETS[self.kind]  # type: ignore[index]
+        return tuple(m for m in TARGETS[self.kind] if m in self.thresholds)  # type: ignore[index]
 
-    def drop(self, metric: str) -> float | None:
-        before, after = self.original.get(metric), self.broken.get(metric)
-        return None if before is None or after is None else before - after
-
-    def separated(self, metric: str, min_drop: float) -> bool:
-        drop = self.drop(metric)
-        return drop is not None and drop >= min_drop
+    def failed(self, metric: str) -> bool:
+        """The broken answer fails ``metric`` (a not-scored break has not been caught)."""
+        after = self.broken.get(metric)
+        return after is not None and after < self.thresholds[metric]
 
 
 @dataclass(frozen=True)
@@ -127,7 +178,7 @@ class Calibration:
     temperature: float
     thresholds: Thresholds
     reference: str  # the annotator the judge is compared with
-    agreement: tuple[MetricAgreement, ...]
+    metrics: tuple[MetricCalibration, ...]
     annotators: tuple[str, ...] = ()  # the two annotators compared with each other, if any
     annotator_agreement: tuple[MetricAgreement, ...] = ()
     breaks: tuple[BreakResult, ...] = ()
@@ -135,29 +186,29 @@ class Calibration:
     unscored: tuple[tuple[str, str], ...] = ()  # (input, why)
     judged: tuple[Judged, ...] = ()  # every labelled answer as the judge scored it
     partial: bool = False  # --limit or --break-limit or --no-breaks: not the whole file
+    fitted: bool = False  # thresholds fitted on the labels and adopted
 
     @property
     def failures(self) -> list[str]:
-        problems = [p for a in self.agreement for p in a.failures(self.thresholds)]
-        if not self.agreement:
+        problems = [f"{m.metric}: {why}" for m in self.metrics for why in m.why_not]
+        if not self.judged or not any(j.scored for j in self.judged):
             problems.append("no labelled item was scored")
-        for kind, metric, separated, total in separation(self.breaks, self.thresholds.min_drop):
-            if separated < total:
-                problems.append(f"{kind} -> {metric}: {separated} of {total} breaks lowered it "
-                                f"by >= {self.thresholds.min_drop:g}")
         return problems
 
     @property
     def passed(self) -> bool:
         return not self.failures
 
+    def metric(self, name: str) -> MetricCalibration | None:
+        return next((m for m in self.metrics if m.metric == name), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "judgeModel": self.judge_model, "rubricHash": self.rubric_hash, "labelsVersion": self.labels_version,
             "itemCount": self.item_count, "samples": self.samples, "temperature": self.temperature,
             "thresholds": vars(self.thresholds), "reference": self.reference, "partial": self.partial,
-            "passed": self.passed, "failures": self.failures,
-            "agreement": [_agreement_json(a) for a in self.agreement],
+            "fitted": self.fitted, "passed": self.passed, "failures": self.failures,
+            "metrics": [m.to_json() for m in self.metrics],
             "annotators": list(self.annotators),
             "annotatorAgreement": [_agreement_json(a) for a in self.annotator_agreement],
             "breaks": [{"itemId": b.item_id, "kind": b.kind, "targets": list(b.targets), "answer": b.answer,
@@ -165,28 +216,19 @@ class Calibration:
             "variance": dict(self.variance),
             "unscored": [{"input": i, "reason": r} for i, r in self.unscored],
             "items": [{"itemId": j.item_id, "judge": j.first(), "samples": list(j.samples),
-                       "reason": next(iter(j.reasons), "")} for j in self.judged],
+                       "metrics": [m.to_json() for m in j.metrics]} for j in self.judged],
         }
 
 
-def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> str | None:
-    """Why this judge's scores are not validated, or None when its latest calibration passed in full."""
-    record = store.latest_calibration(judge_model, rubric_hash)
-    what = f"judge {judge_model} with rubric {rubric_hash}"
-    if record is None:
-        return f"{what} has no calibration in {store.url} (run `tracegrade calibrate`)"
-    if not record.passed:
-        failures = record.result.get("failures") or ["thresholds missed"]
-        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
-        return f"{what} failed its latest calibration ({record.created_at}): {failures[0]}{more}"
-    if record.result.get("partial"):
-        return f"{what} passed only a partial calibration ({record.created_at}: --limit/--break-limit/--no-breaks)"
-    return None
+# --- selecting what to judge -------------------------------------------------------------
 
 
 def good_items(items: Sequence[LabelledItem]) -> list[LabelledItem]:
-    """Answers every annotator scored 5 on every metric: the ones worth breaking."""
-    return [i for i in items if all(v == MAX_SCORE for label in i.labels for v in label.scores.values())]
+    """Answers every annotator called good on every metric they labelled: the ones worth breaking."""
+    return [i for i in items if all(label.verdict(m) == "good" for label in i.labels for m in label.scores)]
+
+
+# --- the measurement ---------------------------------------------------------------------
 
 
 async def calibrate(
@@ -197,8 +239,9 @@ async def calibrate(
     thresholds: Thresholds = Thresholds(),
     breaks: bool = True,
     break_limit: int | None = None,
-    concurrency: int = 2,
+    concurrency: int = 1,
     partial: bool = False,
+    fit_thresholds: bool = False,
     on_judged: Callable[[Judged], None] | None = None,
 ) -> Calibration:
     """Judge every labelled item (and the breaks of the good ones) ``samples`` times and measure."""
@@ -206,23 +249,27 @@ async def calibrate(
         raise ValueError("samples must be at least 1")
     to_break = good_items(items)[:break_limit] if breaks else []
     inputs = [(i, ORIGINAL, i.answer) for i in items]
-    inputs += [(i, b.kind, b.answer) for i in to_break for b in all_breaks(i.question, i.answer, _evidence(i))]
+    inputs += [(i, b.kind, b.answer) for i in to_break for b in all_breaks(i.question, i.answer, evidence_of(i))]
     judged = await _judge_all(inputs, judge, samples, concurrency, on_judged)
     originals = {j.item_id: j for j in judged if j.variant == ORIGINAL}
-    reference = items[0].labels[0].annotator if items else ""
+    rubric_thresholds = {m.name: judge.thresholds.get(m.name, m.threshold) for m in judge.rubric.metrics}
+    break_results = tuple(_break_result(j, originals[j.item_id], rubric_thresholds)
+                          for j in judged if j.variant != ORIGINAL)
     pair = annotator_pair(items)
     return Calibration(
         judge_model=judge.model.model_id, rubric_hash=judge.rubric_hash, labels_version=labels_version,
         item_count=len(items), samples=samples, temperature=judge.temperature, thresholds=thresholds,
-        reference=reference,
-        agreement=judge_agreement(items, originals),
+        reference=items[0].labels[0].annotator if items else "",
+        metrics=tuple(measure_metric(m.name, items, originals, break_results, rubric_thresholds[m.name],
+                                     m.range, thresholds, fit_thresholds) for m in judge.rubric.metrics),
         annotators=pair,
         annotator_agreement=annotator_agreement(items, *pair) if pair else (),
-        breaks=tuple(_break_result(j, originals[j.item_id]) for j in judged if j.variant != ORIGINAL),
-        variance=score_variance(judged) if samples > 1 else {},
+        breaks=break_results,
+        variance=score_variance(judged, [m.name for m in judge.rubric.metrics]) if samples > 1 else {},
         unscored=tuple((f"{j.item_id}/{j.variant}", j.problems[-1]) for j in judged if not j.scored),
         judged=tuple(originals.values()),
         partial=partial or len(to_break) < len(good_items(items)),
+        fitted=fit_thresholds,
     )
 
 
@@ -244,20 +291,110 @@ async def _judge_all(inputs, judge: Judge, samples: int, concurrency: int, on_ju
 
 async def judge_input(item: LabelledItem, variant: str, answer: str, judge: Judge, samples: int) -> Judged:
     """One input judged ``samples`` times; sample 0 is exactly the judge a run uses."""
-    scores, problems, reasons = [], [], []
+    values, problems, metrics = [], [], ()
     for sample in range(samples):
         outcome = await replace(judge, seed=judge.seed + sample * SEED_STEP).score(item.case(), item.reply(answer))
-        scores.append(dict(outcome.values) if isinstance(outcome, Scores) else None)
-        (reasons if isinstance(outcome, Scores) else problems).append(outcome.reason)
-    return Judged(item.id, variant, answer, tuple(scores), tuple(problems), tuple(reasons))
+        if isinstance(outcome, Scores):
+            values.append(outcome.values)
+            metrics = metrics or outcome.metrics
+        else:
+            values.append(None)
+            problems.append(outcome.reason)
+    return Judged(item.id, variant, answer, tuple(values), tuple(problems), metrics)
 
 
-def judge_agreement(items: Sequence[LabelledItem], judged: Mapping[str, Judged]) -> tuple[MetricAgreement, ...]:
-    """Each item's first label (the reference annotator) against the judge's first usable sample."""
-    pairs = [(i.labels[0].scores, judged[i.id].first()) for i in items if judged[i.id].first() is not None]
+def measure_metric(
+    name: str, items: Sequence[LabelledItem], judged: Mapping[str, Judged], breaks: Sequence[BreakResult],
+    threshold: float, scale: tuple[float, float], bars: Thresholds, fit: bool,
+) -> MetricCalibration:
+    """One metric's numbers and its gate verdict."""
+    rows = [(i, i.verdict(name), v) for i in items
+            if i.verdict(name) is not None and (v := _value(judged.get(i.id), name)) is not None]
+    good = [v for _, verdict, v in rows if verdict == "good"]
+    bad = [v for _, verdict, v in rows if verdict == "bad"]
+    ordered, pairs = pairs_ordered(rows)
+    # WHY constrained: the threshold of best balanced accuracy alone failed a third of
+    # the right answers on the shipped labels; a gate must first not fail good answers.
+    fitted = best_threshold(good, bad, bars.max_false_fail) if good and bad else None
+    cv, cv_false_fail = cross_validated(rows, bars.max_false_fail) if good and bad else (None, None)
+    used = fitted if fit and fitted is not None else threshold
+    aimed = [b for b in breaks if name in b.targets]
+    failed = sum(b.failed(name) for b in aimed)
+    result = MetricCalibration(
+        metric=name, source=_source(judged, name), threshold=used, good=len(good), bad=len(bad),
+        auc=auc(good, bad), balanced_accuracy=balanced_accuracy(good, bad, used),
+        false_fail=sum(v < used for v in good) / len(good) if good else math.nan, pairs_ordered=ordered,
+        pairs=pairs, agreement=_agreement(name, items, judged, scale), fitted_threshold=fitted,
+        cv_balanced_accuracy=cv, cv_false_fail=cv_false_fail, breaks_failed=failed, breaks=len(aimed),
+    )
+    why = _why_not(result, bars, fit)
+    return replace(result, may_gate=not why, why_not=tuple(why))
+
+
+def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
+    why = []
+    if min(m.good, m.bad) < bars.min_labels:
+        return [f"{m.good} good and {m.bad} bad labelled answers scored, fewer than {bars.min_labels} of each"]
+    if not m.auc >= bars.min_auc:  # nan fails too
+        why.append(f"AUC {_num(m.auc)} < {bars.min_auc:.2f}")
+    accuracy, false_fail = (m.cv_balanced_accuracy, m.cv_false_fail) if fit else (m.balanced_accuracy, m.false_fail)
+    at = "cross-validated" if fit else f"at {m.threshold:.3g}"
+    if accuracy is None or not accuracy >= bars.min_balanced_accuracy:
+        why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
+    if false_fail is None or not false_fail <= bars.max_false_fail:
+        why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
+    if m.breaks and m.breaks_failed < bars.min_break_share * m.breaks:
+        why.append(f"failed {m.breaks_failed} of {m.breaks} known-bad breaks, fewer than {bars.min_break_share:.0%}")
+    return why
+
+
+def pairs_ordered(rows: Sequence[tuple[LabelledItem, str, float]]) -> tuple[int, int]:
+    """Of the (good, bad) answers to the same question, how many the judge scored good > bad; and how many."""
+    by_question: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"good": [], "bad": []})
+    for item, verdict, value in rows:
+        if verdict in ("good", "bad"):
+            by_question[item.case_id][verdict].append(value)
+    ordered = total = 0
+    for sides in by_question.values():
+        for g in sides["good"]:
+            for b in sides["bad"]:
+                total += 1
+                ordered += g > b
+    return ordered, total
+
+
+def cross_validated(rows: Sequence[tuple[LabelledItem, str, float]], max_false_fail: float = 1.0,
+                    folds: int = FOLDS) -> tuple[float, float]:
+    """Balanced accuracy and the share of good answers failed, of thresholds fitted on the
+    other folds, pooled over folds of whole questions (nan when a side is missing)."""
+    questions = sorted({item.case_id for item, _, _ in rows})
+    fold_of = {q: index % folds for index, q in enumerate(questions)}
+    passed: dict[str, list[bool]] = {"good": [], "bad": []}
+    for fold in range(folds):
+        train = [(v, verdict) for item, verdict, v in rows if fold_of[item.case_id] != fold]
+        good, bad = [v for v, d in train if d == "good"], [v for v, d in train if d == "bad"]
+        if not good or not bad:
+            continue
+        cut = best_threshold(good, bad, max_false_fail)
+        for item, verdict, v in rows:
+            if fold_of[item.case_id] == fold and verdict in passed:
+                passed[verdict].append(v >= cut)
+    if not passed["good"] or not passed["bad"]:
+        return math.nan, math.nan
+    false_fail = 1 - mean(passed["good"])
+    return (1 - false_fail + 1 - mean(passed["bad"])) / 2, false_fail
+
+
+def _agreement(name: str, items: Sequence[LabelledItem], judged: Mapping[str, Judged],
+               scale: tuple[float, float]) -> MetricAgreement | None:
+    pairs = [(n, v) for i in items if (n := i.labels[0].number(name)) is not None
+             and (v := _value(judged.get(i.id), name)) is not None]
     if not pairs:
-        return ()
-    return tuple(metric_agreement(m, [h[m] for h, _ in pairs], [j[m] for _, j in pairs]) for m in METRICS)
+        return None
+    human, judge = [h for h, _ in pairs], [v for _, v in pairs]
+    if scale != (1, 5):  # a probability: only its rank order is comparable with 1..5
+        return MetricAgreement(name, len(pairs), spearman(human, judge))
+    return metric_agreement(name, human, [min(5, max(1, round(v))) for v in judge])
 
 
 def annotator_pair(items: Sequence[LabelledItem]) -> tuple[str, ...]:
@@ -272,9 +409,11 @@ def annotator_pair(items: Sequence[LabelledItem]) -> tuple[str, ...]:
 
 
 def annotator_agreement(items: Sequence[LabelledItem], first: str, second: str) -> tuple[MetricAgreement, ...]:
-    both = [(i.label_by(first), i.label_by(second)) for i in items if i.label_by(first) and i.label_by(second)]
-    return tuple(metric_agreement(m, [a.scores[m] for a, _ in both], [b.scores[m] for _, b in both])
-                 for m in METRICS)
+    both = [(a, b) for i in items if (a := i.label_by(first)) and (b := i.label_by(second))]
+    metrics = list(dict.fromkeys(m for a, b in both for m in a.scores if m in b.scores))
+    return tuple(metric_agreement(m, [a.number(m) for a, b in both if m in a.scores and m in b.scores],
+                                  [b.number(m) for a, b in both if m in a.scores and m in b.scores])
+                 for m in metrics)
 
 
 def metric_agreement(metric: str, reference: Sequence[int], other: Sequence[int]) -> MetricAgreement:
@@ -286,39 +425,56 @@ def metric_agreement(metric: str, reference: Sequence[int], other: Sequence[int]
     )
 
 
-def separation(breaks: Sequence[BreakResult], min_drop: float) -> list[tuple[str, str, int, int]]:
-    """Per break kind and target metric: (kind, metric, how many separated, how many breaks)."""
+def separation(breaks: Sequence[BreakResult]) -> list[tuple[str, str, int, int]]:
+    """Per break kind and target metric: (kind, metric, how many breaks failed it, how many breaks)."""
     rows = []
     for kind in BREAK_KINDS:
         of_kind = [b for b in breaks if b.kind == kind]
-        for metric in TARGETS[kind] if of_kind else ():
-            rows.append((kind, metric, sum(b.separated(metric, min_drop) for b in of_kind), len(of_kind)))
+        for metric in of_kind[0].targets if of_kind else ():
+            rows.append((kind, metric, sum(b.failed(metric) for b in of_kind), len(of_kind)))
     return rows
 
 
-def score_variance(judged: Sequence[Judged]) -> dict[str, float]:
+def score_variance(judged: Sequence[Judged], metrics: Sequence[str]) -> dict[str, float]:
     """Mean over inputs (with 2+ usable samples) of each metric's sample variance."""
-    repeated = [j for j in judged if len(j.scored) > 1]
-    if not repeated:
-        return {m: math.nan for m in METRICS}
-    return {m: mean(sample_variance([s[m] for s in j.scored]) for j in repeated) for m in METRICS}
+    variance = {}
+    for metric in metrics:
+        spreads = [sample_variance(values) for j in judged
+                   if len(values := [s[metric] for s in j.scored if metric in s]) > 1]
+        variance[metric] = mean(spreads) if spreads else math.nan
+    return variance
 
 
-def _break_result(broken: Judged, original: Judged) -> BreakResult:
+def _value(judged: Judged | None, metric: str) -> float | None:
+    first = judged.first() if judged else None
+    return first.get(metric) if first else None
+
+
+def _source(judged: Mapping[str, Judged], metric: str) -> str:
+    return next((m.source for j in judged.values() for m in j.metrics if m.name == metric and m.scored), "-")
+
+
+def _break_result(broken: Judged, original: Judged, thresholds: Mapping[str, float]) -> BreakResult:
     return BreakResult(broken.item_id, broken.variant, broken.answer,
-                       {m: original.mean(m) for m in METRICS}, {m: broken.mean(m) for m in METRICS})
+                       {m: original.mean(m) for m in thresholds}, {m: broken.mean(m) for m in thresholds},
+                       dict(thresholds))
 
 
-def _evidence(item: LabelledItem) -> str:
-    return evidence(item.case(), item.reply(answer=""))
+def evidence_of(item: LabelledItem) -> str:
+    """Everything the judge sees besides the answer: an invented fact must not be in it."""
+    texts = section_texts(item.case(), item.reply(answer=""))
+    return "\n\n".join(text for name, text in texts.items() if name != "answer")
 
 
 def _agreement_json(a: MetricAgreement) -> dict[str, Any]:
-    clean = lambda x: None if math.isnan(x) else round(x, 4)
-    return {"metric": a.metric, "n": a.n, "spearman": clean(a.spearman), "mae": clean(a.mae),
-            "exact": clean(a.exact), "kappa": clean(a.kappa), "weightedKappa": clean(a.weighted_kappa),
+    return {"metric": a.metric, "n": a.n, "spearman": _clean(a.spearman), "mae": _clean(a.mae),
+            "exact": _clean(a.exact), "kappa": _clean(a.kappa), "weightedKappa": _clean(a.weighted_kappa),
             "confusion": [list(row) for row in a.confusion]}
 
 
-def _num(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.2f}"
+def _clean(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else round(x, 4)
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:.2f}"

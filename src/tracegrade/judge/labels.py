@@ -4,36 +4,51 @@
     ...     "id": "hl-01", "caseId": "rag-return-01", "question": "How many days do I have to return a product?",
     ...     "goldenAnswer": "Products can be returned within 30 days of delivery.",
     ...     "evidence": {"context": "SOURCE: return-policy.md\\n...", "toolCalls": []},
-    ...     "answer": "30 days from delivery.", "kind": "right",
-    ...     "labels": [{"annotator": "a", "rationale": "Right.", "scores": {"relevance": 5, "correctness": 5,
-    ...                 "faithfulness": 5, "helpfulness": 5, "hallucinationFree": 5}}]})
-    >>> item.reply().answer
-    '30 days from delivery.'
+    ...     "answer": "30 days from delivery.",
+    ...     "labels": [{"annotator": "a", "rationale": "Right.", "scores": {"correctness": 5, "tone": "good"}}]})
+    >>> item.reply().answer, item.labels[0].verdict("tone"), item.labels[0].verdict("relevance")
+    ('30 days from delivery.', 'good', None)
 
 Each item carries everything the annotator saw: the question, the evidence (the
-policy context and the tool calls with their results), the golden answer and
-the answer. The judge is shown exactly the same, through the same ``evidence``
-function a run uses, so a human score and a judge score are about one input.
+context and the tool calls with their results), the reference answer and the
+answer. The judge is shown exactly the same, through the same functions a run
+uses, so a human score and a judge score are about one input.
+
+A label scores any of the judge's metrics (not necessarily all): an integer
+1..5, or ``"good"``/``"bad"`` for a binary judgement. For calibration 4..5 is
+good, 1..2 is bad, 3 is neither. ``kind`` is an optional free-text category
+(the shipped file uses right, partial, wrong, hallucinated, refusal).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import DatasetError
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade import defaults
 
 DEFAULT_LABELS = defaults.path("human-labels.json")
-AnswerKind = Literal["right", "partial", "wrong", "hallucinated", "refusal"]
+MIN_SCORE, MAX_SCORE = 1, 5
+
+
+def _human_score(value: object) -> int | str:
+    # WHY by hand: JSON true is not a score, nor is "5"; one clear message for both.
+    if (isinstance(value, int) and not isinstance(value, bool) and MIN_SCORE <= value <= MAX_SCORE) \
+            or value in ("good", "bad"):
+        return value  # type: ignore[return-value]
+    raise ValueError(f"must be an integer {MIN_SCORE}..{MAX_SCORE} or \"good\"/\"bad\", got {value!r}")
+
+
+HumanScore = Annotated[Any, AfterValidator(_human_score)]
 
 
 class _Strict(BaseModel):
@@ -47,18 +62,20 @@ class Evidence(_Strict):
 
 class HumanLabel(_Strict):
     annotator: str = Field(min_length=1)
-    scores: dict[str, StrictInt]  # strict: JSON true is not a score
+    scores: dict[str, HumanScore] = Field(min_length=1)
     rationale: str = Field(min_length=1)
 
-    @field_validator("scores")
-    @classmethod
-    def _every_metric_in_range(cls, scores: dict[str, int]) -> dict[str, int]:
-        if set(scores) != set(METRICS):
-            raise ValueError(f"scores must have exactly {', '.join(METRICS)}; got {', '.join(sorted(scores))}")
-        bad = {m: v for m, v in scores.items() if not MIN_SCORE <= v <= MAX_SCORE}
-        if bad:
-            raise ValueError(f"scores must be {MIN_SCORE}..{MAX_SCORE}: {bad}")
-        return scores
+    def verdict(self, metric: str) -> str | None:
+        """"good" (4-5 or good), "bad" (1-2 or bad), "neither" (3), or None when not labelled."""
+        value = self.scores.get(metric)
+        if value is None or isinstance(value, str):
+            return value
+        return "good" if value >= 4 else "bad" if value <= 2 else "neither"
+
+    def number(self, metric: str) -> int | None:
+        """The score on 1..5 (a binary good is 5, bad is 1), or None when not labelled."""
+        value = self.scores.get(metric)
+        return {"good": MAX_SCORE, "bad": MIN_SCORE}.get(value, value) if isinstance(value, str) else value
 
 
 class LabelledItem(_Strict):
@@ -69,12 +86,16 @@ class LabelledItem(_Strict):
     expected_behaviour: str = ""
     evidence: Evidence
     answer: str
-    kind: AnswerKind
+    kind: str = ""
     labels: tuple[HumanLabel, ...] = Field(min_length=1)
 
     def case(self) -> GoldenCase:
         return GoldenCase(id=self.id, question=self.question, golden_answer=self.golden_answer,
                           expected_behaviour=self.expected_behaviour)
+
+    def verdict(self, metric: str) -> str | None:
+        """The reference annotator's (first label's) verdict on ``metric``."""
+        return self.labels[0].verdict(metric)
 
     def reply(self, answer: str | None = None) -> Reply:
         """The answer with its evidence; ``answer`` swaps in another text (a break)."""
@@ -116,10 +137,39 @@ def _problem(raw: bytes, exc: ValidationError) -> str:
     if first["type"] == "json_invalid":
         return f"cannot parse: {first['msg']}"
     loc = first["loc"]
-    where = f"field {'.'.join(str(part) for part in loc)!r}: {first['msg']}"
+    where = f"field {'.'.join(str(part) for part in loc)!r}: {first['msg'].removeprefix('Value error, ')}"
     if len(loc) < 2 or loc[0] != "items" or not isinstance(loc[1], int):
         return where
     items = json.loads(raw).get("items")  # parsed once already: it is JSON
     item = items[loc[1]] if isinstance(items, list) else None
     item_id = item.get("id") if isinstance(item, dict) else None
     return f"item {item_id!r}: {where}" if isinstance(item_id, str) else f"item #{loc[1] + 1}: {where}"
+
+
+def balanced_subset(items: Sequence[LabelledItem], limit: int) -> list[LabelledItem]:
+    """``limit`` items taking good, bad and in-between answers in turn, each class
+    round-robin over the questions: a small calibration still sees both sides."""
+    classes: dict[str, list[LabelledItem]] = {"good": [], "bad": [], "neither": []}
+    for item in items:
+        verdicts = {item.verdict(m) for m in item.labels[0].scores}
+        classes["bad" if "bad" in verdicts else "good" if verdicts == {"good"} else "neither"].append(item)
+    queues = [_round_robin(classes[c]) for c in ("good", "bad", "neither")]
+    chosen: list[LabelledItem] = []
+    while len(chosen) < min(limit, len(items)):
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    order = {item.id: index for index, item in enumerate(items)}
+    return sorted(chosen, key=lambda i: order[i.id])
+
+
+def _round_robin(items: list[LabelledItem]) -> list[LabelledItem]:
+    by_question: dict[str, list[LabelledItem]] = defaultdict(list)
+    for item in items:
+        by_question[item.case_id].append(item)
+    out, queues = [], list(by_question.values())
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out

@@ -24,7 +24,9 @@ from typing import Any, Literal, Mapping
 from tracegrade.judge.agreement import sign_test_p
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import JudgeReplyError
-from tracegrade.judge.scoring import ask_json, rubric_hash, tool_calls_text
+from tracegrade.judge.prompt import tool_calls_text
+from tracegrade.judge.rubric import rubric_hash
+from tracegrade.judge.scoring import ask_json
 from tracegrade.models import ChatModel, Message
 from tracegrade.core.results import CaseResult, Run
 from tracegrade.core.trace import Reply
@@ -204,7 +206,7 @@ async def compare_runs(
 
 
 def _evidence(reply: Reply) -> str:
-    return f"POLICY CONTEXT:\n{reply.context or '(none)'}\nTOOL CALLS AND RESULTS:\n{tool_calls_text(reply)}"
+    return f"CONTEXT:\n{reply.context or '(none)'}\nTOOL CALLS AND RESULTS:\n{tool_calls_text(reply) or '(none)'}"
 
 
 def load_pairwise_rubric(path: str | Path | None = None) -> str:

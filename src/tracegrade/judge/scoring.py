@@ -1,123 +1,246 @@
-"""The LLM judge: rubric + evidence -> Scores, or Unscored with the reason.
+"""The judge: a rubric's metrics -> one MetricScore each, scored or not scored with the reason.
 
-    >>> parse_scores('{"relevance": 5, "correctness": 4, "faithfulness": 5, '
-    ...              '"helpfulness": 4, "hallucinationFree": 5, "reason": "ok"}').values["correctness"]
-    4
+    >>> import asyncio, math
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.trace import Reply
+    >>> from tracegrade.judge.rubric import parse_rubric
+    >>> from tracegrade.models import ChatResponse
+    >>> from tracegrade.models.scripted import ScriptedModel
+    >>> rubric = parse_rubric('''---
+    ... metrics:
+    ...   - {name: correctness, measures: right, yesNo: Does it agree with the reference, needsReference: true}
+    ...   - {name: faithfulness, measures: grounded, code: grounding, evidence: [question, context, tools]}
+    ... ---
+    ... Judge the answer.''')
+    >>> yes = ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(0.8)), ("No", math.log(0.2))),))
+    >>> judge = Judge(ScriptedModel([yes], token_probabilities=True), rubric)
+    >>> case = GoldenCase(id="c", question="How long?", goldenAnswer="30 days.")
+    >>> scores = asyncio.run(judge.score(case, Reply(answer="60 days.", context="Returns: 30 days.")))
+    >>> [(m.name, round(m.value, 2), m.source) for m in scores.metrics]
+    [('correctness', 0.8, 'probability'), ('faithfulness', 0.0, 'code')]
 
-The reply is constrained to a JSON Schema where the provider supports it, and
-then checked in code anyway: a schema promises an integer, not one from 1 to 5.
+Three sources, one result per metric:
+
+- **code**: a ``code: grounding`` metric checks the answer's specific claims
+  against its evidence sections (``judge.grounding``); no model call;
+- **probability** (the provider returns token probabilities: the local model,
+  an OpenAI-compatible endpoint with ``TRACEGRADE_JUDGE_LOGPROBS=1``): one call
+  per question, one output token, P(yes) or the expected digit; the questions
+  of one answer share the evidence as a prompt prefix, asked one after the other
+  so the provider's cache holds it;
+- **json** (every other provider): one call with all questions, a strict-JSON
+  reply checked in code, bounded retries.
+
+A metric that needs the reference answer is not scored on a case without one;
+a question the model could not answer (a failed call, no probabilities, an
+unusable reply) leaves its metric not scored with the reason. Only when no
+metric at all was scored is the outcome Unscored.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Literal, Mapping
 
-from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import JudgeReplyError
-from tracegrade.models import ChatModel, ChatOptions, Message
-from tracegrade.core.results import JudgeOutcome, Scores, Unscored
+from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
-from tracegrade import defaults
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge import json_scores
+from tracegrade.judge.grounding import ungrounded
+from tracegrade.judge.probability import combine, expected_digit, p_yes
+from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
+from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
+from tracegrade.models import ChatModel, ChatOptions, Message
 
-# WHY this order: with reason first the small local judge scored right answers 1.
-METRICS = ("relevance", "correctness", "faithfulness", "helpfulness", "hallucinationFree")
-MIN_SCORE, MAX_SCORE = 1, 5
-DEFAULT_RUBRIC = defaults.path("judge-rubric.md")
+__all__ = ["DEFAULT_RUBRIC", "Judge", "ask_json", "load_rubric", "parse_rubric", "rubric_hash", "tool_calls_text"]
 
-SCORE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        **{m: {"type": "integer", "minimum": MIN_SCORE, "maximum": MAX_SCORE} for m in METRICS},
-        "reason": {"type": "string", "maxLength": 300},
-    },
-    "required": [*METRICS, "reason"],
-    "additionalProperties": False,
-}
+Method = Literal["auto", "probability", "json"]
+TOP_TOKENS = 20  # alternatives asked per output token (OpenAI's maximum)
 
 
+@dataclass
+class _Tally:
+    """Tokens, attempts and retries of the model calls for one answer (local to one ``score`` call)."""
 
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    attempts: int = 0
+    retries: int = 0
 
-def parse_scores(text: str) -> Scores:
-    """Scores from a judge reply, or JudgeReplyError saying exactly what is wrong."""
-    data = _json_object(text)
-    problems = []
-    for metric in METRICS:
-        value = data.get(metric)
-        # bool is a subclass of int in Python, so True would pass as 1.
-        if not isinstance(value, int) or isinstance(value, bool) or not MIN_SCORE <= value <= MAX_SCORE:
-            problems.append(f"{metric} must be {MIN_SCORE}..{MAX_SCORE}, got {value!r}")
-    if problems:
-        raise JudgeReplyError("; ".join(problems))
-    reason = data.get("reason", "")
-    return Scores({m: data[m] for m in METRICS}, reason.strip() if isinstance(reason, str) else "")
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise JudgeReplyError(f"not JSON: {text[:80]!r}")
-    try:
-        data = json.loads(text[start : end + 1])
-    except (ValueError, RecursionError):
-        raise JudgeReplyError(f"not JSON: {text[:80]!r}") from None
-    if not isinstance(data, dict):
-        raise JudgeReplyError("not a JSON object")
-    return data
-
-
-def tool_calls_text(reply: Reply) -> str:
-    """Each tool call with its arguments, status and result, one line each, as every judge sees them."""
-    return "\n".join(
-        f"- {c.name}({json.dumps(c.arguments, ensure_ascii=False)}) -> [{c.status}] {c.result}" for c in reply.tool_calls
-    ) or "(none)"
-
-
-def evidence(case: GoldenCase, reply: Reply) -> str:
-    """What the judge may use: only what the agent saw and did, and the golden answer."""
-    calls = tool_calls_text(reply)
-    history = "\n".join(f"{t.role}: {t.content}" for t in case.history)
-    parts = [
-        f"QUESTION:\n{case.question}",
-        f"EARLIER CONVERSATION:\n{history}" if history else "",
-        f"POLICY CONTEXT THE AGENT SAW:\n{reply.context or '(none)'}",
-        f"TOOL CALLS AND RESULTS:\n{calls}",
-        f"GOLDEN ANSWER:\n{case.golden_answer or '(none given)'}",
-        f"EXPECTED BEHAVIOUR:\n{case.expected_behaviour}" if case.expected_behaviour else "",
-        f"ANSWER TO SCORE:\n{reply.answer}",
-    ]
-    return "\n\n".join(p for p in parts if p)
+    def add(self, response: Any) -> None:
+        self.input_tokens += response.input_tokens
+        self.output_tokens += response.output_tokens
+        self.cached_tokens += getattr(response, "cached_tokens", 0)
+        self.retries += response.retries
 
 
 @dataclass(frozen=True)
 class Judge:
-    """Scores one answer. ``attempts`` bounds how often an unusable reply is retried."""
+    """Scores one answer on every metric of ``rubric``.
+
+    ``attempts`` bounds how often a failed call or unusable reply is retried;
+    ``method`` forces the probability or JSON way (default: probabilities when
+    the model offers them); ``thresholds`` and ``not_gating`` come from a
+    calibration (a fitted pass threshold per metric; metrics not allowed to gate).
+    """
 
     model: ChatModel
-    rubric: str
+    rubric: Rubric
     attempts: int = 3
     temperature: float = 0.0
-    max_tokens: int = 200
     seed: int = 0  # added to each attempt's seed: calibration samples a judge k times with k seeds
+    method: Method = "auto"
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    not_gating: frozenset[str] = frozenset()
 
     @property
     def rubric_hash(self) -> str:
-        return rubric_hash(self.rubric)
+        return self.rubric.hash
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.rubric.metrics)
+
+    @property
+    def uses_probabilities(self) -> bool:
+        return self.method == "probability" or (self.method == "auto" and getattr(self.model, "token_probabilities", False))
 
     async def score(self, case: GoldenCase, reply: Reply) -> JudgeOutcome:
-        messages = [Message("system", self.rubric), Message("user", evidence(case, reply))]
-        return await self.score_messages(messages)
+        texts = section_texts(case, reply)
+        done: dict[str, MetricScore] = {}
+        for spec in self.rubric.metrics:
+            if spec.needs_reference and not case.golden_answer.strip():
+                done[spec.name] = self._result(spec, None, "code" if spec.kind == "code" else self._source(),
+                                               "not scored: the case has no reference answer")
+            elif spec.kind == "code":
+                done[spec.name] = self._grounding(spec, texts)
+        asked = [s for s in self.rubric.metrics if s.name not in done]
+        tally, problem, reason = _Tally(), "", ""
+        if asked:
+            ask = self._by_probability if self.uses_probabilities else self._by_json
+            results, problem, reason = await ask(asked, texts, tally)
+            done.update(results)
+        metrics = tuple(self._required(done, m) for m in self.rubric.metrics)
+        counts = (tally.input_tokens, tally.output_tokens, max(tally.attempts, 1), tally.retries, tally.cached_tokens)
+        if not any(m.scored for m in metrics):
+            return Unscored(problem or "; ".join(f"{m.name}: {m.detail}" for m in metrics), *counts)
+        return Scores(metrics, reason or (f"not scored: {problem}" if problem else ""), *counts)
 
-    async def score_messages(self, messages: list[Message]) -> JudgeOutcome:
-        asked = await ask_json(self.model, messages, SCORE_SCHEMA, parse_scores, attempts=self.attempts,
-                               temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
-        if not isinstance(asked.value, Scores):
-            return Unscored(asked.problem, asked.input_tokens, asked.output_tokens, asked.attempts, asked.retries)
-        return Scores(asked.value.values, asked.value.reason, asked.input_tokens, asked.output_tokens,
-                      asked.attempts, asked.retries)
+    # --- the three sources ------------------------------------------------------------
+
+    def _grounding(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
+        sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
+        # WHY names also from the reference answer and the rubric's known names: a name a
+        # right answer uses (the assistant's own, its organisation's) is expected, not invented.
+        names = [*self.rubric.known, texts["reference"]]
+        missing = ungrounded(texts["answer"], sources, spec.claims, names)
+        if missing:
+            named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
+            return self._result(spec, 0.0, "code", f"not in the evidence: {named}")
+        return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
+
+    async def _by_probability(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
+        # WHY grouped by the sections shown (in rubric order otherwise): questions with
+        # the same evidence follow each other, so each finds the previous one's prefix cached.
+        groups: dict[tuple[str, ...], list[MetricSpec]] = {}
+        for spec in specs:
+            groups.setdefault(tuple(self.rubric.sections(spec)), []).append(spec)
+        ordered = [spec for group in groups.values() for spec in group]
+        results, problems = {}, []
+        for spec in ordered:
+            evidence = evidence_text(self.rubric.headings, texts, self.rubric.sections(spec))
+            values, problem = [], ""
+            for question in spec.questions:
+                value, problem = await self._ask_one(evidence, question, spec.kind, tally)
+                if value is None:
+                    break
+                values.append(value)
+            if problem:
+                problems.append(f"{spec.name}: {problem}")
+                results[spec.name] = self._failed(spec, "probability", problem)
+            else:
+                value = combine(values, spec.rule) if spec.kind == "checklist" else values[0]
+                results[spec.name] = self._result(spec, value, "probability", _how(spec, values))
+        return results, "; ".join(problems), ""
+
+    async def _ask_one(self, evidence: str, question: str, kind: str, tally: _Tally) -> tuple[float | None, str]:
+        messages = [Message("system", self.rubric.instructions),
+                    Message("user", question_prompt(evidence, question, kind))]
+        problem = ""
+        for attempt in range(1, self.attempts + 1):
+            options = ChatOptions(temperature=self.temperature, max_tokens=1, seed=self.seed + attempt,
+                                  logprobs=TOP_TOKENS)
+            tally.attempts = max(tally.attempts, attempt)
+            try:
+                response = await self.model.complete(messages, options)
+            except Exception as exc:  # the judge-call boundary
+                problem = f"judge call failed: {type(exc).__name__}: {exc}"
+                continue
+            tally.add(response)
+            if not response.top_logprobs:
+                return None, "the provider returned no token probabilities"
+            first = response.top_logprobs[0]
+            value = expected_digit(first) if kind == "scale" else p_yes(first)
+            if value is not None:
+                return value, ""
+            expected = "a digit 1-5" if kind == "scale" else "Yes or No"
+            top = max(first, key=lambda alt: alt[1])[0] if first else ""
+            problem = f"the model did not answer {expected} (top token {top!r})"
+            return None, problem
+        return None, problem
+
+    async def _by_json(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
+        sections = [s for s in self.rubric.headings if any(s in spec.evidence for spec in specs)]
+        user = f"{evidence_text(self.rubric.headings, texts, sections)}\n\n{json_scores.instructions(specs)}"
+        messages = [Message("system", self.rubric.instructions), Message("user", user)]
+        asked = await ask_json(self.model, messages, json_scores.schema(specs),
+                               lambda text: json_scores.parse_reply(specs, text), attempts=self.attempts,
+                               temperature=self.temperature, max_tokens=json_scores.max_tokens(specs), seed=self.seed)
+        tally.input_tokens += asked.input_tokens
+        tally.output_tokens += asked.output_tokens
+        tally.attempts = max(tally.attempts, asked.attempts)
+        tally.retries += asked.retries
+        if asked.value is None:
+            failed = {s.name: self._failed(s, "json", asked.problem) for s in specs}
+            return failed, asked.problem, ""
+        values, reason = asked.value
+        return {s.name: self._result(s, values[s.name], "json", "") for s in specs}, "", reason
+
+    def _required(self, done: Mapping[str, MetricScore], spec: MetricSpec) -> MetricScore:
+        """The metric, failed (value 0) when a metric it requires failed, saying which and why."""
+        own = done[spec.name]
+        failed = [done[name] for name in spec.requires if done[name].passed is False]
+        if not failed or not own.scored:
+            return own
+        why = "; ".join(f"{m.name} failed: {m.detail}" for m in failed)
+        return replace(own, value=own.low, source="code", detail=f"requires {why}")
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _source(self) -> str:
+        return "probability" if self.uses_probabilities else "json"
+
+    def _result(self, spec: MetricSpec, value: float | None, source: str, detail: str,
+                if_not_scored: str | None = None) -> MetricScore:
+        low, high = spec.range
+        return MetricScore(spec.name, value, self.thresholds.get(spec.name, spec.threshold), source, detail, low, high,
+                           spec.gate and spec.name not in self.not_gating, if_not_scored or spec.if_not_scored)
+
+    def _failed(self, spec: MetricSpec, source: str, problem: str) -> MetricScore:
+        """The judge could not answer: the case is unscored whatever the metric's rule, which
+        is for a metric that does not apply (no reference). WHY: a judge endpoint that is
+        down must not let every case pass on the checks alone."""
+        return self._result(spec, None, source, f"not scored: {problem}", if_not_scored="unscored")
+
+
+def _how(spec: MetricSpec, values: list[float]) -> str:
+    if spec.kind == "scale":
+        return f"expected score {values[0]:.2f}"
+    if spec.kind == "checklist":
+        return f"{spec.rule} of P(yes) " + ", ".join(f"{v:.2f}" for v in values)
+    return ""  # a yes/no metric's value is P(yes) itself
 
 
 @dataclass(frozen=True)
@@ -160,11 +283,3 @@ async def ask_json(
             continue
         return Asked(value, "", tokens_in, tokens_out, attempt, retries)
     return Asked(None, problem, tokens_in, tokens_out, attempts, retries)
-
-
-def load_rubric(path: str | Path | None = None) -> str:
-    return Path(path or DEFAULT_RUBRIC).read_text(encoding="utf-8")
-
-
-def rubric_hash(rubric: str) -> str:
-    return hashlib.sha256(rubric.encode()).hexdigest()[:12]

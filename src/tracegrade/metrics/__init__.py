@@ -27,8 +27,23 @@ from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
 from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
+from tracegrade.stats.summary import metric_names
 
-__all__ = ["Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
+__all__ = ["JUDGE", "Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
+
+
+JUDGE = "judge."  # the prefix of the judge metrics' names here: judge.correctness, ...
+
+
+def judge_metrics(results: Sequence[CaseResult]) -> dict[str, Rate]:
+    """Each judge metric the run has (from its results), the mean over the cases that scored it."""
+    return {f"{JUDGE}{name}": Rate.of(r.scores[name] for r in results if r.scores and name in r.scores)
+            for name in metric_names(results)}
+
+
+def judge_thresholds(results: Sequence[CaseResult]) -> dict[str, Threshold]:
+    """A group whose mean falls below a judge metric's pass threshold is flagged."""
+    return {f"{JUDGE}{m.name}": Threshold(minimum=m.threshold) for r in results for m in r.metrics}
 
 
 # WHY in chunks: every reply of a 100,000-case run at once was the peak of its
@@ -38,7 +53,7 @@ CHUNK = 5000
 
 
 def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> dict[str, Rate]:
-    """Every scalar metric, named ``component.metric``, plus the pass rate."""
+    """Every scalar metric, named ``component.metric``, plus the pass rate and the judge's metrics."""
     sums: dict[str, Rate | None] = {}
     pairs: list[tuple[str, str]] = []
     unrouted = 0
@@ -53,7 +68,8 @@ def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]
         unrouted += chunk_unrouted
     routing = routing_report(pairs, unrouted)
     whole = {"routing.accuracy": routing.accuracy, "routing.macroF1": routing.macro_f1}
-    return {name: whole[name] if rate is None else rate for name, rate in sums.items()}
+    merged = {name: whole[name] if rate is None else rate for name, rate in sums.items()}
+    return {**merged, **judge_metrics(results)}
 
 
 def _chunks(results: Sequence[CaseResult]):
@@ -108,6 +124,7 @@ def run_metrics(
         traced_count += len(items)
         seen_k.update(len(reply.retrieved_sources) for _, reply in items)
     routing, k = routing_report(pairs, unrouted), tuple(sorted(seen_k))
+    thresholds = {**thresholds, **judge_thresholds(results)}
     overall = component_metrics(results, cases)
     groups = per_group(results, cases, component_metrics)
     flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]

@@ -1,11 +1,13 @@
 """Model providers by name. A spec is ``local``, ``local:/path/to.gguf``,
-``openai:MODEL`` or ``anthropic:MODEL``; the agent and the judge are configured
+``openai:MODEL`` (a lean httpx client), ``openai-sdk:MODEL`` (the ``openai`` SDK) or ``anthropic:MODEL``; the agent and the judge are configured
 apart (``--agent-model``/``TRACEGRADE_AGENT_MODEL``, ``--judge-model``/
 ``TRACEGRADE_JUDGE_MODEL``), each with its own base URL
 (``TRACEGRADE_AGENT_BASE_URL``/``TRACEGRADE_JUDGE_BASE_URL``, else
 ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``). The HTTP providers share one
 timeout and retry policy: ``TRACEGRADE_MODEL_TIMEOUT_S`` (default 60) and
 ``TRACEGRADE_MODEL_RETRIES`` (retries after the first attempt, default 3).
+``TRACEGRADE_JUDGE_LOGPROBS=1`` (or ``_AGENT_``) says an OpenAI-compatible
+endpoint returns token probabilities, so the judge scores from them.
 """
 
 from __future__ import annotations
@@ -39,15 +41,22 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
         from tracegrade.models.local import local_model
 
         return local_model(name or None)
-    if provider in ("openai", "anthropic") and not name:
+    if provider in ("openai", "openai-sdk", "anthropic") and not name:
         raise ConfigError(f"model spec {spec!r} needs a model name, e.g. {provider}:MODEL")
     base_url = os.environ.get(f"TRACEGRADE_{role.upper()}_BASE_URL")
-    if provider == "openai":
-        require("openai", "openai", "openai: models")
-        from tracegrade.models.openai_compat import OpenAIModel
+    if provider in ("openai", "openai-sdk"):
+        logprobs = os.environ.get(f"TRACEGRADE_{role.upper()}_LOGPROBS", "").strip().lower() in ("1", "true", "yes")
+        settings = dict(token_probabilities=logprobs, **http_settings())
+        url, key = base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY")
+        if provider == "openai-sdk":
+            require("openai", "openai", "openai-sdk: models")
+            from tracegrade.models.openai_compat import OpenAIModel
 
-        return OpenAIModel(name, base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"),
-                           **http_settings())
+            return OpenAIModel(name, url, key, **settings)
+        # WHY the lean client by default: the SDK's per-request CPU set the pace at high concurrency.
+        from tracegrade.models.openai_http import OpenAIHTTPModel
+
+        return OpenAIHTTPModel(name, url, key, **settings)
     if provider == "anthropic":
         require("anthropic", "anthropic", "anthropic: models")
         from tracegrade.models.anthropic_model import AnthropicModel
@@ -55,7 +64,8 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
         return AnthropicModel(name, base_url or os.environ.get("ANTHROPIC_BASE_URL"), os.environ.get("ANTHROPIC_API_KEY"),
                               **http_settings())
     raise ConfigError(
-        f"unknown model spec {spec!r}: use local, local:/path/to/model.gguf, openai:MODEL or anthropic:MODEL"
+        f"unknown model spec {spec!r}: use local, local:/path/to/model.gguf, openai:MODEL, openai-sdk:MODEL "
+        "or anthropic:MODEL"
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from tracegrade.core.errors import ModelError
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
-from tracegrade.models.openai_compat import RETRY_STATUS
+from tracegrade.models.openai_http import RETRY_STATUS
 from tracegrade.models.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from tracegrade.core.redact import redact
 

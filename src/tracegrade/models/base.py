@@ -45,9 +45,17 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
+# The most likely tokens at one output position, with their log probabilities.
+TokenAlternatives = tuple[tuple[str, float], ...]
+
+
 @dataclass(frozen=True)
 class ChatResponse:
-    """What one model call returned: text or tool calls, with its cost in tokens and time."""
+    """What one model call returned: text or tool calls, with its cost in tokens and time.
+
+    ``top_logprobs`` holds, per generated token, the alternatives the provider
+    reported (only when ``ChatOptions.logprobs`` asked for them and the provider
+    can); ``cached_tokens`` is how many prompt tokens it reused from its cache."""
 
     text: str = ""
     tool_calls: tuple[ModelToolCall, ...] = ()
@@ -56,6 +64,8 @@ class ChatResponse:
     latency_s: float = 0.0
     model: str = ""
     retries: int = 0
+    top_logprobs: tuple[TokenAlternatives, ...] = ()
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,11 +78,14 @@ class ChatOptions:
     max_tokens: int = 512
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    logprobs: int = 0  # > 0: return this many most likely tokens per output position
 
 
 class ChatModel(Protocol):
     """Messages in, text or tool calls out. Implementations must be safe to call
-    concurrently from one event loop."""
+    concurrently from one event loop. A provider that returns token
+    probabilities when asked (``ChatOptions.logprobs``) sets a
+    ``token_probabilities = True`` attribute; the judge reads it with getattr."""
 
     model_id: str
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from tracegrade.core.errors import ModelError, WeightsError
 from tracegrade.models import decisions
 from tracegrade.models.base import ChatOptions, ChatResponse, Message
+from tracegrade.models.logprobs import top_logprobs
 from tracegrade.models.weights import MODEL_ID, default_model_path
 
 _INSTANCES: dict[Path, "LocalModel"] = {}
@@ -37,6 +38,8 @@ def local_model(path: str | None = None) -> "LocalModel":
 
 class LocalModel:
     """llama.cpp behind the ChatModel protocol; tools via constrained JSON decisions."""
+
+    token_probabilities = True  # llama.cpp returns the top tokens of every output position
 
     def __init__(self, path: Path, model_id: str, n_ctx: int = 4096, server: Any = None) -> None:
         """``server``: an already started ``xllamacpp.Server``, or anything with its
@@ -66,6 +69,8 @@ class LocalModel:
             output_tokens=int(usage.get("completion_tokens", 0)),
             latency_s=latency,
             model=self.model_id,
+            top_logprobs=top_logprobs(raw),
+            cached_tokens=int((raw.get("timings") or {}).get("cache_n", 0)),
         )
 
     def _request(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
@@ -85,6 +90,9 @@ class LocalModel:
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema},
             }
+        if options.logprobs:
+            request["logprobs"] = True
+            request["top_logprobs"] = options.logprobs
         return request
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:

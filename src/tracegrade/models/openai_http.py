@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from tracegrade.core.errors import ModelError
 from tracegrade.core.redact import redact
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
+from tracegrade.models.logprobs import top_logprobs
 from tracegrade.models.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -101,6 +102,9 @@ def chat_request(model_id: str, messages: Sequence[Message], options: ChatOption
         ]
     if options.json_schema is not None:
         request["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": options.json_schema}}
+    if options.logprobs:
+        request["logprobs"] = True
+        request["top_logprobs"] = min(options.logprobs, 20)  # OpenAI's upper bound
     return request
 
 
@@ -117,7 +121,7 @@ def wire_message(message: Message) -> dict[str, Any]:
 
 
 def parse_response(raw: Any, model_id: str, latency: float, retries: int) -> ChatResponse:
-    """A ChatResponse from a chat completion as JSON (a dict)."""
+    """A ChatResponse from a chat completion as JSON (a dict; the SDK path dumps its object to one)."""
     choices = raw.get("choices") if isinstance(raw, dict) else None
     if not choices:
         raise ModelError(f"{model_id}: the response has no choices")
@@ -136,6 +140,8 @@ def parse_response(raw: Any, model_id: str, latency: float, retries: int) -> Cha
         latency_s=latency,
         model=model_id,
         retries=retries,
+        top_logprobs=top_logprobs(raw),
+        cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
     )
 
 

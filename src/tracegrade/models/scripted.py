@@ -22,8 +22,12 @@ class ScriptedModel:
     """Plays back replies in order (a str is text, an Exception is raised), or
     calls a function with the messages and options for each reply."""
 
-    def __init__(self, script: Sequence[Scripted] | ScriptFn, model_id: str = "scripted") -> None:
+    def __init__(self, script: Sequence[Scripted] | ScriptFn, model_id: str = "scripted",
+                 token_probabilities: bool = False) -> None:
+        """``token_probabilities``: the script's replies carry ``top_logprobs``, as a
+        local or logprobs-capable provider's would."""
         self.model_id = model_id
+        self.token_probabilities = token_probabilities
         self._script = script if callable(script) else list(script)
         self._position = 0
         self.calls: list[tuple[tuple[Message, ...], ChatOptions]] = []

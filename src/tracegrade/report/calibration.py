@@ -1,4 +1,4 @@
-"""The console report of a judge calibration: agreement, separation, stability, verdict."""
+"""The console report of a judge calibration: per metric, can it tell good from bad, and may it gate."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import math
 from typing import Sequence
 
 from tracegrade.judge.calibrate import LABELS, Calibration, MetricAgreement, separation
-from tracegrade.judge.scoring import METRICS
 
 RULE = "=" * 72
-SHORT = {"relevance": "rel", "correctness": "cor", "faithfulness": "fai", "helpfulness": "hlp",
-         "hallucinationFree": "hal"}
 
 
 def render(cal: Calibration) -> str:
-    parts = [_header(cal), _agreement(cal), _confusions(cal.agreement, f"human {cal.reference}", "judge")]
+    parts = [_header(cal), _metrics(cal), _agreement(cal)]
+    confusions = [m.agreement for m in cal.metrics if m.agreement and m.agreement.confusion]
+    if confusions:
+        parts.append(_confusions(confusions, f"human {cal.reference}", "judge"))
     if cal.annotator_agreement:
         a, b = cal.annotators
         parts.append(_table(f"ANNOTATOR AGREEMENT ({a} vs {b}, {cal.annotator_agreement[0].n} items scored by both)",
@@ -30,7 +30,7 @@ def render(cal: Calibration) -> str:
 
 
 def _header(cal: Calibration) -> str:
-    scored = cal.agreement[0].n if cal.agreement else 0
+    scored = sum(1 for j in cal.judged if j.scored)
     note = "  (partial: not every item or break)" if cal.partial else ""
     return "\n".join([
         "JUDGE CALIBRATION",
@@ -40,26 +40,44 @@ def _header(cal: Calibration) -> str:
     ])
 
 
-def _agreement(cal: Calibration) -> str:
+def _metrics(cal: Calibration) -> str:
     t = cal.thresholds
-    title = f"AGREEMENT WITH HUMANS (judge vs {cal.reference}; pass: rho >= {t.min_rho:.2f} and MAE <= {t.max_mae:.2f})"
-    return _table(title, cal.agreement, lambda a: "FAIL" if a.failures(t) else "pass")
+    how = "cross-validated" if cal.fitted else "at the threshold"
+    lines = [f"GOOD VS BAD (human 4-5 good, 1-2 bad; may gate: >= {t.min_labels} of each, AUC >= {t.min_auc:.2f}, "
+             f"{how}: balanced accuracy >= {t.min_balanced_accuracy:.2f} and good answers failed <= "
+             f"{t.max_false_fail:.2f}; >= {t.min_break_share:.0%} of its breaks failed)",
+             f"  {'metric':<18} {'source':<11} {'good':>4} {'bad':>4} {'AUC':>5} {'pairs':>7} {'at':>5} {'bal.acc':>7} "
+             f"{'ff':>5} {'fitted':>6} {'cv.ba':>5} {'cv.ff':>5}  may gate"]
+    for m in cal.metrics:
+        fitted = "-" if m.fitted_threshold is None else f"{m.fitted_threshold:.3g}"
+        pairs = f"{m.pairs_ordered}/{m.pairs}" if m.pairs else "-"
+        lines.append(f"  {m.metric:<18} {m.source:<11} {m.good:>4} {m.bad:>4} {_f(m.auc):>5} {pairs:>7} "
+                     f"{m.threshold:>5.3g} {_f(m.balanced_accuracy):>7} {_f(m.false_fail):>5} {fitted:>6} "
+                     f"{_f(m.cv_balanced_accuracy):>5} {_f(m.cv_false_fail):>5}  "
+                     + ("yes" if m.may_gate else "NO: " + "; ".join(m.why_not)))
+    return "\n".join(lines)
 
 
-def _table(title: str, rows: Sequence[MetricAgreement], verdict=None) -> str:
+def _agreement(cal: Calibration) -> str:
+    rows = [m.agreement for m in cal.metrics if m.agreement]
+    if not rows:
+        return "AGREEMENT WITH HUMANS\n  (no labelled metric was scored)"
+    return _table(f"AGREEMENT WITH HUMANS (judge vs {cal.reference}; MAE and kappas for 1..5 scale metrics only)", rows)
+
+
+def _table(title: str, rows: Sequence[MetricAgreement]) -> str:
     lines = [title, f"  {'metric':<18} {'n':>3} {'rho':>6} {'MAE':>6} {'exact':>6} {'kappa':>6} {'qw-kappa':>9}"]
     for a in rows:
-        line = (f"  {a.metric:<18} {a.n:>3} {_f(a.spearman):>6} {_f(a.mae):>6} {_f(a.exact):>6} "
-                f"{_f(a.kappa):>6} {_f(a.weighted_kappa):>9}")
-        lines.append(f"{line}   {verdict(a)}" if verdict else line)
+        lines.append(f"  {a.metric:<18} {a.n:>3} {_f(a.spearman):>6} {_f(a.mae):>6} {_f(a.exact):>6} "
+                     f"{_f(a.kappa):>6} {_f(a.weighted_kappa):>9}")
     return "\n".join(lines)
 
 
 def _confusions(rows: Sequence[MetricAgreement], row_name: str, column_name: str) -> str:
-    """The five matrices side by side: rows are the human's score, columns the judge's."""
+    """The matrices side by side: rows are the human's score, columns the judge's."""
     lines = [f"CONFUSION MATRICES (rows: {row_name} score 1..5, columns: {column_name} score 1..5)"]
     width = 3 * len(LABELS) + 4
-    lines.append("  " + "".join(f"{m:<{width}}" for m in METRICS[: len(rows)]))
+    lines.append("  " + "".join(f"{a.metric:<{width}}" for a in rows))
     lines.append("  " + "".join(f"{'':2}" + "".join(f"{label:>3}" for label in LABELS) + "  " for _ in rows))
     for r, label in enumerate(LABELS):
         cells = ("".join(f"{a.confusion[r][c]:>3}" for c in range(len(LABELS))) for a in rows)
@@ -68,45 +86,44 @@ def _confusions(rows: Sequence[MetricAgreement], row_name: str, column_name: str
 
 
 def _separation(cal: Calibration) -> str:
-    min_drop = cal.thresholds.min_drop
-    lines = [f"KNOWN-BAD SEPARATION (each break must lower each target metric by >= {min_drop:g})",
-             f"  {'break':<11} {'target':<18} {'lowered':>8} {'mean drop':>10}"]
-    for kind, metric, separated, total in separation(cal.breaks, min_drop):
-        drops = [d for b in cal.breaks if b.kind == kind and (d := b.drop(metric)) is not None]
-        average = sum(drops) / len(drops) if drops else math.nan
-        verdict = "pass" if separated == total else "FAIL"
-        lines.append(f"  {kind:<11} {metric:<18} {f'{separated}/{total}':>8} {_f(average):>10}   {verdict}")
+    lines = ["KNOWN-BAD BREAKS (a break must fail each target metric)",
+             f"  {'break':<11} {'target':<18} {'failed':>8}"]
+    for kind, metric, failed, total in separation(cal.breaks):
+        verdict = "pass" if failed == total else "MISSED"
+        lines.append(f"  {kind:<11} {metric:<18} {f'{failed}/{total}':>8}   {verdict}")
     return "\n".join(lines)
 
 
 def _break_rows(cal: Calibration) -> str:
-    """Every break with every metric before -> after; * marks a target, ! a target not lowered enough."""
-    lines = ["PER BREAK (score of the good answer -> score of the break; * target, ! target missed)"]
+    """Every break with every metric before -> after; * a target failed, ! a target still passed."""
+    lines = ["PER BREAK (the good answer's score -> the break's; * target failed, ! target still passes)"]
     for b in cal.breaks:
         cells = []
-        for m in METRICS:
-            mark = ("*" if b.separated(m, cal.thresholds.min_drop) else "!") if m in b.targets else " "
-            cells.append(f"{SHORT[m]} {_s(b.original[m])}->{_s(b.broken[m])}{mark}")
+        for m in b.thresholds:
+            mark = ("*" if b.failed(m) else "!") if m in b.targets else " "
+            cells.append(f"{m[:4]} {_s(b.original[m])}->{_s(b.broken[m])}{mark}")
         lines.append(f"  {b.item_id:<6} {b.kind:<11} " + "  ".join(cells))
     return "\n".join(lines)
 
 
 def _stability(cal: Calibration) -> str:
-    cells = "  ".join(f"{m} {_f(cal.variance[m], 3)}" for m in METRICS)
+    cells = "  ".join(f"{m} {_f(v, 3)}" for m, v in cal.variance.items())
     return f"STABILITY ({cal.samples} samples per input; mean score variance per metric)\n  {cells}"
 
 
 def _verdict(cal: Calibration) -> str:
+    gating = [m.metric for m in cal.metrics if m.may_gate]
     if cal.passed:
-        return "RESULT  PASS: the judge met every threshold"
-    return "\n".join([f"RESULT  FAIL: {len(cal.failures)} threshold(s) missed", *(f"  - {f}" for f in cal.failures)])
+        return f"RESULT  PASS: every metric may gate ({', '.join(gating)})"
+    lines = [f"RESULT  FAIL: {len(cal.failures)} bar(s) missed; may gate: {', '.join(gating) or 'none'}"]
+    return "\n".join([*lines, *(f"  - {f}" for f in cal.failures)])
 
 
-def _f(x: float, digits: int = 2) -> str:
+def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None or math.isnan(x) else f"{x:.{digits}f}"
 
 
 def _s(x: float | None) -> str:
     if x is None:
         return "?"
-    return f"{x:g}" if float(x).is_integer() else f"{x:.1f}"
+    return f"{x:g}" if float(x).is_integer() else f"{x:.2f}"

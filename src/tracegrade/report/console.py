@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tracegrade.judge.scoring import METRICS
-from tracegrade.core.results import CaseResult, Run
-from tracegrade.stats.summary import score_averages, status_counts
+from tracegrade.core.results import CaseResult, MetricScore, Run
+from tracegrade.stats.summary import not_scored_counts, score_averages, status_counts
 
 RULE = "=" * 60
 
@@ -18,13 +17,32 @@ def case_block(result: CaseResult) -> str:
     if result.checks:
         lines.append("  checks     " + "  ".join(f"{c.name} {'PASS' if c.passed else 'FAIL'}" for c in result.checks))
         lines += [f"             {c.name}: {c.detail}" for c in result.failed_checks()]
-    if result.scores:
-        lines.append("  scores     " + "  ".join(f"{m} {result.scores[m]}" for m in METRICS))
+    if result.metrics:
+        lines += metric_lines(result.metrics)
+    elif result.scores:  # a result stored before metrics carried their source
+        lines.append("  scores     " + "  ".join(f"{m} {v:g}" for m, v in result.scores.items()))
     if result.judge_reason:
         lines.append(f"  judge      {result.judge_reason}")
     if result.error:
         lines.append(f"  reason     {result.error}")
     return "\n".join(lines)
+
+
+def metric_lines(metrics: tuple[MetricScore, ...]) -> list[str]:
+    """One line per judge metric: value, source (probability, json, code), verdict at its threshold, why."""
+    width = max(len(m.name) for m in metrics)
+    lines = []
+    for index, m in enumerate(metrics):
+        if m.scored:
+            verdict = ("pass" if m.passed else "FAIL") if m.gates else "info"
+            text = f"{m.name:<{width}} {m.value:5.2f} {m.source:<11} {verdict:<4} (>= {m.threshold:g})"
+        else:
+            text = f"{m.name:<{width}} {'-':>5} {m.source:<11} not scored"
+        detail = m.detail.removeprefix("not scored: ") if m.source != "json" or not m.scored else ""
+        if not m.gates:
+            detail = f"{detail}; not allowed to gate" if detail else "not allowed to gate"
+        lines.append(f"  {'scores' if index == 0 else '':<10} {text}" + (f"  {detail}" if detail else ""))
+    return lines
 
 
 def final_report(run: Run) -> str:
@@ -41,7 +59,10 @@ def final_report(run: Run) -> str:
     lines += _id_lines("unscored", [r for r in results if r.status == "unscored"], with_reason=True)
     averages = score_averages(results)
     if averages:
-        lines.append(f"  {'average':<9} " + "  ".join(f"{m} {averages[m]:.2f}" for m in METRICS))
+        lines.append(f"  {'average':<9} " + "  ".join(f"{m} {v:.2f}" for m, v in averages.items()))
+    missing = not_scored_counts(results)
+    if missing:
+        lines.append(f"  {'not scored':<9} " + "  ".join(f"{m} in {n} case(s)" for m, n in missing.items()))
     agent_retries, judge_retries = sum(r.agent_retries for r in results), sum(r.judge_retries for r in results)
     if agent_retries or judge_retries:  # a run that only got through thanks to retries should say so
         lines.append(f"  {'retries':<9} agent {agent_retries}   judge {judge_retries}   "

@@ -18,13 +18,13 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from tracegrade.judge.scoring import MAX_SCORE, METRICS, MIN_SCORE
 from tracegrade.core.redact import redact
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
-from tracegrade.core.results import CaseResult, Run
+from tracegrade.core.results import CaseResult, MetricScore, Run
+from tracegrade.eval.verdict import failing_metrics
 from tracegrade.stats.aggregate import latency
-from tracegrade.stats.summary import pass_rate, score_averages, status_counts
+from tracegrade.stats.summary import metric_names, pass_rate, score_averages, status_counts
 from tracegrade.core.trace import Reply
 
 STATUSES = ("pass", "fail", "error", "unscored")
@@ -82,19 +82,29 @@ def _summary(run: Run) -> str:
         *(card(f"latency {q}", f"{seconds:.2f} s") for q, seconds in latency(results).items()),
     ]
     averages = score_averages(results)
-    cards += [card(f"avg {metric}", f"{averages[metric]:.2f}") for metric in METRICS if metric in averages]
+    cards += [card(f"avg {metric}", f"{value:.2f}") for metric, value in averages.items()]
     return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
 
 
 def _distributions(results: tuple[CaseResult, ...]) -> str:
-    scored = [r.scores for r in results if r.scores]
+    scored = [r for r in results if r.scores]
     if not scored:
         return '<section id="scores"><h2>Score distributions</h2><p class="muted">No judge scores in this run.</p></section>'
-    charts = []
-    for metric in METRICS:
-        counts = Counter(s[metric] for s in scored if metric in s)
-        charts.append(svg.bars([(str(v), counts.get(v, 0)) for v in range(MIN_SCORE, MAX_SCORE + 1)], title=metric))
+    charts = [svg.bars(_bins(metric, scored), title=metric) for metric in metric_names(results)]
     return f'<section id="scores"><h2>Score distributions ({len(scored)} scored cases)</h2><div class="charts">{"".join(charts)}</div></section>'
+
+
+def _bins(metric: str, results: list[CaseResult]) -> list[tuple[str, int]]:
+    """A 1..5 scale by its integers; a probability or share (0..1) in five bins."""
+    ranges = {(m.low, m.high) for r in results for m in r.metrics if m.name == metric}
+    values = [r.scores[metric] for r in results if r.scores and metric in r.scores]
+    if ranges == {(0.0, 1.0)}:
+        edges = [0.2, 0.4, 0.6, 0.8]
+        counts = Counter(sum(v >= e for e in edges) for v in values)
+        labels = ("0-.2", ".2-.4", ".4-.6", ".6-.8", ".8-1")
+        return [(label, counts.get(i, 0)) for i, label in enumerate(labels)]
+    counts = Counter(round(v) for v in values)
+    return [(str(v), counts.get(v, 0)) for v in range(1, 6)]
 
 
 def _cases(results: tuple[CaseResult, ...]) -> str:
@@ -108,14 +118,15 @@ def _cases(results: tuple[CaseResult, ...]) -> str:
         '<span id="shown" class="muted"></span></div>'
     )
     head = "<tr><th>case</th><th>split</th><th>category</th><th>status</th><th>failed checks</th>" \
-           "<th>lowest score</th><th>seconds</th></tr>"
+           "<th>judge</th><th>seconds</th></tr>"
     rows = "".join(_case_row(r) + _case_detail(r) for r in results)
     return f'<section id="cases"><h2>Cases</h2>{filters}<table>{head}{rows}</table></section>'
 
 
 def _case_row(r: CaseResult) -> str:
     failed = ", ".join(c.name for c in r.failed_checks()) or "-"
-    lowest = str(min(r.scores.values())) if r.scores else "-"
+    low = failing_metrics(r.metrics)
+    lowest = escape(", ".join(m.name for m in low)) if low else ("ok" if r.scores else "-")
     repeat = f" #{r.repeat + 1}" if r.repeat else ""
     return (f'<tr class="case" data-split="{escape(r.split)}" data-status="{escape(r.status)}">'
             f"<td>{escape(r.case_id + repeat)}</td><td>{escape(r.split)}</td><td>{escape(r.category)}</td>"
@@ -133,13 +144,31 @@ def _case_detail(r: CaseResult) -> str:
             f'<tr><td>{escape(c.name)}</td><td class="status {"pass" if c.passed else "fail"}">{"pass" if c.passed else "fail"}</td>'
             f"<td>{escape(c.code)}</td><td>{_text(c.detail)}</td></tr>" for c in r.checks)
         parts.append(f"<h3>Checks</h3><table><tr><th>check</th><th>result</th><th>code</th><th>detail</th></tr>{items}</table>")
-    if r.scores:
-        parts.append("<h3>Scores</h3><p>" + " · ".join(f"{escape(m)} <b>{v}</b>" for m, v in r.scores.items()) + "</p>")
+    if r.metrics:
+        parts.append(_metric_table(r.metrics))
+    elif r.scores:  # stored before metrics carried their source
+        parts.append("<h3>Scores</h3><p>" + " · ".join(f"{escape(m)} <b>{v:g}</b>" for m, v in r.scores.items()) + "</p>")
     if r.judge_reason:
         parts.append(f"<h3>Judge reason</h3><pre>{_text(r.judge_reason)}</pre>")
     if r.error:
         parts.append(f'<h3>Error</h3><pre class="error">{_text(r.error)}</pre>')
     return f'<tr class="detail" hidden><td colspan="7">{"".join(parts)}</td></tr>'
+
+
+def _metric_table(metrics: tuple[MetricScore, ...]) -> str:
+    """Every judge metric with its value, source (probability, json, code), verdict and why."""
+    rows = []
+    for m in metrics:
+        if m.scored:
+            verdict = ("pass" if m.passed else "fail") if m.gates else "info"
+            value = f"{m.value:.2f}"
+        else:
+            verdict, value = "unscored", "-"
+        rows.append(f'<tr><td>{escape(m.name)}</td><td><b>{value}</b></td><td>{escape(m.source)}</td>'
+                    f'<td class="status {verdict}">{"not scored" if verdict == "unscored" else verdict}</td>'
+                    f"<td>&ge; {m.threshold:g}</td><td>{_text(m.detail)}</td></tr>")
+    return ("<h3>Scores</h3><table><tr><th>metric</th><th>value</th><th>source</th><th>verdict</th>"
+            f"<th>pass at</th><th>detail</th></tr>{''.join(rows)}</table>")
 
 
 def _trace(reply: Reply) -> str:

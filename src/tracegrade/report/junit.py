@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tracegrade.core.results import CaseResult, Run
+from tracegrade.eval.verdict import failing_metrics
 
 
 def to_xml(run: Run) -> str:
@@ -34,8 +35,9 @@ def _testcase(result: CaseResult, dataset: str) -> ET.Element:
 
 def _failure_message(result: CaseResult) -> str:
     failed = [f"{c.name}: {c.detail}" for c in result.failed_checks()]
-    if result.scores:
-        failed += [f"{m} {v}" for m, v in result.scores.items()]
+    failed += [f"{m.name} {m.value:.2f} < {m.threshold:g}" for m in failing_metrics(result.metrics)]
+    if result.scores and not result.metrics:  # stored before metrics carried thresholds
+        failed += [f"{m} {v:g}" for m, v in result.scores.items()]
     return "; ".join(failed) or result.error
 
 

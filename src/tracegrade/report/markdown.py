@@ -12,8 +12,8 @@ import html
 import re
 from pathlib import Path
 
-from tracegrade.judge.scoring import METRICS
 from tracegrade.core.results import Run
+from tracegrade.eval.verdict import failing_metrics
 from tracegrade.stats.summary import score_averages, status_counts
 
 
@@ -43,13 +43,16 @@ def to_markdown(run: Run) -> str:
     ]
     averages = score_averages(results)
     if averages:
-        lines += ["| " + " | ".join(METRICS) + " |", "|" + "---:|" * len(METRICS),
-                  "| " + " | ".join(f"{averages[k]:.2f}" for k in METRICS) + " |", ""]
+        lines += ["| " + " | ".join(averages) + " |", "|" + "---:|" * len(averages),
+                  "| " + " | ".join(f"{v:.2f}" for v in averages.values()) + " |", ""]
     problems = [r for r in results if not r.passed]
     if problems:
         lines += ["| case | status | why |", "|---|---|---|"]
         for r in problems:
-            why = "; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks()) or r.error or r.judge_reason
+            why = ("; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks())
+                   or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
+                                for m in failing_metrics(r.metrics))
+                   or r.error or r.judge_reason)
             lines.append(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |")
     return "\n".join(lines) + "\n"
 

@@ -3,9 +3,9 @@ mean (variance) per score."""
 
 from __future__ import annotations
 
-from tracegrade.judge.scoring import METRICS
 from tracegrade.run.repeats import case_spreads, repetitions, run_level
 from tracegrade.core.results import Run
+from tracegrade.stats.summary import metric_names
 
 
 def wanted(run: Run) -> bool:
@@ -15,11 +15,12 @@ def wanted(run: Run) -> bool:
 def render(run: Run) -> str:
     results = run.results
     level = run_level(results)
+    metrics = metric_names(results)
     lines = [f"REPEATS ({repetitions(results)} per case)",
              "  run level  " + "   ".join(f"{m} {mean:.2f} ± {sd:.2f}" for m, (mean, sd) in level.items()),
-             f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in METRICS)]
+             f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in metrics)]
     for spread in case_spreads(results):
         cells = [f"{spread.means[m]:>9.2f} ({spread.variances[m]:.2f})" if m in spread.means else f"{'-':>17}"
-                 for m in METRICS]
+                 for m in metrics]
         lines.append(f"  {spread.case_id:<26}{spread.runs:>5}{spread.pass_rate:>7.2f}  " + "  ".join(f"{c:>17}" for c in cells))
     return "\n".join(lines)

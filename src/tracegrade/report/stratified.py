@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from tracegrade.metrics import Group, Rate, RunMetrics
+from tracegrade.metrics import JUDGE, Group, Rate, RunMetrics
 from tracegrade.metrics.routing import RoutingReport
 
 RULE = "=" * 60
@@ -79,20 +79,24 @@ def _routing_lines(routing: RoutingReport) -> list[str]:
 
 def stratified_table(groups: Sequence[Group]) -> list[str]:
     lines = [RULE, "STRATIFIED  every metric per group is in the results JSON; '-' = no case qualifies"]
+    # The judge's metrics are the run's own (from its results): one column each.
+    judged = list(dict.fromkeys(k for g in groups for k in g.metrics if k.startswith(JUDGE)))
+    columns = [*((name, key, 7) for name, key in COLUMNS),
+               *((key.removeprefix(JUDGE), key, max(7, len(key) - len(JUDGE) + 1)) for key in judged)]
     dimension = None
     width = max([len(g.name) for g in groups] + [12])
     for group in groups:
         if group.dimension != dimension:
             dimension = group.dimension
-            header = "".join(f"{name:>7}" for name, _ in COLUMNS)
+            header = "".join(f"{name:>{w}}" for name, _, w in columns)
             lines.append(f"  {dimension:<{width}} {'n':>4} {'passed':>6}{header} {'unsafe':>6}")
-        lines.append(_group_row(group, width))
+        lines.append(_group_row(group, width, columns))
     return lines
 
 
-def _group_row(group: Group, width: int) -> str:
+def _group_row(group: Group, width: int, columns: Sequence[tuple[str, str, int]]) -> str:
     m: Mapping[str, Rate] = group.metrics
-    cells = "".join(f"{_value(m.get(key)):>7}" for _, key in COLUMNS)
+    cells = "".join(f"{_value(m.get(key)):>{w}}" for _, key, w in columns)
     passed = m["passRate"]
     return f"  {group.name:<{width}} {passed.n:>4} {int(passed.total):>6}{cells} {int(m['safety.violations'].total):>6}"
 

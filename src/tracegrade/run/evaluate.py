@@ -168,6 +168,7 @@ def new_manifest(cases: Dataset, agent: Target, target: Target | str, judge: Jud
         agent_model=getattr(agent, "model_id", name),
         judge_model=judge.model.model_id if judge else None,
         rubric_hash=judge.rubric_hash if judge else None,
+        metrics=judge.metric_names if judge else (),
         prompt_version=getattr(agent, "prompt_version", "") or record.get("promptVersion") or "",
         git_commit=git_commit(),
         started_at=now_iso(),

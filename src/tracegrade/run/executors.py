@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import ConfigError
-from tracegrade.judge.scoring import Judge, load_rubric
+from tracegrade.judge.scoring import Judge, load_rubric, parse_rubric
 from tracegrade.models import load_model
 from tracegrade.core.results import CaseResult
 from tracegrade.run.runner import Evaluate, RunSettings, evaluate_with_retries
@@ -42,10 +42,15 @@ EXECUTORS = ("local", "ray")
 
 
 def build_parts(target: str, agent_model: str | None, prompt_version: str | None,
-                judge_model: str | None, rubric: str | None) -> Parts:
+                judge_model: str | None, rubric: str | None, thresholds: dict[str, float] | None = None,
+                not_gating: frozenset[str] = frozenset()) -> Parts:
     """The target and judge that the run command's flags name: the recipe the CLI ships
-    (with ``functools.partial``). ``judge_model`` None means checks only."""
-    judge = None if judge_model is None else Judge(load_model(judge_model, role="judge"), rubric or load_rubric())
+    (with ``functools.partial``). ``judge_model`` None means checks only; ``rubric`` is
+    the rubric's text, ``thresholds`` and ``not_gating`` what its calibration decided."""
+    judge = None
+    if judge_model is not None:
+        judge = Judge(load_model(judge_model, role="judge"), parse_rubric(rubric) if rubric else load_rubric(),
+                      thresholds=thresholds or {}, not_gating=not_gating)
     return resolve_target(target, agent_model=agent_model, prompt_version=prompt_version), judge
 
 

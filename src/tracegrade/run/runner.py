@@ -32,14 +32,14 @@ from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
 from tracegrade.observe.telemetry import CaseTimes, record_case
 from tracegrade.core.trace import Reply
-from tracegrade.eval.verdict import DEFAULT_PASS_SCORE, case_status
+from tracegrade.eval.verdict import case_status
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    pass_score: int = DEFAULT_PASS_SCORE
+    pass_score: float | None = None  # replaces every 1..5 scale metric's threshold (--pass-score)
     concurrency: int = 4
     timeout_s: float = 600.0
     checks_only: bool = False
@@ -117,13 +117,16 @@ async def _evaluate_case(
     if not settings.checks_only and judge is not None:
         outcome = await judge.score(case, reply)
         times.mark("judge")
+    status = case_status(checks, outcome, settings.pass_score)
+    scored = isinstance(outcome, Scores)
     return CaseResult(
-        status=case_status(checks, outcome, settings.pass_score),
+        status=status,
         reply=reply,
         checks=checks,
-        scores=dict(outcome.values) if isinstance(outcome, Scores) else None,
-        judge_reason=outcome.reason if isinstance(outcome, Scores) else "",
-        error=outcome.reason if isinstance(outcome, Unscored) else "",
+        scores=dict(outcome.values) if scored else None,
+        metrics=outcome.metrics if scored else (),
+        judge_reason=outcome.reason if scored else "",
+        error=outcome.reason if isinstance(outcome, Unscored) else _not_scored(outcome) if status == "unscored" else "",
         seconds=time.perf_counter() - started,
         agent_tokens=(reply.usage.input_tokens, reply.usage.output_tokens),
         judge_tokens=(outcome.input_tokens, outcome.output_tokens) if outcome else (0, 0),
@@ -146,6 +149,15 @@ def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
         if wanted:
             chosen.append(check)
     return chosen
+
+
+def _not_scored(outcome: Scores) -> str:
+    """Why a case whose judge scored some metrics is still unscored: the metrics and why."""
+    by_reason: dict[str, list[str]] = {}
+    for m in outcome.metrics:
+        if not m.scored:
+            by_reason.setdefault(m.detail.removeprefix("not scored: "), []).append(m.name)
+    return "; ".join(f"{', '.join(names)} not scored: {reason}" for reason, names in by_reason.items())
 
 
 async def evaluate_with_retries(

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tracegrade.judge.scoring import METRICS
 from tracegrade.core.results import CaseResult
 from tracegrade.stats.summary import pass_rate, percentile, score_averages
-
-# Higher is better for all of these; taskSuccess is the pass rate.
-QUALITY = ("taskSuccess", "checkPassRate", *METRICS)
 
 
 def check_pass_rate(results: Sequence[CaseResult]) -> float | None:
@@ -26,7 +22,8 @@ def check_pass_rate(results: Sequence[CaseResult]) -> float | None:
 
 
 def quality_metrics(results: Sequence[CaseResult]) -> dict[str, float]:
-    """taskSuccess, checkPassRate and each judge metric's mean, when there is data for it."""
+    """taskSuccess, checkPassRate and each judge metric's mean, when there is data for it.
+    Higher is better for all of them; taskSuccess is the pass rate."""
     metrics: dict[str, float] = {"taskSuccess": pass_rate(results)} if results else {}
     checks = check_pass_rate(results)
     if checks is not None:

@@ -13,7 +13,6 @@ from collections import Counter
 from statistics import mean
 from typing import Sequence
 
-from tracegrade.judge.scoring import METRICS
 from tracegrade.core.results import CaseResult
 
 
@@ -25,10 +24,34 @@ def pass_rate(results: Sequence[CaseResult]) -> float:
     return sum(r.passed for r in results) / len(results) if results else 0.0
 
 
+def metric_names(results: Sequence[CaseResult]) -> list[str]:
+    """The judge metrics of a run, read from its results: in the order the judge
+    reported them, a metric no case could score included."""
+    names: dict[str, None] = {}
+    for r in results:
+        names.update(dict.fromkeys(m.name for m in r.metrics))
+        names.update(dict.fromkeys(r.scores or ()))
+    return list(names)
+
+
 def score_averages(results: Sequence[CaseResult]) -> dict[str, float]:
-    """Mean of each metric over the scored cases only: an unscored case would skew it."""
-    scored = [r.scores for r in results if r.scores is not None]
-    return {m: mean(s[m] for s in scored) for m in METRICS} if scored else {}
+    """Mean of each metric over the cases that scored it: an unscored case would skew it."""
+    averages = {}
+    for metric in metric_names(results):
+        values = [r.scores[metric] for r in results if r.scores and metric in r.scores]
+        if values:
+            averages[metric] = mean(values)
+    return averages
+
+
+def not_scored_counts(results: Sequence[CaseResult]) -> dict[str, int]:
+    """How many judged cases could not score each metric (only metrics with any)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for m in r.metrics:
+            if not m.scored:
+                counts[m.name] = counts.get(m.name, 0) + 1
+    return counts
 
 
 def percentile(values: Sequence[float], q: float) -> float:

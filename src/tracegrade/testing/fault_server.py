@@ -5,8 +5,9 @@ It answers both roles tracegrade sends it:
 - an agent turn (a request with ``tools``): a ShopNest-style scripted model
   that looks up the first order id of the question with ``getOrderStatus``,
   then answers with the tool's result;
-- a judge call (a request with ``response_format``): scores derived from the
-  case by :func:`scores_for`, so a test can recompute every expected score.
+- a judge call (a request with ``response_format``): every field of the
+  requested schema answered from the case by :func:`scores_for` (an integer
+  3..5, or "yes"/"no"), so a test can recompute every expected score.
 
 At configurable rates it drops the connection, answers 429 with Retry-After,
 500 or 503, hangs past any client timeout, or returns a body that is not JSON.
@@ -41,7 +42,6 @@ from dataclasses import dataclass, fields
 from http import HTTPStatus
 from typing import Any
 
-from tracegrade.judge.scoring import METRICS
 
 # The faults drawn at random, by rate. Forced-only faults: bad_scores (a judge
 # reply out of range) and echo_key (a 401 whose message echoes the API key, as
@@ -94,10 +94,18 @@ class Served:
     fault: str  # "" when answered normally
 
 
-def scores_for(case: str) -> dict[str, int]:
-    """The judge scores this server gives a case: 3..5 per metric, fixed by the case tag."""
+def scores_for(case: str, schema: dict[str, Any]) -> dict[str, int | str]:
+    """What this server answers a judge call about a case, fixed by the case tag: per
+    field of the reply ``schema`` (but the reason) an integer 3..5, or "yes" (2 in 3) or "no"."""
     digest = hashlib.sha256(case.encode()).digest()
-    return {metric: 3 + digest[i] % 3 for i, metric in enumerate(METRICS)}
+    fields = [name for name in schema.get("properties", {}) if name != "reason"]
+    return {name: (3 + digest[i] % 3) if schema["properties"][name].get("type") == "integer"
+            else ("no" if digest[i] % 3 == 0 else "yes") for i, name in enumerate(fields)}
+
+
+def reply_schema(payload: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema a request's ``response_format`` asks for ({} when none)."""
+    return ((payload.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
 
 
 class FaultServer:
@@ -218,7 +226,7 @@ class FaultServer:
             key = headers.get("authorization", "").removeprefix("Bearer ")
             return _http(401, {"error": {"message": f"Incorrect API key provided: {key}.", "code": "invalid_api_key"}})
         if role == "judge":
-            scores = scores_for(case or _last_user_text(messages))
+            scores = scores_for(case or _last_user_text(messages), reply_schema(payload))
             if fault == "bad_scores":
                 scores = {**scores, "correctness": 7}
             message = {"role": "assistant", "content": json.dumps({**scores, "reason": "scored by the fault server"})}

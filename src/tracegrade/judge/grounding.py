@@ -1,0 +1,209 @@
+"""Grounding checked by code: every specific claim in an answer must appear in the evidence.
+
+    >>> evidence = "Order ORD-103 is DELIVERED. It was delivered 45 days ago, on 2026-10-16."
+    >>> [c.text for c in ungrounded("It arrived 45 days ago, on 16 October.", evidence)]
+    []
+    >>> [c.text for c in ungrounded("A 15% restocking fee applies to ORD-103.", evidence)]
+    ['15%']
+
+A claim is something an answer can only know from somewhere: a money amount,
+a percentage, a date, a count with a unit ("45 days", "2-year"), any other
+number, an id with letters and digits ("ORD-102", "RD-7"), an e-mail address,
+a URL, or a name (a capitalised word inside a sentence, an acronym). Each is
+normalised ("16 October" = "2026-10-16", "2-year" = "2 years", "9,90 €" =
+"9.90 EUR") and looked up in the evidence the same way. A sentence's first word
+is not taken as a name: capitals there say nothing.
+
+WHY rules and not the model: the small local judge asked "is every fact backed
+by the evidence?" was at chance on the human labels; a missing number is a
+fact a few lines of code can see, every time, and name in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Iterable, Sequence
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?" \
+         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+CURRENCIES = {"€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "usd": "USD", "dollars": "USD",
+              "dollar": "USD", "£": "GBP", "gbp": "GBP", "pounds": "GBP", "chf": "CHF", "¥": "JPY", "jpy": "JPY"}
+UNITS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week", "month": "month",
+         "year": "year", "night": "night", "item": "item", "piece": "item", "time": "time", "kg": "kg",
+         "km": "km", "gb": "gb", "mb": "mb"}
+_NUM = r"\d+(?:[.,]\d+)*"
+_CUR = r"(?:€|\$|£|¥|\b(?:eur|usd|gbp|chf|jpy)\b|\beuros?\b|\bdollars?\b|\bpounds\b)"
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
+    ("url", re.compile(r"\bhttps?://[^\s)>\]]+|\bwww\.[^\s)>\]]+", re.IGNORECASE)),
+    # An id starts with a letter and holds a digit: ORD-102, RD-7, C-100, AB12345 (not "30-day").
+    ("id", re.compile(r"\b(?=[A-Za-z0-9_-]*\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+\b|\b[A-Z]{1,6}\d{2,}\b")),
+    ("date", re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+\d{{4}})?"
+                        rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
+                        r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.IGNORECASE)),
+    ("money", re.compile(rf"{_CUR}\s?{_NUM}|{_NUM}\s?{_CUR}", re.IGNORECASE)),
+    ("percent", re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)),
+    ("quantity", re.compile(rf"\b{_NUM}(?:\s*(?:to|-|–|or|and)\s*{_NUM})?[\s-]+(?:business\s+|working\s+|calendar\s+)?"
+                            r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|nights?|items?|pieces?|times"
+                            r"|kg|km|gb|mb)\b(?:\(s\))?", re.IGNORECASE)),
+    ("number", re.compile(rf"(?<![\w.]){_NUM}(?:st|nd|rd|th)?\b")),
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s*)?|[\"'(]\s*)$")
+_NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}|[A-Z][a-z]+)\b")
+_NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok"})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One specific claim: its kind, the text as written, and the normalised key compared."""
+
+    kind: str
+    text: str
+    key: str
+
+
+def claims(text: str, kinds: Iterable[str] | None = None) -> list[Claim]:
+    """The claims in ``text`` in order of appearance (all kinds, or only ``kinds``)."""
+    wanted = set(kinds) if kinds is not None else None
+    found: list[tuple[int, Claim]] = []
+    taken = [False] * len(text)
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(taken[start:end]):
+                continue  # part of a longer claim found first ("2026-10-16" is a date, not three numbers)
+            taken[start:end] = [True] * (end - start)
+            key = _key(kind, match.group(0))
+            if key and (wanted is None or kind in wanted):
+                found.append((start, Claim(kind, match.group(0).strip(), key)))
+    if wanted is None or "name" in wanted:
+        found += [(start, claim) for start, claim in _names(text, taken)]
+    return [claim for _, claim in sorted(found, key=lambda pair: pair[0])]
+
+
+def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] | None = None,
+               names: str | Sequence[str] = ()) -> list[Claim]:
+    """The claims of ``answer`` that ``evidence`` does not hold, each named once.
+    ``names``: more text whose words count as known names (and only names)."""
+    text = evidence if isinstance(evidence, str) else "\n\n".join(evidence)
+    known = Known(text)
+    also = set(_WORD.findall((names if isinstance(names, str) else " ".join(names)).lower()))
+    missing: list[Claim] = []
+    for claim in claims(answer, kinds):
+        if claim.kind == "name" and all(w in also for w in _WORD.findall(claim.key)):
+            continue
+        if not known.holds(claim) and claim not in missing:
+            missing.append(claim)
+    return missing
+
+
+class Known:
+    """Everything the evidence states, normalised the same way as the answer's claims."""
+
+    def __init__(self, evidence: str) -> None:
+        found = claims(evidence)
+        self.keys = {(c.kind, c.key) for c in found}
+        self.numbers = {n for c in found for n in _numbers(c.key)}
+        self.words = set(_WORD.findall(evidence.lower()))
+        self.lower = evidence.lower()
+
+    def holds(self, claim: Claim) -> bool:
+        if (claim.kind, claim.key) in self.keys:
+            return True
+        if claim.kind == "date":
+            return self._same_day(claim.key)
+        if claim.kind == "number":
+            return bool(_numbers(claim.key)) and all(n in self.numbers for n in _numbers(claim.key))
+        if claim.kind == "quantity":
+            return self._quantity(claim.key)
+        if claim.kind == "name":
+            return all(w in self.words for w in _WORD.findall(claim.key))
+        if claim.kind in ("id", "email", "url"):
+            return claim.key in self.lower
+        return False
+
+    def _same_day(self, key: str) -> bool:
+        """A date without a year matches the same day and month of any year in the evidence."""
+        year, month_day = key.split("-", 1) if key.count("-") == 2 else ("", key)
+        return any(k.endswith(month_day) and (not year or k.startswith(year) or k.count("-") == 1)
+                   for kind, k in self.keys if kind == "date")
+
+    def _quantity(self, key: str) -> bool:
+        """"3 to 5 days" holds when each number appears with that unit ("3-5 days" or "3 days" and "5 days")."""
+        numbers, unit = key.rsplit(" ", 1)
+        stated = {(n, k.rsplit(" ", 1)[1]) for kind, k in self.keys if kind == "quantity"
+                  for n in k.rsplit(" ", 1)[0].split("-")}
+        return all((n, unit) in stated for n in numbers.split("-"))
+
+
+def _key(kind: str, text: str) -> str:
+    raw = text.strip().lower()
+    if kind in ("email", "url"):
+        return raw.rstrip(".,;:!?")
+    if kind == "id":
+        return raw
+    if kind == "date":
+        return _date_key(raw)
+    if kind == "money":
+        currency = next((CURRENCIES[c] for c in sorted(CURRENCIES, key=len, reverse=True) if c in raw.split()
+                         or (len(c) == 1 and c in raw)), "")
+        amount = _number(re.search(_NUM, raw).group(0))  # type: ignore[union-attr]
+        return f"{amount} {currency}" if amount else ""
+    if kind == "percent":
+        return f"{_number(re.search(_NUM, raw).group(0))}%"  # type: ignore[union-attr]
+    if kind == "quantity":
+        numbers = [_number(n) for n in re.findall(_NUM, raw)]
+        word = re.findall(r"[a-z]+", raw.replace("(s)", ""))[-1]
+        unit = UNITS.get(word.rstrip("s") if word not in UNITS else word, word)
+        return f"{'-'.join(numbers)} {unit}"
+    if kind == "number":
+        return _number(re.sub(r"(st|nd|rd|th)$", "", raw))
+    return raw
+
+
+def _date_key(raw: str) -> str:
+    """"2026-10-16", "16 October 2026", "October 16" -> "2026-10-16" / "10-16"."""
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", raw)
+    if iso:
+        return f"{iso.group(1)}-{iso.group(2)}-{iso.group(3)}"
+    slash = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{2,4})", raw)
+    if slash:  # day/month/year, the order most of the world writes
+        year = slash.group(3) if len(slash.group(3)) == 4 else f"20{slash.group(3)}"
+        return f"{year}-{int(slash.group(2)):02d}-{int(slash.group(1)):02d}"
+    month = next(i for i, name in enumerate(MONTHS, start=1) if re.search(rf"\b{name[:3]}", raw))
+    numbers = re.findall(r"\d+", raw)
+    day = next(n for n in numbers if len(n) <= 2)
+    year = next((n for n in numbers if len(n) == 4), "")
+    return f"{year}-{month:02d}-{int(day):02d}" if year else f"{month:02d}-{int(day):02d}"
+
+
+def _number(raw: str) -> str:
+    """"1,000" -> "1000", "9,90" -> "9.9", "9.90" -> "9.9", "30" -> "30"."""
+    text = raw
+    if re.fullmatch(r"\d{1,3}(,\d{3})+", text):
+        text = text.replace(",", "")
+    text = text.replace(",", ".")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return raw
+    return format(value.normalize(), "f")
+
+
+def _numbers(key: str) -> list[str]:
+    return [_number(n) for n in re.findall(r"\d+(?:\.\d+)?", key)]
+
+
+def _names(text: str, taken: list[bool]) -> list[tuple[int, Claim]]:
+    found = []
+    for match in _NAME.finditer(text):
+        start, word = match.start(), match.group(0)
+        if any(taken[start:match.end()]) or word in _NOT_NAMES or _SENTENCE_START.search(text[:start]):
+            continue
+        found.append((start, Claim("name", word, word.lower())))
+    return found

@@ -1,0 +1,70 @@
+"""What the judge is shown: the evidence sections under the rubric's headings, then the question.
+
+    >>> from tracegrade.eval.dataset import GoldenCase
+    >>> from tracegrade.core.trace import Reply
+    >>> texts = section_texts(GoldenCase(id="c", question="Capital of France?"), Reply(answer="Paris."))
+    >>> print(evidence_text({"question": "Q", "context": "SEEN", "answer": "A"}, texts, ["question", "context", "answer"]))
+    Q:
+    Capital of France?
+    <BLANKLINE>
+    SEEN:
+    (none)
+    <BLANKLINE>
+    A:
+    Paris.
+
+WHY the evidence first and the question last: every question about one
+answer then starts with the same tokens, so a provider with a prompt cache
+(llama.cpp's KV cache, OpenAI's prefix cache) evaluates the evidence once per
+answer, not once per question.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping, Sequence
+
+from tracegrade.core.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+
+# Shown as "(none)" when empty: that the assistant saw no context is itself evidence.
+ALWAYS_SHOWN = ("question", "context", "tools", "answer")
+ANSWER_FORMAT = {"yesNo": "Answer Yes or No.", "checklist": "Answer Yes or No.",
+                 "scale": "Answer with one digit from 1 (worst) to 5 (best)."}
+
+
+def tool_calls_text(reply: Reply) -> str:
+    """Each tool call with its arguments, status and result, one line each, as every judge sees them."""
+    return "\n".join(
+        f"- {c.name}({json.dumps(c.arguments, ensure_ascii=False)}) -> [{c.status}] {c.result}" for c in reply.tool_calls
+    )
+
+
+def section_texts(case: GoldenCase, reply: Reply) -> dict[str, str]:
+    """Every section's text for one answer ("" when the case or reply has none)."""
+    return {
+        "question": case.question,
+        "history": "\n".join(f"{t.role}: {t.content}" for t in case.history),
+        "context": reply.context,
+        "tools": tool_calls_text(reply),
+        "reference": case.golden_answer,
+        "expected": case.expected_behaviour,
+        "answer": reply.answer,
+    }
+
+
+def evidence_text(headings: Mapping[str, str], texts: Mapping[str, str], sections: Sequence[str]) -> str:
+    """The sections in ``headings`` order that ``sections`` names, under their headings."""
+    parts = []
+    for name, heading in headings.items():
+        if name not in sections:
+            continue
+        text = texts.get(name, "")
+        if text or name in ALWAYS_SHOWN:
+            parts.append(f"{heading}:\n{text or '(none)'}")
+    return "\n\n".join(parts)
+
+
+def question_prompt(evidence: str, question: str, kind: str) -> str:
+    """One question about the evidence, last, with the one-token answer format."""
+    return f"{evidence}\n\n{question.strip()} {ANSWER_FORMAT[kind]}"

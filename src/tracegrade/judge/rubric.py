@@ -1,0 +1,248 @@
+"""A rubric file: the judge's metrics as data, and the words it is shown.
+
+A rubric is Markdown with a YAML front matter. The front matter defines the
+evidence headings (in the order the judge reads them) and each metric: what it
+measures, how it is asked, what it needs, when it passes. The Markdown body is
+the judge's instructions. A user adds a metric by adding an entry, no code.
+
+    >>> rubric = parse_rubric('''---
+    ... metrics:
+    ...   - name: tone
+    ...     measures: is the answer polite?
+    ...     yesNo: Is the answer polite?
+    ... ---
+    ... You judge an assistant's answer.''')
+    >>> [m.name for m in rubric.metrics], rubric.metrics[0].kind, rubric.metrics[0].threshold
+    (['tone'], 'yesNo', 0.5)
+
+A metric is asked in exactly one way:
+
+- ``yesNo: QUESTION``: a yes/no question; scored P(yes) from token probabilities
+  (or 1/0 from a strict-JSON reply); 0..1, passes at ``pass`` (default 0.5);
+- ``scale: QUESTION``: a 1-5 question; the expected value of the digit's
+  probabilities (or the JSON integer); passes at ``pass`` (default 4);
+- ``checklist: [QUESTION, ...]`` with ``rule: mean | all | any``: yes/no items
+  combined by the rule (mean of P(yes), the lowest, the highest); 0..1;
+- ``code: grounding``: no model; every specific claim in the answer (numbers,
+  amounts, dates, ids, e-mail addresses, names) must appear in the evidence.
+
+Top-level ``known``: names any answer may use without evidence (the
+assistant's own, its organisation's); grounding accepts them, and the names
+the case's reference answer uses. Other metric fields: ``needsReference`` (not scored when the case has no reference
+answer), ``evidence`` (which sections the judge sees for this metric, default
+all), ``gate`` (false: reported, never decides pass/fail), ``ifNotScored``
+(skip | fail | unscored, for a metric that does not apply to a case; see
+``eval.verdict``), ``requires`` (other metrics: when one fails, this one fails
+too, with value 0 and the reason; e.g. an answer that invents a fact is not
+correct). A typo is an error naming the file, the metric and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from tracegrade import defaults
+from tracegrade.core.errors import ConfigError
+
+DEFAULT_RUBRIC = defaults.path("judge-rubric.md")
+# The parts of a case and its reply the judge can be shown. The names are code;
+# the headings the judge reads come from the rubric.
+SECTIONS = ("question", "history", "context", "tools", "reference", "expected", "answer")
+DEFAULT_HEADINGS = {"question": "QUESTION", "history": "EARLIER CONVERSATION", "context": "CONTEXT",
+                    "tools": "TOOL CALLS AND RESULTS", "reference": "REFERENCE ANSWER",
+                    "expected": "EXPECTED BEHAVIOUR", "answer": "ANSWER TO JUDGE"}
+CLAIM_KINDS = ("money", "percent", "date", "quantity", "number", "id", "email", "url", "name")
+KINDS = ("yesNo", "scale", "checklist", "code")
+DEFAULT_PASS = {"yesNo": 0.5, "checklist": 0.5, "scale": 4.0, "code": 1.0}
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class MetricSpec(_Strict):
+    """One metric, as the rubric defines it."""
+
+    name: str
+    measures: str = Field(min_length=1)
+    yes_no: str | None = None
+    scale: str | None = None
+    checklist: tuple[str, ...] | None = None
+    rule: Literal["mean", "all", "any"] = "mean"
+    code: Literal["grounding"] | None = None
+    claims: tuple[Literal[CLAIM_KINDS], ...] = CLAIM_KINDS  # what a grounding metric checks
+    needs_reference: bool = False
+    evidence: tuple[Literal[SECTIONS], ...] = SECTIONS
+    pass_: float | None = Field(default=None, alias="pass")
+    gate: bool = True
+    if_not_scored: Literal["skip", "fail", "unscored"] = "skip"
+    requires: tuple[str, ...] = ()  # metrics whose failure fails this one (value 0)
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, name: str) -> str:
+        if not _NAME.match(name) or name == "reason":
+            raise ValueError(f"must be a name of letters, digits and _ (not 'reason'), got {name!r}")
+        return name
+
+    @model_validator(mode="after")
+    def _one_way(self) -> MetricSpec:
+        given = [k for k in KINDS if getattr(self, _field(k)) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of yesNo, scale, checklist, code; got {', '.join(given) or 'none'}")
+        if self.checklist is not None and (not self.checklist or not all(q.strip() for q in self.checklist)):
+            raise ValueError("checklist needs at least one non-empty question")
+        if "answer" not in self.evidence and self.code is None:
+            raise ValueError("evidence must include answer")
+        low, high = (1.0, 5.0) if self.kind == "scale" else (0.0, 1.0)
+        if self.pass_ is not None and not low <= self.pass_ <= high:
+            raise ValueError(f"pass must be within {low:g}..{high:g} for a {self.kind} metric, got {self.pass_:g}")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in KINDS if getattr(self, _field(k)) is not None)
+
+    @property
+    def threshold(self) -> float:
+        return self.pass_ if self.pass_ is not None else DEFAULT_PASS[self.kind]
+
+    @property
+    def range(self) -> tuple[float, float]:
+        return (1.0, 5.0) if self.kind == "scale" else (0.0, 1.0)
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        """What the model is asked for this metric (none for a code metric)."""
+        if self.kind == "checklist":
+            return tuple(self.checklist or ())
+        question = self.yes_no or self.scale
+        return (question,) if question else ()
+
+
+def _field(kind: str) -> str:
+    return {"yesNo": "yes_no"}.get(kind, kind)
+
+
+class _RubricFile(_Strict):
+    name: str = ""
+    evidence: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_HEADINGS))
+    known: tuple[str, ...] = ()  # names any answer may use without evidence (the assistant's, its organisation's)
+    metrics: tuple[MetricSpec, ...] = Field(min_length=1)
+
+    @field_validator("evidence")
+    @classmethod
+    def _known_sections(cls, headings: dict[str, str]) -> dict[str, str]:
+        unknown = [k for k in headings if k not in SECTIONS]
+        if unknown:
+            raise ValueError(f"unknown section {unknown[0]!r}: use {', '.join(SECTIONS)}")
+        if "answer" not in headings:
+            raise ValueError("must have a heading for answer")
+        return headings
+
+    @model_validator(mode="after")
+    def _unique(self) -> _RubricFile:
+        names = [m.name for m in self.metrics]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"metric names must be unique; repeated: {', '.join(repeated)}")
+        by_name = {m.name: m for m in self.metrics}
+        for m in self.metrics:
+            for required in m.requires:
+                if required not in by_name or required == m.name:
+                    raise ValueError(f"metric {m.name!r}: requires {required!r}, which is not another metric here")
+                if by_name[required].requires:
+                    raise ValueError(f"metric {m.name!r}: requires {required!r}, which requires others itself")
+        return self
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A parsed rubric: headings, metrics, instructions, and the source text it came from."""
+
+    text: str
+    instructions: str
+    headings: dict[str, str]
+    metrics: tuple[MetricSpec, ...]
+    name: str = ""
+    known: tuple[str, ...] = ()
+
+    @property
+    def hash(self) -> str:
+        return rubric_hash(self.text)
+
+    def metric(self, name: str) -> MetricSpec:
+        return next(m for m in self.metrics if m.name == name)
+
+    def sections(self, metric: MetricSpec) -> list[str]:
+        """The sections ``metric`` sees, in the rubric's order."""
+        return [s for s in self.headings if s in metric.evidence]
+
+
+def parse_rubric(text: str, source: str = "rubric") -> Rubric:
+    """A Rubric from its text, or ConfigError naming ``source``, the metric and the field."""
+    front, body = _split(text, source)
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: the front matter is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the front matter must be a mapping with 'metrics'")
+    try:
+        parsed = _RubricFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_problem(data, exc)}") from None
+    if not body.strip():
+        raise ConfigError(f"{source}: the instructions after the front matter are empty")
+    return Rubric(text, body.strip(), parsed.evidence, parsed.metrics, parsed.name, parsed.known)
+
+
+def load_rubric(path: str | Path | None = None) -> Rubric:
+    """The rubric at ``path`` (default: the shipped one)."""
+    path = Path(path or DEFAULT_RUBRIC)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the rubric: {exc.strerror or exc}") from None
+    return parse_rubric(text, str(path))
+
+
+def rubric_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _split(text: str, source: str) -> tuple[str, str]:
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise ConfigError(f"{source}: a rubric starts with a YAML front matter ('---', the metrics, '---'); "
+                          "see src/tracegrade/defaults/judge-rubric.md")
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return "".join(lines[1:index]), "".join(lines[index + 1:])
+    raise ConfigError(f"{source}: the front matter has no closing '---'")
+
+
+def _problem(data: dict, exc: ValidationError) -> str:
+    """The first problem, naming the metric by its name when it has one."""
+    first = exc.errors()[0]
+    loc = list(first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
+    if len(loc) >= 2 and loc[0] == "metrics" and isinstance(loc[1], int):
+        metrics = data.get("metrics")
+        entry = metrics[loc[1]] if isinstance(metrics, list) and loc[1] < len(metrics) else None
+        name = entry.get("name") if isinstance(entry, dict) else None
+        where = f"metric {name!r} (metrics[{loc[1]}])" if isinstance(name, str) else f"metrics[{loc[1]}]"
+        rest = [str(p) for p in loc[2:]]
+        return f"{where}: field {'.'.join(rest)!r}: {message}" if rest else f"{where}: {message}"
+    return f"field {'.'.join(str(p) for p in loc)!r}: {message}"

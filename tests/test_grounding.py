@@ -1,0 +1,116 @@
+"""Grounding by code: specific claims of an answer must appear in its evidence."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+from tracegrade.core.trace import Reply
+from tracegrade.judge.calibrate import evidence_of, good_items
+from tracegrade.judge.grounding import claims, ungrounded
+from tracegrade.judge.labels import load_labels
+from tracegrade.judge.perturb import INVENTED_FACTS, break_answer
+from tracegrade.judge.rubric import load_rubric
+from tracegrade.judge.scoring import Judge
+from tracegrade.models import ChatResponse
+from tracegrade.models.scripted import ScriptedModel
+
+ITEMS, _ = load_labels()
+
+
+def kinds(text: str) -> list[tuple[str, str]]:
+    return [(c.kind, c.text) for c in claims(text)]
+
+
+def test_each_kind_of_claim_is_found_once_and_the_longest_form_wins():
+    text = ("On 2026-10-16 we sent ORD-103 (ticket RD-7) to ana@example.com; a 15% fee of 9.90 EUR applies "
+            "within 3 to 5 business days, see https://example.com/terms. Ask Maria in Lisbon, not DHL.")
+    assert kinds(text) == [
+        ("date", "2026-10-16"), ("id", "ORD-103"), ("id", "RD-7"), ("email", "ana@example.com"), ("percent", "15%"),
+        ("money", "9.90 EUR"), ("quantity", "3 to 5 business days"), ("url", "https://example.com/terms."),
+        ("name", "Maria"), ("name", "Lisbon"), ("name", "DHL"),
+    ]
+
+
+def test_a_capital_at_the_start_of_a_sentence_is_not_a_name():
+    assert kinds("Yes. Returns are free. Sorry: Standard shipping applies.") == []
+
+
+@pytest.mark.parametrize("answer, evidence", [
+    ("It was delivered on 16 October.", "delivered 45 days ago, on 2026-10-16."),  # a date in another form
+    ("It was delivered on October 16, 2026.", "on 2026-10-16"),
+    ("Express costs €9,90.", "Express costs 9.90 EUR."),  # a currency symbol and a decimal comma
+    ("A 2 year warranty.", "Every product has a 2-year warranty."),  # hyphen and plural
+    ("It shipped 1 day ago.", "It shipped 1 day(s) ago."),
+    ("Standard shipping takes 3 to 5 days.", "takes 3 to 5 business days"),
+    ("Your order ord-101 shipped.", "Order ORD-101 is SHIPPED."),  # ids and statuses ignore case
+    ("We ship to the European Union.", "We ship to every country in the European Union."),
+])
+def test_the_same_fact_in_another_form_is_grounded(answer, evidence):
+    assert ungrounded(answer, evidence) == []
+
+
+@pytest.mark.parametrize("answer, evidence, missing", [
+    ("You have 60 days to return it.", "Products can be returned within 30 days.", "60 days"),
+    ("It lasts 1 year.", "a 2-year warranty; delivered 400 days ago", "1 year"),
+    ("Refund of 89.99 EUR.", "Refund for ORD-106 is IN PROGRESS.", "89.99 EUR"),
+    ("It arrives on 2 December.", "It shipped 1 day(s) ago.", "2 December"),
+    ("Delivered by DHL.", "It shipped 1 day(s) ago.", "DHL"),
+    ("Write to help@shop.example.", "Reply to the delivery e-mail.", "help@shop.example"),
+    ("The capital of France is Paris.", "What is the capital of France?", "Paris"),
+])
+def test_a_claim_the_evidence_does_not_hold_is_named(answer, evidence, missing):
+    assert [c.text for c in ungrounded(answer, evidence)] == [missing]
+
+
+def test_a_number_seen_with_another_unit_is_not_grounded():
+    # "30" is in the evidence, but as days: "30 years" is a different claim.
+    assert [c.text for c in ungrounded("You have 30 years.", "within 30 days of delivery")] == ["30 years"]
+
+
+def test_it_works_for_any_domain():
+    passage = "The Eiffel Tower was completed in 1889 and is 330 metres tall. Gustave Eiffel's company built it."
+    assert ungrounded("Gustave Eiffel's company finished it in 1889.", passage) == []
+    assert [c.text for c in ungrounded("It was finished in 1887 by Alexandre Dumas.", passage)] == \
+        ["1887", "Alexandre", "Dumas"]
+
+
+# --- every inventFact break fails faithfulness, through the judge a run uses ----------------
+
+
+def _yes(messages, options):
+    return ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(0.9)), ("No", math.log(0.1))),))
+
+
+JUDGE = Judge(ScriptedModel(_yes, token_probabilities=True), load_rubric())
+
+
+def _faithfulness(item, answer: str):
+    scores = asyncio.run(JUDGE.score(item.case(), item.reply(answer)))
+    return {m.name: m for m in scores.metrics}["faithfulness"]
+
+
+
+
+@pytest.mark.parametrize("item", good_items(ITEMS), ids=lambda i: i.id)
+def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item):
+    original = _faithfulness(item, item.answer)
+    assert original.value == 1.0 and original.source == "code", original.detail
+    seen = f"{evidence_of(item)}\n{item.answer}".lower()
+    candidates = [sentence for markers, sentence in INVENTED_FACTS if not any(m in seen for m in markers)]
+    assert candidates  # the break picks one of these; every one must be caught
+    for sentence in candidates:
+        broken = _faithfulness(item, f"{item.answer.rstrip('.')}. {sentence}")
+        assert broken.value == 0.0 and broken.passed is False, sentence
+        assert broken.detail.startswith("not in the evidence: ")
+    chosen = break_answer("inventFact", item.question, item.answer, evidence_of(item)).answer
+    assert _faithfulness(item, chosen).value == 0.0
+
+
+def test_an_answer_without_specific_claims_is_grounded():
+    item = ITEMS[0]
+    scores = asyncio.run(JUDGE.score(item.case(), Reply(answer="Sorry, I can't help with that.")))
+    assert {m.name: m.value for m in scores.metrics if m.source == "code"} == \
+        {"faithfulness": 1.0, "hallucinationFree": 1.0}
