@@ -33,7 +33,7 @@ CASES = 200
 PLANTED = "sk-test-PLANTED" + secrets.token_hex(12)
 RATES = FaultRates(drop=0.04, rate_limit=0.04, http_500=0.04, http_503=0.04, hang=0.02, malformed=0.04)
 ATTEMPTS = 3  # TRACEGRADE_MODEL_RETRIES=2
-TRANSIENT = r"(HTTP 429|HTTP 500|HTTP 503|APIConnectionError|APITimeoutError|malformed response: JSONDecodeError)"
+TRANSIENT = r"(HTTP 429|HTTP 500|HTTP 503|connection failed|timed out|malformed response: JSONDecodeError)"
 AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
 # The shipped rubric: three yes/no questions the judge answers in one JSON reply (the
 # server says yes or no per case), two grounding metrics scored by code (the answer
@@ -52,14 +52,14 @@ def expected_scores(case: str) -> dict[str, float]:
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
 FORCED = {
     "f190": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
-    "f191": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: APITimeoutError"),
+    "f191": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: timed out"),
     "f192": ("[[fault:malformed]]", "error",
              f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: malformed response: JSONDecodeError"),
-    "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: APIConnectionError"),
-    "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: Error code: 401 - "
+    "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: connection failed"),
+    "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: "
                                             "Incorrect API key provided: [REDACTED_KEY]."),
     "f195": ("[[judge-fault:echo_key]]", "unscored", "relevance, correctness, helpfulness not scored: judge call "
-             "failed: ModelError: fault-judge: HTTP 401: Error code: 401 - Incorrect API key provided: [REDACTED_KEY]."),
+             "failed: ModelError: fault-judge: HTTP 401: Incorrect API key provided: [REDACTED_KEY]."),
     "f196": ("[[judge-fault:bad_scores]]", "unscored",
              'relevance, correctness, helpfulness not scored: judge reply unusable: correctness must be "yes" or "no", got 7'),
     "f197": ("[[judge-fault:rate_limit]]", "unscored", "relevance, correctness, helpfulness not scored: "

@@ -58,13 +58,13 @@ def agent_and_judge(knowledge) -> tuple:
 
 GAVE_UP = "agent failed: ModelError: fault-agent: gave up after 2 attempts: "
 EXACT_REASONS = {
-    "[[fault:drop]]": ("error", GAVE_UP + "APIConnectionError"),
+    "[[fault:drop]]": ("error", GAVE_UP + "connection failed"),
     "[[fault:rate_limit]]": ("error", GAVE_UP + "HTTP 429"),
     "[[fault:http_500]]": ("error", GAVE_UP + "HTTP 500"),
     "[[fault:http_503]]": ("error", GAVE_UP + "HTTP 503"),
-    "[[fault:hang]]": ("error", GAVE_UP + "APITimeoutError"),
+    "[[fault:hang]]": ("error", GAVE_UP + "timed out"),
     "[[fault:malformed]]": ("error", GAVE_UP + "malformed response: JSONDecodeError"),
-    "[[fault:echo_key]]": ("error", "agent failed: ModelError: fault-agent: HTTP 401: Error code: 401 - "
+    "[[fault:echo_key]]": ("error", "agent failed: ModelError: fault-agent: HTTP 401: "
                                     "Incorrect API key provided: [REDACTED_KEY]."),
     "[[judge-fault:bad_scores]]": ("unscored", "judge reply unusable: correctness must be 1..5, got 7"),
     "[[judge-fault:http_503]]": ("unscored", "judge call failed: ModelError: fault-judge: gave up after 2 attempts: HTTP 503"),
@@ -167,7 +167,7 @@ async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent
             fine = await client.post("/chat", json={"question": "[case s2] Where is ORD-101?"})
     telemetry.shutdown()
     assert (echoed.status_code, fine.status_code) == (503, 200)
-    assert echoed.json() == {"error": "ModelError: fault-agent: HTTP 401: Error code: 401 - "
+    assert echoed.json() == {"error": "ModelError: fault-agent: HTTP 401: "
                                       "Incorrect API key provided: [REDACTED_KEY]."}
     spans = (tmp_path / "spans.db").read_bytes()
     assert b"[REDACTED_KEY]" in spans  # the error was recorded, redacted

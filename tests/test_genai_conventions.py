@@ -43,7 +43,7 @@ TABLE = [
     ("approval", INTERNAL, {"tracegrade.approval.state": "asked", "gen_ai.tool.name": "createRefundDraft"}),
     ("checks", INTERNAL, {"tracegrade.checks.count": None}),
     ("chat judge-m", CLIENT, {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "scripted",
-                              "gen_ai.request.model": "judge-m", "gen_ai.evaluation.score.value": 5}),
+                              "gen_ai.request.model": "judge-m", "gen_ai.evaluation.score.value": None}),
 ]
 
 
@@ -77,6 +77,12 @@ def test_each_kind_of_span_has_its_conventional_name_kind_and_attributes(exporte
         for key, expected in attributes.items():
             assert key in found, f"{span.name} lacks {key}"
             assert expected is None or found[key] == expected, (span.name, key, found[key])
+
+
+def test_the_judge_span_scores_the_share_of_metrics_passed(exported):
+    values = [_value(a.value) for s in exported if s.name == "chat judge-m" for a in s.attributes
+              if a.key == "gen_ai.evaluation.score.value"]
+    assert len(values) == 12 and all(0.0 <= v <= 1.0 for v in values) and values.count(1.0) >= 10
 
 
 def test_every_span_of_the_run_is_in_the_table_and_the_tree_is_whole(exported):

@@ -73,17 +73,28 @@ class OpenAIHTTPModel:
         httpx = self._httpx
         try:
             response = await self._client.post(self._url, json=body, headers=self._headers)
-        except (httpx.TimeoutException, httpx.TransportError) as exc:
-            raise Retryable(type(exc).__name__) from None
+        except httpx.TimeoutException:
+            raise Retryable("timed out") from None
+        except httpx.TransportError:  # refused, reset, dropped mid-response
+            raise Retryable("connection failed") from None
         if response.status_code in RETRY_STATUS:
             raise Retryable(f"HTTP {response.status_code}", parse_retry_after(response.headers.get("retry-after")))
         if response.status_code != 200:
-            detail = redact(response.text[:300], self._secrets)
+            detail = redact(error_message(response), self._secrets)
             raise ModelError(f"{self.model_id}: HTTP {response.status_code}: {detail}")
         try:
             return response.json()
         except ValueError as exc:  # a body that is not JSON
             raise Retryable(f"malformed response: {type(exc).__name__}") from None
+
+
+def error_message(response: Any) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return response.text[:300]
+    return str(message)[:300]
 
 
 def chat_request(model_id: str, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:

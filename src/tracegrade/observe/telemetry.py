@@ -411,7 +411,11 @@ def judge_attributes(result: Any, judge_model: Any) -> dict[str, Any]:
         attributes.update({"error.type": "unscored", "tracegrade.error": result.error})
         return attributes
     attributes.update({f"tracegrade.score.{metric}": score for metric, score in result.scores.items()})
-    attributes.update({"gen_ai.evaluation.name": "rubric", "gen_ai.evaluation.score.value": min(result.scores.values()),
+    # WHY a share, not min(scores): metrics now mix scales (probabilities, 1..5, code 0/1).
+    judged = [m for m in result.metrics if m.passed is not None]
+    share = sum(bool(m.passed) for m in judged) / len(judged) if judged else 0.0
+    attributes.update({"gen_ai.evaluation.name": "rubric", "gen_ai.evaluation.score.value": round(share, 4),
+                       "gen_ai.evaluation.score.label": "pass" if result.status == "pass" else result.status,
                        "gen_ai.evaluation.explanation": result.judge_reason})
     return attributes
 
