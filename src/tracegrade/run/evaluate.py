@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult, Manifest, Run
@@ -27,6 +27,9 @@ from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_r
 from tracegrade.eval.targets import resolve_target
 from tracegrade.judge.scoring import Judge
 from tracegrade.store.runstore import RunStore, open_store
+
+if TYPE_CHECKING:  # the metrics are imported when outputs are written, not with the API
+    from tracegrade.metrics import RunMetrics
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
 JudgeLike = Judge | str | None
@@ -193,7 +196,8 @@ def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None)
     return manifest
 
 
-def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (), metrics=None) -> list[Path]:
+def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (),
+                  metrics: RunMetrics | None = None) -> list[Path]:
     """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``
     (``metrics``: the run's RunMetrics when the caller has them already)."""
     from tracegrade.metrics import run_metrics
