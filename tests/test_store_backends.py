@@ -151,7 +151,7 @@ def test_two_resumes_of_one_run_pay_for_each_case_once(tmp_path, monkeypatch):
 
     async def target(case):
         calls.append(case.id)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # WHY: the first run must still hold its lock when the second asks
         return Reply(answer="ok")
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"

@@ -216,7 +216,7 @@ async def test_an_eval_run_emits_case_agent_checks_judge_spans(active_spans):
     assert named["execute_tool getOrderStatus"].attributes["gen_ai.tool.call.id"] == "tracegrade-call-1"
     judge_span = named["chat judge-m"]
     judged = judge_span.attributes
-    assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 5, 5)
+    assert (judged["gen_ai.request.model"], judged["gen_ai.evaluation.score.value"], judged["tracegrade.score.correctness"]) == ("judge-m", 1.0, 5)
     assert (judge_span.kind, judged["gen_ai.operation.name"], judged["gen_ai.provider.name"]) == (CLIENT, "chat", "scripted")
     # The phases follow each other inside the case, on one clock.
     case_span, agent_span = named["case"], named["invoke_agent target"]
