@@ -18,13 +18,13 @@ docs/trajectory.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-import yaml
 from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -278,7 +278,7 @@ def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
             data = load_yaml(path, text)
         else:
             data = json.loads(text)
-    except (ValueError, yaml.YAMLError) as exc:
+    except ValueError as exc:  # load_yaml turns YAML's errors into ValueError
         raise DatasetError(f"{path}: cannot parse: {exc}") from None
     except RecursionError:  # no case nests that deep; the parsers recurse
         raise DatasetError(f"{path}: cannot parse: nested too deeply") from None
@@ -302,28 +302,39 @@ def _header(path: Path, data: dict[str, Any]) -> DatasetHeader:
     return header
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+@functools.cache
+def _no_alias_loader() -> type:
     """Safe YAML without anchors and aliases.
 
     WHY: an alias repeats a node without copying its text, so a few hundred bytes
     of nested aliases expand to billions of nodes (a "billion laughs" bomb) and
     hang the loader. A dataset has no need of them: each case is written out.
+    WHY built on first use: a run from a JSON dataset need not import YAML.
     """
+    import yaml
 
-    def compose_node(self, parent, index):
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise DatasetError(f"{self.name}: line {event.start_mark.line + 1}: YAML anchors and aliases "
-                               f"(&{event.anchor} / *{event.anchor}) are not accepted: write the value out")
-        return super().compose_node(parent, index)
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise DatasetError(f"{self.name}: line {event.start_mark.line + 1}: YAML anchors and aliases "
+                                   f"(&{event.anchor} / *{event.anchor}) are not accepted: write the value out")
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def load_yaml(path: Path, text: str) -> Any:
-    """YAML ``text`` read from ``path``; DatasetError naming the file for an anchor or alias."""
-    loader = _NoAliasLoader(text)
+    """YAML ``text`` read from ``path``; DatasetError naming the file for an anchor or
+    alias, ValueError for text that is not YAML."""
+    import yaml
+
+    loader = _no_alias_loader()(text)
     loader.name = str(path)
     try:
         return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
     finally:
         loader.dispose()
 
