@@ -329,14 +329,15 @@ def load_yaml(path: Path, text: str) -> Any:
     alias, ValueError for text that is not YAML."""
     import yaml
 
-    loader = _no_alias_loader()(text)
-    loader.name = str(path)
     try:
-        return loader.get_single_data()
+        loader = _no_alias_loader()(text)  # a control character fails here already
+        loader.name = str(path)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
-    finally:
-        loader.dispose()
 
 
 def _json_lines(path: Path, text: str) -> list[Any]:
