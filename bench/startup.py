@@ -63,7 +63,8 @@ def main() -> int:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        print(f"load average before: {os.getloadavg()[0]:.2f}  python {sys.version.split()[0]}  cpus {os.cpu_count()}")
+        print(f"load average before: {os.getloadavg()[0]:.2f}  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
+              f"bytecode cache written: {not sys.flags.dont_write_bytecode}")
         for label, command in [("tracegrade --help", ["--help"]), ("tracegrade run --help", ["run", "--help"])]:
             walls = timed([sys.executable, "-m", "tracegrade.cli", *command], args.repeat, env, folder)
             print(f"{label:<24} median {statistics.median(walls):.3f} s  fastest {min(walls):.3f} s  (n={args.repeat})")
