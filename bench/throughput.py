@@ -15,6 +15,12 @@ on a busy machine) and the peak RSS of the run's process.
 answers given in-process (after the same latency): the difference between the
 two modes is the cost of the OpenAI client, the rest is the harness's own.
 
+Flags it does not know go to ``tracegrade run``: ``--checks-only``, or
+``--executor ray`` (the in-process answers then come from each Ray worker's
+own agent; the CPU column counts the driver only, and "child CPU" the
+processes the driver started and reaped, Ray's workers among them when Ray
+reaps them at shutdown).
+
 The agent is ShopNest's own agent loop, tools, order book and prompt
 (`ShopNestAgent`) on the mock model, with one change: retrieval uses a keyword
 embedder instead of MiniLM, because MiniLM costs ~3 ms of CPU per question and
@@ -127,7 +133,9 @@ async def shopnest_on_mock(case: GoldenCase) -> Reply:
         from shopnest.knowledge import KnowledgeBase, load_policies
         from tracegrade.models import load_model, model_spec
 
-        _AGENT = ShopNestAgent(load_model(model_spec("agent"), role="agent"),
+        # WHY read here: a Ray worker builds its own agent and has no patched load_model.
+        load = instant_models if os.environ.get("BENCH_IN_PROCESS") else load_model
+        _AGENT = ShopNestAgent(load(model_spec("agent"), role="agent"),
                                KnowledgeBase(load_policies(), keyword_embedder))
     return await _AGENT.chat(case.question, case.customer_id or "C-100")
 
@@ -211,10 +219,12 @@ def child(argv: list[str]) -> int:
     code = cli.main(argv)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     sys.stdout = sys.__stdout__
     # CPU seconds of every thread of this process: what the harness costs, even on a busy machine.
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": after.ru_maxrss / 1024, "exit": code, **REQUESTS}))
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "child_cpu_s": children.ru_utime + children.ru_stime,
+                      "peak_rss_mb": after.ru_maxrss / 1024, "exit": code, **REQUESTS}))
     return 0
 
 
@@ -230,11 +240,13 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
             ideal = measured["requests"] * latency / 1000 / concurrency
             rows.append({
                 "model": "in-process" if in_process else "mock over HTTP",
+                "executor": extra[extra.index("--executor") + 1] if "--executor" in extra else "local",
                 "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": measured["requests"],
                 "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
                 "ratio": round(measured["wall_s"] / ideal, 3) if ideal else None,
                 "ms_per_case": round(measured["wall_s"] * 1000 / n, 3),
                 "cpu_ms_per_case": round(measured["cpu_s"] * 1000 / n, 3),
+                "child_cpu_ms_per_case": round(measured["child_cpu_s"] * 1000 / n, 3),
                 "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
             })
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -242,12 +254,14 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
 
 
 def table(rows: Sequence[dict]) -> str:
-    lines = ["| model | cases | latency ms | requests | wall s | ideal s | wall/ideal | wall ms/case | CPU ms/case | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | executor | cases | latency ms | requests | wall s | ideal s | wall/ideal | wall ms/case | CPU ms/case "
+             "| child CPU ms/case | peak RSS MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
-        lines.append(f"| {r['model']} | {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
-                     f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['cpu_ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
+        lines.append(f"| {r['model']} | {r['executor']} | {r['cases']:,} | {r['latency_ms']:g} | {r['requests']:,} | {r['wall_s']:.2f} | "
+                     f"{r['ideal_s']:.2f} | {ratio} | {r['ms_per_case']:.2f} | {r['cpu_ms_per_case']:.2f} | "
+                     f"{r['child_cpu_ms_per_case']:.2f} | {r['peak_rss_mb']:.0f} |")
     return "\n".join(lines)
 
 
