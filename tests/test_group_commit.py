@@ -1,0 +1,124 @@
+"""Group commit: the cases that finish while a commit runs share the next transaction,
+and a case is reported finished only once it is committed, so kill -9 loses none."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from runs_support import result
+from tracegrade.core.errors import StoreError
+from tracegrade.core.results import Manifest
+from tracegrade.core.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.provenance import now_iso
+from tracegrade.run.recording import record_run
+from tracegrade.run.runner import RunSettings
+from tracegrade.store.runstore import open_store
+
+
+def manifest(cases: int) -> Manifest:
+    return Manifest("r1", "cases.json", "v1", cases, "t", "agent-m", None, None, started_at=now_iso())
+
+
+def test_a_group_is_stored_whole_or_not_at_all(tmp_path):
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(manifest(3))
+        store.save_cases("r1", [(result("c", "pass"), 2)])
+        with pytest.raises(StoreError, match="'c'.*already stored"):
+            store.save_cases("r1", [(result("a"), 0), (result("b"), 1), (result("c", "fail"), 2)])
+        assert store.done_keys("r1") == {("c", 0)}  # a and b went with the failed transaction
+        store.save_cases("r1", [(result("a"), 0), (result("c", "pass"), 2)])  # c again, unchanged: accepted
+        assert store.done_keys("r1") == {("a", 0), ("c", 0)}
+
+
+def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once_stored(tmp_path):
+    cases = [GoldenCase(id=f"g{i:03d}", question=f"q {i}?") for i in range(60)]
+    groups: list[int] = []
+    reported_unstored: list[str] = []
+
+    async def target(case: GoldenCase) -> Reply:
+        return Reply(answer="ok")
+
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        save_cases = store.save_cases
+
+        def slow_save(run_id, finished):  # a slow disk: cases finish while a commit runs
+            groups.append(len(finished))
+            time.sleep(0.02)
+            save_cases(run_id, finished)
+
+        store.save_cases = slow_save
+
+        def on_result(done) -> None:
+            if (done.case_id, done.repeat) not in store.done_keys("r1"):
+                reported_unstored.append(done.case_id)
+
+        run, status = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=8),
+                                             store, manifest(len(cases)), on_result=on_result))
+        stored = sorted(r.case_id for r in store.load_run("r1").results)
+    assert status == "finished"
+    assert stored == [c.id for c in cases]  # each once
+    assert sum(groups) == len(cases)
+    assert len(groups) < len(cases) / 2 and max(groups) > 1, groups  # grouped, not one transaction per case
+    assert reported_unstored == []
+
+
+TARGET = """
+import asyncio
+from tracegrade import Reply
+
+async def ask(case):
+    await asyncio.sleep(0.005)
+    return Reply(answer="ok")
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_each_once(tmp_path):
+    count = 1500
+    (tmp_path / "quick_target.py").write_text(TARGET)
+    (tmp_path / "cases.json").write_text(json.dumps([{"id": f"g{i:04d}", "question": f"q {i}?"} for i in range(count)]))
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    command = [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "quick_target:ask",
+               "--checks-only", "--concurrency", "32", "--db", url, "--out", "runs"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TRACEGRADE_SPANS_DB": "off",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    log = tmp_path / "first.log"
+    with log.open("w") as output:
+        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=output, stderr=subprocess.STDOUT)
+        run_id = _wait_for(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
+        with open_store(url) as store:
+            _wait_for(lambda: len(store.done_keys(run_id)) >= 100, first)
+            first.kill()  # SIGKILL: no handler, no cleanup
+            first.wait()
+            before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
+    reported = set(re.findall(r"^(g\d{4})\s+PASS$", log.read_text(), re.MULTILINE))
+    assert reported and len(before) < count, (len(reported), len(before))
+    assert reported <= set(before)  # every case the run said was finished is in the store
+    second = subprocess.run([*command, "--quiet", "--resume", run_id], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-2000:]
+    with open_store(url) as store:
+        after = store.load_run(run_id).results
+    assert sorted(r.case_id for r in after) == [f"g{i:04d}" for i in range(count)]  # none lost, none twice
+    assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before
+
+
+def _wait_for(condition, process: subprocess.Popen, timeout_s: float = 120.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (exit {process.returncode}) before the condition held")
+        if value := condition():
+            return value
+        time.sleep(0.02)
+    process.kill()
+    raise AssertionError("timed out waiting for the run")
