@@ -21,9 +21,8 @@ runner, the checks and the store, per case.
 
 Flags it does not know go to ``tracegrade run``: ``--checks-only``, or
 ``--executor ray`` (the in-process answers then come from each Ray worker's
-own agent; the CPU column counts the driver only, and "child CPU" the
-processes the driver started and reaped, Ray's workers among them when Ray
-reaps them at shutdown).
+own agent; the CPU column counts the driver only, and "child CPU" is
+``RUSAGE_CHILDREN``: the processes the driver waited for, a lower bound).
 
 The agent is ShopNest's own agent loop, tools, order book and prompt
 (`ShopNestAgent`) on the mock model, with one change: retrieval uses a keyword
