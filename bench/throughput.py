@@ -15,10 +15,6 @@ on a busy machine) and the peak RSS of the run's process.
 answers given in-process (after the same latency): the difference between the
 two modes is the cost of the OpenAI client, the rest is the harness's own.
 
-``--trivial`` makes the target a function that answers at once with no
-model (``throughput:trivial``): with ``--checks-only`` what is left is the
-runner, the checks and the store, per case.
-
 Flags it does not know go to ``tracegrade run``: ``--checks-only``, or
 ``--executor ray`` (the in-process answers then come from each Ray worker's
 own agent; the CPU column counts the driver only, and "child CPU" is
@@ -143,11 +139,6 @@ async def shopnest_on_mock(case: GoldenCase) -> Reply:
     return await _AGENT.chat(case.question, case.customer_id or "C-100")
 
 
-async def trivial(case: GoldenCase) -> Reply:
-    """The target of ``--trivial``: an answer at once, no model, no tools."""
-    return Reply(answer=f"Answer to {case.id}.")
-
-
 class MockServer:
     """bench/mock_openai.py in its own process (so it has its own core and GIL)."""
 
@@ -184,7 +175,7 @@ def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str
            "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
     # Its own run store, span store and output folder: a benchmark never writes into the work tree.
     # (TRACEGRADE_SPANS_DB=off in the caller's environment measures a run that builds no spans.)
-    argv = ["run", str(dataset), "--target", os.environ.get("BENCH_TARGET", TARGET), "--judge-model", "openai:mock-judge",
+    argv = ["run", str(dataset), "--target", TARGET, "--judge-model", "openai:mock-judge",
             "--concurrency", str(concurrency), "--quiet", "--out", str(scratch / "runs"),
             "--db", f"sqlite:///{scratch / 'runs.db'}", *extra]
     process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(argv)],
@@ -247,8 +238,7 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
                 measured = run(dataset, Path(scratch), latency, concurrency, extra)
             ideal = measured["requests"] * latency / 1000 / concurrency
             rows.append({
-                "model": "trivial target" if os.environ.get("BENCH_TARGET") else
-                         "in-process" if in_process else "mock over HTTP",
+                "model": "in-process" if in_process else "mock over HTTP",
                 "executor": extra[extra.index("--executor") + 1] if "--executor" in extra else "local",
                 "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": measured["requests"],
                 "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
@@ -281,14 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--in-process", action="store_true",
                         help="answer in-process (no socket, no HTTP client): the harness's own cost")
-    parser.add_argument("--trivial", action="store_true", help="a target that answers at once, no model")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON to this file")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, extra = parser.parse_known_args(argv)
     if args.child:
         return child(json.loads(args.child))
-    if args.trivial:
-        os.environ["BENCH_TARGET"] = "throughput:trivial"
     rows = measure([int(s) for s in args.sizes.split(",")], [float(x) for x in args.latencies.split(",")],
                    args.concurrency, args.in_process, extra)
     print(table(rows))
