@@ -13,7 +13,7 @@ from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
 from tracegrade.cli import build_parser
 from tracegrade.cli.calibrate import run_calibration
 from tracegrade.judge.calibrate import (
-    calibrate, evidence_of, good_items,
+    Thresholds, calibrate, evidence_of, good_items,
 )
 from tracegrade.judge.gates import calibration_gates, calibration_problem
 from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
@@ -87,16 +87,20 @@ def test_a_judge_that_gives_five_to_everything_separates_nothing_and_may_not_gat
     assert correctness.auc == 0.5 and correctness.pairs_ordered == 0  # ties order nothing
     assert math.isnan(correctness.agreement.spearman)  # a constant judge has no rank order
     assert "correctness: AUC 0.50 < 0.70" in cal.failures
-    assert any(f.startswith("correctness: failed 0 of") for f in cal.failures)
     assert "NO: AUC 0.50 < 0.70" in render(cal)
+    assert "BLIND SPOT: 22 of 22 passed" in render(cal)  # every break passed correctness
 
 
-def test_each_break_kind_is_judged_on_its_own_target():
+def test_each_break_kind_is_judged_on_its_own_target_and_a_miss_is_a_blind_spot():
     cal = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION))
     count = len(good_items(ITEMS))
-    assert cal.failures == [f"relevance: failed 0 of {count} known-bad breaks, fewer than 80%"]
+    assert cal.passed and cal.metric("relevance").breaks_failed == 0  # a blind spot, by default not a bar
     report = render(cal)
-    assert any(line.split() == ["offTopic", "relevance", f"0/{count}", "MISSED"] for line in report.splitlines())
+    assert any(line.split() == ["offTopic", "relevance", f"0/{count}", "BLIND", "SPOT:", f"{count}", "of",
+                                f"{count}", "passed"] for line in report.splitlines())
+    strict = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION,
+                                   thresholds=Thresholds(min_break_share=0.8)))
+    assert strict.failures == [f"relevance: failed 0 of {count} known-bad breaks, fewer than 80%"]
     assert "hl-01  offTopic    rele 5->5!" in report and "hl-01  inventFact  rele 5->5   corr 5->5   fait 5->2*" in report
 
 
@@ -212,7 +216,7 @@ def _args(tmp_path, *flags: str):
                                       "--db", f"sqlite:///{tmp_path / 'runs.db'}", *flags])
 
 
-@pytest.mark.parametrize("scorer, code", [(oracle, 0), (always_five, 1), (blind_to_off_topic, 1)])
+@pytest.mark.parametrize("scorer, code", [(oracle, 0), (always_five, 1), (blind_to_off_topic, 0)])
 def test_exit_code_and_stored_record(tmp_path, capsys, scorer, code):
     out = tmp_path / "cal.json"
     judge = judge_from(scorer)

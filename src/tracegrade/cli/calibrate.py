@@ -48,8 +48,9 @@ def register(subparsers) -> None:
                    help="share of the good answers a metric may fail at its threshold and still gate (default 0.2)")
     p.add_argument("--min-labels", type=int, default=3,
                    help="good and bad labelled answers (each) a metric needs to gate (default 3)")
-    p.add_argument("--min-break-share", type=float, default=0.8,
-                   help="share of the known-bad breaks aimed at a metric it must fail to gate (default 0.8)")
+    p.add_argument("--min-break-share", type=float, default=0.0,
+                   help="share of the known-bad breaks aimed at a metric it must fail to gate (default 0: breaks "
+                   "a metric misses are reported as its blind spots)")
     p.add_argument("--fit-thresholds", action="store_true",
                    help="fit each metric's pass threshold on the labels (checked by cross-validation) and store "
                    "it: runs with this judge and rubric then gate at the fitted thresholds")

@@ -27,10 +27,11 @@ Known-bad breaks: every answer humans scored good on every metric is broken
 three ways (``perturb``) and judged again; a break separates when it *fails*
 its target metric. A metric **may gate** when it has enough good and bad
 labels, separates them (``min_auc``; 0.7 is "acceptable discrimination" on the
-usual scale), reaches ``min_balanced_accuracy`` at its threshold, fails at most
-``max_false_fail`` of the good answers (what a gate costs: a red build on a
-right answer), and fails at least ``min_break_share`` of the breaks aimed at it.
-With fitted thresholds the last two are the cross-validated numbers. ``tracegrade run`` reads that
+usual scale), reaches ``min_balanced_accuracy`` at its threshold, and fails at
+most ``max_false_fail`` of the good answers (what a gate costs: a red build on a
+right answer); with fitted thresholds the last two are the cross-validated
+numbers. Breaks a metric misses are its **blind spots**, listed; with
+``min_break_share`` > 0 they also bar it from gating. ``tracegrade run`` reads that
 per metric: a metric that may not gate is scored and shown but does not
 decide pass or fail, and the run says so.
 
@@ -71,7 +72,9 @@ class Thresholds:
     min_balanced_accuracy: float = 0.7
     max_false_fail: float = 0.2  # share of the good answers a gating metric may fail
     min_labels: int = 3  # good and bad answers each
-    min_break_share: float = 0.8
+    # Known-bad breaks a metric must fail to gate. 0 by default: a break it misses is a
+    # blind spot (reported), not a risk of failing good answers, which is what a gate costs.
+    min_break_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -343,7 +346,7 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
         why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
     if false_fail is None or not false_fail <= bars.max_false_fail:
         why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
-    if m.breaks and m.breaks_failed < bars.min_break_share * m.breaks:
+    if m.breaks and bars.min_break_share and m.breaks_failed < bars.min_break_share * m.breaks:
         why.append(f"failed {m.breaks_failed} of {m.breaks} known-bad breaks, fewer than {bars.min_break_share:.0%}")
     return why
 
