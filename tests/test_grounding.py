@@ -114,3 +114,9 @@ def test_an_answer_without_specific_claims_is_grounded():
     scores = asyncio.run(JUDGE.score(item.case(), Reply(answer="Sorry, I can't help with that.")))
     assert {m.name: m.value for m in scores.metrics if m.source == "code"} == \
         {"faithfulness": 1.0, "hallucinationFree": 1.0}
+
+
+def test_a_generic_acronym_is_not_a_name_claim_but_the_id_it_introduces_is():
+    answer = "The order with ID ORD-999 was not found."
+    assert ungrounded(answer, "Order ORD-999 not found.") == []
+    assert [c.text for c in ungrounded(answer, "Order ORD-123 not found.")] == ["ORD-999"]

@@ -54,7 +54,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s*)?|[\"'(]\s*)$")
 _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}|[A-Z][a-z]+)\b")
-_NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok"})
+# Capitalised words that name nothing the evidence could hold: the pronoun, and
+# generic acronyms ("the order with ID ORD-999" claims the id, not a name "ID").
+_NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok", "ID", "IDs", "FAQ", "URL", "AM", "PM"})
 _WORD = re.compile(r"[a-z0-9]+")
 
 
