@@ -3,7 +3,8 @@
     python bench/client_cost.py [--requests 3000] [--concurrency 32]
 
 Starts the mock (0 ms latency) and sends the same agent request, 32 at a time,
-through: tracegrade's ``OpenAIModel`` (the openai SDK over its httpx client),
+through: tracegrade's lean ``OpenAIHTTPModel`` (the ``openai:`` default), its
+``OpenAIModel`` (``openai-sdk:``, the openai SDK over its httpx client),
 a bare ``httpx.AsyncClient`` POST, and, if the packages are installed, the SDK
 over its aiohttp transport and a bare ``aiohttp`` POST. It prints the client
 process's CPU milliseconds per request: at 2.8 requests per case, this is most
@@ -23,16 +24,17 @@ from throughput import MockServer
 
 from tracegrade.models import ChatOptions, Message
 from tracegrade.models.openai_compat import OpenAIModel
+from tracegrade.models.openai_http import OpenAIHTTPModel
 
 
 def agent_request() -> tuple[list[Message], ChatOptions, dict]:
     from shopnest.tools import TOOL_SPECS
 
-    from tracegrade.models.openai_compat import _wire_message
+    from tracegrade.models.openai_http import wire_message
 
     messages = [Message("system", "You are the support assistant. " * 50), Message("user", "Where is my order ORD-101?")]
     options = ChatOptions(tools=TOOL_SPECS, max_tokens=200)
-    body = {"model": "mock", "messages": [_wire_message(m) for m in messages], "max_tokens": 200, "temperature": 0.0,
+    body = {"model": "mock", "messages": [wire_message(m) for m in messages], "max_tokens": 200, "temperature": 0.0,
             "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                         "parameters": t.parameters}} for t in TOOL_SPECS]}
     return messages, options, body
@@ -56,6 +58,9 @@ async def measure(base_url: str, requests: int, concurrency: int) -> dict[str, f
 
     messages, options, body = agent_request()
     rows: dict[str, float] = {}
+    lean = OpenAIHTTPModel("mock", base_url, "not-needed")
+    rows["tracegrade OpenAIHTTPModel (lean client, the openai: default)"] = await cpu_ms_per_request(
+        lambda: lean.complete(messages, options), requests, concurrency)
     model = OpenAIModel("mock", base_url, "not-needed")
     rows["tracegrade OpenAIModel (openai SDK, httpx)"] = await cpu_ms_per_request(
         lambda: model.complete(messages, options), requests, concurrency)

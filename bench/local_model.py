@@ -32,7 +32,6 @@ import asyncio
 import gc
 import json
 import os
-import statistics
 import sys
 import threading
 import time

@@ -215,7 +215,7 @@ def child(argv: list[str]) -> int:
     sys.stdout = open(os.devnull, "w")  # the report is not what is measured
     before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    code = cli.main(argv)
+    code = _profiled(cli.main, argv) if os.environ.get("BENCH_PROFILE") else cli.main(argv)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -225,6 +225,16 @@ def child(argv: list[str]) -> int:
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "child_cpu_s": children.ru_utime + children.ru_stime,
                       "peak_rss_mb": after.ru_maxrss / 1024, "exit": code, **REQUESTS}))
     return 0
+
+
+def _profiled(main, argv: list[str]) -> int:
+    """``BENCH_PROFILE=FILE``: the run command under cProfile, its stats written to FILE."""
+    import cProfile
+
+    profile = cProfile.Profile()
+    code = profile.runcall(main, argv)
+    profile.dump_stats(os.environ["BENCH_PROFILE"])
+    return code
 
 
 def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, in_process: bool,

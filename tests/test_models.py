@@ -113,19 +113,61 @@ def completion(message: dict, prompt_tokens: int = 12, completion_tokens: int = 
 
 
 @pytest.fixture(params=["lean", "sdk"])
-def make_openai(request):
+async def make_openai(request):
     """Both OpenAI-compatible clients must keep the same contract: the lean default
-    (``openai:``) and the SDK one (``openai-sdk:``)."""
+    (``openai:``, aiohttp, here against a real loopback server that plays the
+    handler) and the SDK one (``openai-sdk:``, over an httpx.MockTransport)."""
     if request.param == "sdk":
-        from tracegrade.models.openai_compat import OpenAIModel as cls
-    else:
-        from tracegrade.models.openai_http import OpenAIHTTPModel as cls
+        from tracegrade.models.openai_compat import OpenAIModel
 
-    def make(handler, retry: RetryPolicy = FAST):
-        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-        return cls("gpt-test", "http://llm.test/v1", SECRET, retry=retry, http_client=client)
+        def make(handler, retry: RetryPolicy = FAST):
+            client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+            return OpenAIModel("gpt-test", "http://llm.test/v1", SECRET, retry=retry, http_client=client)
 
-    return make
+        yield make
+        return
+    from tracegrade.models.openai_http import OpenAIHTTPModel
+
+    servers = []
+
+    async def make(handler, retry: RetryPolicy = FAST):
+        server = await loopback_server(handler)
+        servers.append(server)
+        return OpenAIHTTPModel("gpt-test", str(server.make_url("/v1")), SECRET, retry=retry, timeout_s=0.3)
+
+    yield make
+    for server in servers:
+        await server.close()
+
+
+async def loopback_server(handler):
+    """An aiohttp server on 127.0.0.1 answering with ``handler``: an httpx-style
+    handler (httpx.Request -> httpx.Response; raising httpx.TimeoutException means
+    "answer too late")."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        incoming = httpx.Request(request.method, str(request.url), headers=dict(request.headers),
+                                 content=await request.read())
+        try:
+            reply = handler(incoming)
+        except httpx.TimeoutException:
+            await asyncio.sleep(1.0)  # past the client's 0.3 s timeout
+            return web.Response(status=504)
+        return web.Response(status=reply.status_code, body=reply.content,
+                            headers={k: v for k, v in reply.headers.items() if k.lower() != "content-length"})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    return server
+
+
+async def openai_model(make_openai, handler, retry: RetryPolicy = FAST):
+    made = make_openai(handler, retry)
+    return await made if asyncio.iscoroutine(made) else made
 
 
 async def test_openai_429_with_retry_after_then_success(make_openai):
@@ -138,7 +180,7 @@ async def test_openai_429_with_retry_after_then_success(make_openai):
         return httpx.Response(200, json=completion({"content": " Hello. "}))
 
     started = time.perf_counter()
-    response = await make_openai(handler).complete([Message("user", "Hi")])
+    response = await (await openai_model(make_openai, handler)).complete([Message("user", "Hi")])
     assert time.perf_counter() - started >= 0.2  # the server's Retry-After, not our 1 ms backoff
     assert (response.text, response.retries, response.input_tokens, response.output_tokens) == ("Hello.", 1, 12, 3)
     assert len(requests) == 2
@@ -156,7 +198,7 @@ async def test_openai_gives_up_on_repeated_500_without_leaking_the_key(make_open
         return httpx.Response(500, json={"error": {"message": f"internal error for key {SECRET}"}})
 
     with pytest.raises(ModelError) as caught:
-        await make_openai(handler).complete([Message("user", "Hi")])
+        await (await openai_model(make_openai, handler)).complete([Message("user", "Hi")])
     assert calls == 3
     assert "gave up after 3 attempts" in str(caught.value)
     assert SECRET not in str(caught.value) and "SECRET" not in repr(caught.value)
@@ -171,7 +213,7 @@ async def test_openai_client_errors_fail_at_once_and_are_redacted(make_openai):
         return httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {SECRET}"}})
 
     with pytest.raises(ModelError, match="HTTP 401") as caught:
-        await make_openai(handler).complete([Message("user", "Hi")])
+        await (await openai_model(make_openai, handler)).complete([Message("user", "Hi")])
     assert calls == 1
     assert "SECRET1234567890" not in str(caught.value)
 
@@ -186,7 +228,7 @@ async def test_openai_timeouts_are_retried(make_openai):
             raise httpx.ReadTimeout("slow", request=request)
         return httpx.Response(200, json=completion({"content": "ok"}))
 
-    response = await make_openai(handler).complete([Message("user", "Hi")])
+    response = await (await openai_model(make_openai, handler)).complete([Message("user", "Hi")])
     assert (response.text, response.retries) == ("ok", 2)
 
 
@@ -199,7 +241,7 @@ async def test_openai_native_tool_calls_and_json_schema(make_openai):
                 "function": {"name": "getOrderStatus", "arguments": '{"orderId": "ORD-101"}'}}
         return httpx.Response(200, json=completion({"content": None, "tool_calls": [call]}))
 
-    model = make_openai(handler)
+    model = await openai_model(make_openai, handler)
     history = [
         Message("user", "Where is ORD-101?"),
         Message("assistant", "", tool_calls=(ModelToolCall("getOrderStatus", {"orderId": "ORD-101"}, "call_0"),)),
@@ -340,7 +382,7 @@ async def test_openai_sends_logprobs_only_when_asked_and_reads_them(make_openai)
         body["usage"]["prompt_tokens_details"] = {"cached_tokens": 64}
         return httpx.Response(200, json=body)
 
-    model = make_openai(handler)
+    model = await openai_model(make_openai, handler)
     assert model.token_probabilities is False  # an OpenAI-compatible server may ignore logprobs: opt in
     response = await model.complete([Message("user", "Is it?")], ChatOptions(max_tokens=1, logprobs=50))
     assert (seen[0]["logprobs"], seen[0]["top_logprobs"]) == (True, 20)  # OpenAI's upper bound

@@ -62,17 +62,10 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
     without end stops there) or an answer over ``max_answer_chars`` fails the
     case with the reason. Error texts never carry ``token`` or any other
     configured secret (a server that echoes the request would put it there)."""
-    import httpx  # WHY here: a run whose target is not HTTP should not pay for the client's import
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
     secrets = (token,) if token else ()
 
     async def ask(case: GoldenCase) -> Reply:
-        async with client.stream("POST", url, json=_request_body(case)) as response:
-            if response.status_code != 200:
-                text = (await _read_capped(response, _ERROR_BODY_BYTES, url, cut=True)).decode("utf-8", "replace")
-                raise AgentError(redact_secrets(f"HTTP {response.status_code} from {url}: {text[:200]}", secrets))
-            raw = await _read_capped(response, max_response_bytes, url)
+        raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes)
         try:
             reply = Reply.from_wire(json.loads(raw))
         except ValueError as exc:
@@ -97,19 +90,21 @@ def _request_body(case: GoldenCase) -> dict:
     return body
 
 
-async def _read_capped(response, limit: int, url: str, cut: bool = False) -> bytes:
-    """The body, or AgentError once it passes ``limit`` bytes (``cut``: the first ``limit`` bytes)."""
-    declared = response.headers.get("content-length", "")
-    if not cut and declared.isdigit() and int(declared) > limit:
-        raise AgentError(_too_big(url, limit, f"Content-Length {int(declared):,}"))
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > limit:
-            if cut:
-                return bytes(body[:limit])
-            raise AgentError(_too_big(url, limit, f"{len(body):,} bytes arrived"))
-    return bytes(body)
+async def _post(url: str, body: dict, token: str | None, timeout_s: float, max_bytes: int) -> bytes:
+    """The body of a 200 answer; AgentError (redacted) for anything else."""
+    from tracegrade.core.http import TooLarge, TransportFailed, post_json  # WHY here: only HTTP targets need aiohttp
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = await post_json(url, body, headers, timeout_s, max_bytes, error_bytes=_ERROR_BODY_BYTES)
+    except TooLarge as exc:
+        raise AgentError(_too_big(url, exc.limit, exc.detail)) from None
+    except TransportFailed as exc:
+        raise AgentError(f"{url}: {exc}") from None
+    if response.status != 200:
+        secrets = (token,) if token else ()
+        raise AgentError(redact_secrets(f"HTTP {response.status} from {url}: {response.text[:200]}", secrets))
+    return response.body
 
 
 def _too_big(url: str, limit: int, detail: str) -> str:

@@ -1,5 +1,5 @@
 """Model providers by name. A spec is ``local``, ``local:/path/to.gguf``,
-``openai:MODEL`` (a lean httpx client), ``openai-sdk:MODEL`` (the ``openai`` SDK) or ``anthropic:MODEL``; the agent and the judge are configured
+``openai:MODEL`` (a lean aiohttp client), ``openai-sdk:MODEL`` (the ``openai`` SDK) or ``anthropic:MODEL``; the agent and the judge are configured
 apart (``--agent-model``/``TRACEGRADE_AGENT_MODEL``, ``--judge-model``/
 ``TRACEGRADE_JUDGE_MODEL``), each with its own base URL
 (``TRACEGRADE_AGENT_BASE_URL``/``TRACEGRADE_JUDGE_BASE_URL``, else

@@ -1,12 +1,12 @@
-"""A lean client for OpenAI-compatible chat endpoints: one POST over a pooled
-``httpx.AsyncClient``, no SDK.
+"""A lean client for OpenAI-compatible chat endpoints: one JSON POST over a pooled
+aiohttp session (``tracegrade.core.http``), no SDK.
 
     >>> chat_request("m", [Message("user", "hi")], ChatOptions(max_tokens=5))["max_tokens"]
     5
 
-WHY not the ``openai`` SDK by default: it costs ~2.6 ms of CPU per request on
-the event loop's one thread (bench/client_cost.py) against ~0.2 ms for a bare
-POST; at concurrency 32 that CPU, not the endpoint, set the pace. The SDK stays
+WHY not the ``openai`` SDK by default: it costs ~3 ms of CPU per request on
+the event loop's one thread, httpx alone ~2 ms, aiohttp ~0.2 ms
+(bench/client_cost.py); at concurrency 32 that CPU, not the endpoint, set the pace. The SDK stays
 available as ``openai-sdk:MODEL``. Same contract as the SDK path: timeouts,
 bounded jittered retries on 408/409/429/5xx, timeouts and dropped connections,
 ``Retry-After`` honoured, the key redacted from every error.
@@ -19,6 +19,7 @@ import time
 from typing import Any, Sequence
 
 from tracegrade.core.errors import ModelError
+from tracegrade.core.http import HTTPResponse, TransportFailed, post_json
 from tracegrade.core.redact import redact
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.logprobs import top_logprobs
@@ -38,25 +39,15 @@ class OpenAIHTTPModel:
         api_key: str | None,
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
-        http_client: Any = None,
         token_probabilities: bool = False,
     ) -> None:
-        """``http_client``: an ``httpx.AsyncClient`` to use instead of our own (e.g. one
-        on an ``httpx.MockTransport`` in tests). ``token_probabilities``: the endpoint
-        honours ``logprobs`` (OpenAI, vLLM and llama.cpp's server do)."""
-        import httpx
-
+        """``token_probabilities``: the endpoint honours ``logprobs`` (OpenAI, vLLM
+        and llama.cpp's server do)."""
         self.model_id = model
         self.token_probabilities = token_probabilities
-        self._httpx = httpx
         self._url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key or 'not-needed'}"}
-        # WHY these limits: a run keeps up to --concurrency requests in flight; the pool
-        # must not make them queue, and idle connections are reused, not re-opened.
-        self._client = http_client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30),
-        )
+        self._timeout_s = timeout_s
         self._retry = retry
         self._secrets = (api_key,) if api_key else ()
 
@@ -70,25 +61,22 @@ class OpenAIHTTPModel:
         return parse_response(raw, self.model_id, time.perf_counter() - started, retries)
 
     async def _once(self, body: dict[str, Any]) -> Any:
-        httpx = self._httpx
         try:
-            response = await self._client.post(self._url, json=body, headers=self._headers)
-        except httpx.TimeoutException:
-            raise Retryable("timed out") from None
-        except httpx.TransportError:  # refused, reset, dropped mid-response
-            raise Retryable("connection failed") from None
-        if response.status_code in RETRY_STATUS:
-            raise Retryable(f"HTTP {response.status_code}", parse_retry_after(response.headers.get("retry-after")))
-        if response.status_code != 200:
+            response = await post_json(self._url, body, self._headers, self._timeout_s)
+        except TransportFailed as exc:  # refused, reset, dropped mid-response, timed out
+            raise Retryable("timed out" if exc.timed_out else "connection failed") from None
+        if response.status in RETRY_STATUS:
+            raise Retryable(f"HTTP {response.status}", parse_retry_after(response.headers.get("retry-after")))
+        if response.status != 200:
             detail = redact(error_message(response), self._secrets)
-            raise ModelError(f"{self.model_id}: HTTP {response.status_code}: {detail}")
+            raise ModelError(f"{self.model_id}: HTTP {response.status}: {detail}")
         try:
             return response.json()
         except ValueError as exc:  # a body that is not JSON
             raise Retryable(f"malformed response: {type(exc).__name__}") from None
 
 
-def error_message(response: Any) -> str:
+def error_message(response: HTTPResponse) -> str:
     """The ``error.message`` of an OpenAI-style error body, else the body's start."""
     try:
         message = response.json()["error"]["message"]
