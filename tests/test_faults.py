@@ -171,6 +171,6 @@ async def test_a_planted_key_reaches_no_response_log_or_span_of_the_served_agent
                                       "Incorrect API key provided: [REDACTED_KEY]."}
     spans = (tmp_path / "spans.db").read_bytes()
     assert b"[REDACTED_KEY]" in spans  # the error was recorded, redacted
-    assert "chat/completions" in caplog.text  # the HTTP clients did log the calls
+    assert "/chat" in caplog.text  # the logs were captured (the test's client logs its calls)
     for text in (echoed.text, fine.text, caplog.text, spans.decode("utf-8", "replace")):
         assert planted not in text and "PLANTEDserve" not in text
