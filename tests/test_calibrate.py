@@ -10,6 +10,7 @@ from typing import Callable, Mapping
 import pytest
 
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
+from tracegrade import defaults
 from tracegrade.cli import build_parser
 from tracegrade.cli.calibrate import run_calibration
 from tracegrade.judge.calibrate import (
@@ -291,3 +292,23 @@ def test_a_metric_that_fails_too_many_good_answers_may_not_gate_however_well_it_
     assert m.auc == 1.0 and m.balanced_accuracy >= 0.8  # ranks perfectly, ...
     assert m.false_fail == pytest.approx(len(harsh) / len(goods))  # ... but fails a third of the right answers
     assert not m.may_gate and m.why_not == (f"fails {m.false_fail:.2f} of the good answers at 0.5, more than 0.20",)
+
+
+def test_the_default_judge_gates_by_the_shipped_calibration_until_the_store_has_its_own(tmp_path):
+    from tracegrade.judge.scoring import load_rubric
+    from tracegrade.models.weights import MODEL_ID
+
+    rubric = load_rubric().hash
+    shipped = json.loads(defaults.path("calibration-local.json").read_text())
+    barred = {m["metric"] for m in shipped["metrics"] if not m["mayGate"]}
+    assert (shipped["judgeModel"], shipped["rubricHash"]) == (MODEL_ID, rubric)  # measured on what ships
+    assert barred and barred != {m["metric"] for m in shipped["metrics"]}  # some metrics gate, some do not
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        assert calibration_problem(store, MODEL_ID, rubric) is None
+        gates = calibration_gates(store, MODEL_ID, rubric)
+        assert gates.not_gating == barred and all("shipped with tracegrade" in n for n in gates.notes)
+        assert "no calibration" in calibration_problem(store, MODEL_ID, "an-edited-rubric")
+        assert "no calibration" in calibration_problem(store, "another-judge", rubric)
+        store.save_calibration(CalibrationRecord("mine", MODEL_ID, rubric, "v", True, "t9", {
+            "partial": False, "metrics": [{"metric": m, "mayGate": True} for m in barred]}))
+        assert calibration_gates(store, MODEL_ID, rubric).not_gating == frozenset()  # the user's own wins

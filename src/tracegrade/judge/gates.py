@@ -7,10 +7,18 @@ commands that gate need none of the measurement code.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from tracegrade.store.runstore import RunStore
+from tracegrade import defaults
+from tracegrade.store.runstore import CalibrationRecord, RunStore
+
+# The calibration we measured of the default judge (the local model) with the
+# shipped rubric and labels: a run on that judge gates by it until the user's
+# own store holds one. WHY ship it: without it a first run gates on metrics the
+# measurement says must not gate (and warns that the judge is unvalidated).
+SHIPPED_CALIBRATION = "calibration-local.json"
 
 
 @dataclass(frozen=True)
@@ -26,7 +34,7 @@ class Gates:
 def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> str | None:
     """Why this judge is not validated as a whole, or None when its latest calibration
     covered every label and break (per-metric verdicts: ``calibration_gates``)."""
-    record = store.latest_calibration(judge_model, rubric_hash)
+    record = latest_calibration(store, judge_model, rubric_hash)
     what = f"judge {judge_model} with rubric {rubric_hash}"
     if record is None:
         return f"{what} has no calibration in {store.url} (run `tracegrade calibrate`)"
@@ -44,7 +52,7 @@ def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> 
 
 def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str) -> Gates:
     """Per metric, from the latest calibration of this judge and rubric: may it gate, at what threshold."""
-    record = store.latest_calibration(judge_model, rubric_hash)
+    record = latest_calibration(store, judge_model, rubric_hash)
     metrics = (record.result.get("metrics") or []) if record else []
     not_gating, thresholds, notes = set(), {}, []
     for m in metrics:
@@ -59,3 +67,17 @@ def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str) -> Ga
             notes.append(f"metric {name} gates at its calibrated threshold {m['fittedThreshold']:.3g} "
                          f"(calibration {record.calibration_id})")
     return Gates(frozenset(not_gating), thresholds, tuple(notes))
+
+
+def latest_calibration(store: RunStore, judge_model: str, rubric_hash: str) -> CalibrationRecord | None:
+    """The store's latest calibration of this judge and rubric, else the shipped one when
+    they are the default judge and rubric it measured."""
+    return store.latest_calibration(judge_model, rubric_hash) or shipped_calibration(judge_model, rubric_hash)
+
+
+def shipped_calibration(judge_model: str, rubric_hash: str) -> CalibrationRecord | None:
+    result = json.loads(defaults.path(SHIPPED_CALIBRATION).read_text(encoding="utf-8"))
+    if (result["judgeModel"], result["rubricHash"]) != (judge_model, rubric_hash):
+        return None
+    return CalibrationRecord(result["calibrationId"], judge_model, rubric_hash, result["labelsVersion"],
+                             bool(result["passed"]), result["createdAt"], result)
