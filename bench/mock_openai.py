@@ -10,7 +10,8 @@ It prints ``listening on http://127.0.0.1:PORT/v1`` once bound, then answers
   a question without an order id is answered at once;
 - a judge call (the request has a ``response_format``): valid JSON scores.
 
-``GET /stats`` returns the requests counted so far, by kind.
+``GET /stats`` returns the requests counted so far, by kind, and the wall-clock
+times of the first and the last.
 
 WHY raw asyncio and no web framework: the server must never be the bottleneck
 of what it measures. A request costs it one JSON parse and one write, and the
@@ -84,9 +85,15 @@ def completion(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 class Counter:
     def __init__(self) -> None:
         self.by_kind = {"agent": 0, "judge": 0, "other": 0}
+        self.first = self.last = 0.0  # wall-clock time of the first and the last chat request
 
-    def as_json(self) -> dict[str, int]:
-        return {"requests": sum(self.by_kind.values()), **self.by_kind}
+    def count(self, kind: str) -> None:
+        self.by_kind[kind] += 1
+        self.last = time.time()
+        self.first = self.first or self.last
+
+    def as_json(self) -> dict[str, float]:
+        return {"requests": sum(self.by_kind.values()), **self.by_kind, "first": self.first, "last": self.last}
 
 
 class MockProtocol(asyncio.Protocol):
@@ -129,7 +136,7 @@ class MockProtocol(asyncio.Protocol):
                 self.counter.by_kind["other"] += 1
                 self.send(400, {"error": {"message": f"bad request: {exc}"}})
                 return
-            self.counter.by_kind[kind] += 1
+            self.counter.count(kind)
             if self.latency_s > 0:
                 asyncio.get_running_loop().call_later(self.latency_s, self.send, 200, reply)
             else:

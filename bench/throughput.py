@@ -1,6 +1,6 @@
 """Harness throughput, overhead and memory: `tracegrade run` against a mock model.
 
-    python bench/throughput.py [--sizes 200,1000,10000] [--latencies 0,200] [--concurrency 32]
+    python bench/throughput.py [--sizes 200,1000,10000] [--latencies 0,200] [--concurrency 32] [--agent one-call]
 
 For each latency it starts ``bench/mock_openai.py`` on loopback; for each size
 it writes N synthetic cases and runs ``tracegrade run`` on them in a fresh
@@ -20,7 +20,11 @@ Flags it does not know go to ``tracegrade run``: ``--checks-only``, or
 own agent; the CPU column counts the driver only, and "child CPU" is
 ``RUSAGE_CHILDREN``: the processes the driver waited for, a lower bound).
 
-The agent is ShopNest's own agent loop, tools, order book and prompt
+``--agent one-call`` replaces ShopNest with the peer harnesses' benchmark
+agent: one model call per case, its text the answer (2 requests a case with
+the judge, so N = 1,000 at 200 ms and concurrency 32 is 12.5 s ideal).
+
+By default the agent is ShopNest's own agent loop, tools, order book and prompt
 (`ShopNestAgent`) on the mock model, with one change: retrieval uses a keyword
 embedder instead of MiniLM, because MiniLM costs ~3 ms of CPU per question and
 ~700 MB of RAM, which would measure torch rather than the harness.
@@ -48,7 +52,6 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.trace import Reply
 
 BENCH = Path(__file__).resolve().parent
-TARGET = "throughput:shopnest_on_mock"
 KEYWORDS = ("refund", "return", "ship", "warranty")
 
 # (question, expected tool, expected argument, expected source); {n} varies the text.
@@ -139,6 +142,26 @@ async def shopnest_on_mock(case: GoldenCase) -> Reply:
     return await _AGENT.chat(case.question, case.customer_id or "C-100")
 
 
+_ONE_CALL = None
+
+
+async def one_call_on_mock(case: GoldenCase) -> Reply:
+    """The peer harnesses' benchmark agent: one model call per case, its text the answer."""
+    global _ONE_CALL
+    if _ONE_CALL is None:
+        from tracegrade.models import load_model, model_spec
+
+        load = instant_models if os.environ.get("BENCH_IN_PROCESS") else load_model
+        _ONE_CALL = load(model_spec("agent"), role="agent")
+    from tracegrade.models import Message
+
+    response = await _ONE_CALL.complete([Message("user", case.question)])
+    return Reply(answer=response.text, model=_ONE_CALL.model_id)
+
+
+AGENTS = {"shopnest": "throughput:shopnest_on_mock", "one-call": "throughput:one_call_on_mock"}
+
+
 class MockServer:
     """bench/mock_openai.py in its own process (so it has its own core and GIL)."""
 
@@ -175,7 +198,7 @@ def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str
            "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
     # Its own run store, span store and output folder: a benchmark never writes into the work tree.
     # (TRACEGRADE_SPANS_DB=off in the caller's environment measures a run that builds no spans.)
-    argv = ["run", str(dataset), "--target", TARGET, "--judge-model", "openai:mock-judge",
+    argv = ["run", str(dataset), "--target", AGENTS[env.get("BENCH_AGENT", "shopnest")], "--judge-model", "openai:mock-judge",
             "--concurrency", str(concurrency), "--quiet", "--out", str(scratch / "runs"),
             "--db", f"sqlite:///{scratch / 'runs.db'}", *extra]
     process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(argv)],
@@ -188,14 +211,19 @@ def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str
 
 def run_on_mock(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
     with MockServer(latency_ms) as mock:
-        env = {"TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": mock.base_url,
+        env = {"BENCH_AGENT": AGENT["name"], "TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": mock.base_url,
                "TRACEGRADE_JUDGE_BASE_URL": mock.base_url, "OPENAI_API_KEY": "not-needed"}
         measured = run_child(dataset, scratch, concurrency, env, extra)
-        return {**measured, "requests": mock.stats()["requests"]}
+        stats = mock.stats()
+        # WHY the span: wall minus it is what the run spends before its first and after its last request.
+        return {**measured, "requests": stats["requests"], "request_span_s": stats["last"] - stats["first"]}
+
+
+AGENT = {"name": "shopnest"}  # set from --agent
 
 
 def run_in_process(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
-    env = {"BENCH_IN_PROCESS": "1", "BENCH_LATENCY_MS": str(latency_ms)}
+    env = {"BENCH_AGENT": AGENT["name"], "BENCH_IN_PROCESS": "1", "BENCH_LATENCY_MS": str(latency_ms)}
     return run_child(dataset, scratch, concurrency, env, extra)
 
 
@@ -248,7 +276,7 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
                 measured = run(dataset, Path(scratch), latency, concurrency, extra)
             ideal = measured["requests"] * latency / 1000 / concurrency
             rows.append({
-                "model": "in-process" if in_process else "mock over HTTP",
+                "model": ("in-process" if in_process else "mock over HTTP") + f", {AGENT['name']}",
                 "executor": extra[extra.index("--executor") + 1] if "--executor" in extra else "local",
                 "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": measured["requests"],
                 "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
@@ -257,6 +285,7 @@ def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, 
                 "cpu_ms_per_case": round(measured["cpu_s"] * 1000 / n, 3),
                 "child_cpu_ms_per_case": round(measured["child_cpu_s"] * 1000 / n, 3),
                 "peak_rss_mb": round(measured["peak_rss_mb"], 1), "exit": measured["exit"],
+                "request_span_s": round(measured.get("request_span_s", 0.0), 3),
             })
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
@@ -281,11 +310,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--in-process", action="store_true",
                         help="answer in-process (no socket, no HTTP client): the harness's own cost")
+    parser.add_argument("--agent", choices=sorted(AGENTS), default="shopnest",
+                        help="shopnest: ShopNest's agent loop (~1.8 model calls a case); one-call: one model "
+                        "call a case, its text the answer (the peer harnesses' benchmark)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON to this file")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, extra = parser.parse_known_args(argv)
     if args.child:
         return child(json.loads(args.child))
+    AGENT["name"] = args.agent
     rows = measure([int(s) for s in args.sizes.split(",")], [float(x) for x in args.latencies.split(",")],
                    args.concurrency, args.in_process, extra)
     print(table(rows))
