@@ -95,7 +95,9 @@ class GoldenCase(_Strict):
     answer: AnswerExpectation | None = None
     state: dict[str, Any] | None = None  # the expected final state, key by key
     follow_ups: tuple[str, ...] = ()  # user messages after the question, one per turn
-    _state: dict[str, Any] = PrivateAttr(default_factory=dict)
+    # WHY no default: model_post_init always sets it, and a default_factory made pydantic
+    # inspect its signature for every case (most of the time a case took to validate).
+    _state: dict[str, Any] = PrivateAttr()
 
     @field_validator("state")
     @classmethod
