@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase, case_finder
 from tracegrade.metrics.base import Rate, Traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
@@ -56,9 +56,9 @@ CHUNK = 5000
 
 def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> dict[str, Rate]:
     """Every scalar metric, named ``component.metric``, plus the pass rate and the judge's metrics."""
-    scope, find = _Scope(), _finder(cases)
+    scope, find = _Scope(), case_finder(cases)
     for chunk in _chunks(results):
-        scope.add(chunk, _traced(chunk, find))
+        scope.add(chunk, _traced(_known(chunk, find)))
     return scope.metrics()
 
 
@@ -73,15 +73,17 @@ def _add(a: Rate | None, b: Rate) -> Rate:
 
 
 Find = Callable[[str], "GoldenCase | None"]
+Known = list[tuple[CaseResult, GoldenCase]]
 
 
-def _finder(cases: Sequence[GoldenCase]) -> Find:
-    return {c.id: c for c in cases}.get
+def _known(results: Sequence[CaseResult], find: Find) -> Known:
+    """Each result whose case is in the dataset, with its case (looked up once: it may validate again)."""
+    return [(r, case) for r in results if (case := find(r.case_id)) is not None]
 
 
-def _traced(results: Sequence[CaseResult], find: Find) -> list[Traced]:
-    """(case, reply) of each result with a trace and a known case; see metrics.base.traced."""
-    return [(case, r.reply) for r in results if r.reply is not None and (case := find(r.case_id)) is not None]
+def _traced(known: Known) -> list[Traced]:
+    """(case, reply) of each result with a trace; see metrics.base.traced."""
+    return [(case, r.reply) for r, case in known if r.reply is not None]
 
 
 class _Scope:
@@ -146,7 +148,7 @@ def run_metrics(
 
     Each result is read once, CHUNK at a time (see CHUNK); ``summary``, when given,
     is fed every result in the same read (one decode for every number of a run)."""
-    tally, find = _MetricsTally(), _finder(cases)
+    tally, find = _MetricsTally(), case_finder(cases)
     for chunk in _chunks(results):
         for result in chunk if summary is not None else ():
             summary.add(result)
@@ -166,20 +168,20 @@ class _MetricsTally:
         self.thresholds: dict[str, Threshold] = {}
 
     def add(self, chunk: Sequence[CaseResult], find: Find) -> None:
-        items = _traced(chunk, find)
+        known = _known(chunk, find)
+        items = _traced(known)
         self.overall.add(chunk, items)
         self.violations += all_violations(items)
         self.traced += len(items)
         self.seen_k.update(len(reply.retrieved_sources) for _, reply in items)
         self.thresholds.update(judge_thresholds(chunk))
-        known = [(r, case) for r in chunk if (case := find(r.case_id)) is not None]
         for dimension, scopes in self.groups.items():
-            members: dict[str, list[tuple[CaseResult, GoldenCase]]] = {}
+            members: dict[str, Known] = {}
             for r, case in known:
                 members.setdefault(str(getattr(case, dimension)), []).append((r, case))
             for name, group in members.items():
                 scope = scopes.setdefault(name, _Scope())
-                scope.add([r for r, _ in group], [(case, r.reply) for r, case in group if r.reply is not None])
+                scope.add([r for r, _ in group], _traced(group))
 
     def finish(self, cases: int, thresholds: Mapping[str, Threshold]) -> RunMetrics:
         thresholds = {**thresholds, **self.thresholds}

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from tracegrade.stats.tally import tally
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.dataset import GoldenCase, case_ids
 from tracegrade.core.errors import StoreError
 from tracegrade.judge.scoring import Judge
 from tracegrade.eval.provenance import now_iso
@@ -47,7 +47,7 @@ async def record_run(
 
 async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate):
     run_id = manifest.run_id
-    positions = {case.id: index for index, case in enumerate(cases)}
+    positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
     await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
