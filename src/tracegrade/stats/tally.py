@@ -1,7 +1,6 @@
 """Every run-level number of a run, from one read of each of its results.
 
     >>> from tracegrade.core.results import CaseResult
-from tracegrade.eval.pricing import billed_agent_model
     >>> t = tally([CaseResult("a", "pass", seconds=1.0), CaseResult("b", "fail", seconds=3.0)])
     >>> t.passed, t.pass_rate, t.latency()["p50"]
     (1, 0.5, 1.0)
