@@ -9,8 +9,9 @@
     1.0
 
 Pure functions over a run's results and the dataset's cases, one module per
-component: retrieval, tools, routing, generation, safety; ``per_group`` repeats
-them per split, category, risk tier and language and flags weak groups.
+component: retrieval, tools, routing, generation, safety; ``run_metrics`` repeats
+them per split, category, risk tier and language (``stratify``) and flags weak
+groups, reading each result once.
 """
 
 from __future__ import annotations
