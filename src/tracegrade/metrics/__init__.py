@@ -83,7 +83,10 @@ def _known(results: Sequence[CaseResult], find: Find) -> Known:
 
 
 def _traced(known: Known) -> list[Traced]:
-    """(case, reply) of each result with a trace; see metrics.base.traced."""
+    """(case, reply) of each result that has a trace; repeats count once each.
+
+    A result whose agent failed has no trace: it counts in the pass rate, and
+    in no component metric."""
     return [(case, r.reply) for r, case in known if r.reply is not None]
 
 
