@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics import Rate, Threshold, run_metrics
-from tracegrade.metrics.stratify import flag, per_group
+from tracegrade.metrics.stratify import flag
 from tracegrade.report import stratified
 from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply
@@ -21,17 +21,13 @@ RESULTS = [CaseResult(c.id, "fail" if c.category == "shipping" else "pass", repl
 
 
 def test_groups_per_dimension_with_counts_and_pass_rates():
-    groups = {(g.dimension, g.name): g.metrics["passRate"] for g in per_group(RESULTS, CASES, _pass_rate)}
+    groups = {(g.dimension, g.name): g.metrics["passRate"] for g in run_metrics(RESULTS, CASES).groups}
     assert groups == {
         ("split", "nominal"): Rate(8, 9), ("split", "edge"): Rate(0, 1),
         ("category", "order-status"): Rate(8, 8), ("category", "shipping"): Rate(0, 2),
         ("risk", "medium"): Rate(8, 8), ("risk", "low"): Rate(0, 2),
         ("language", "en"): Rate(8, 9), ("language", "de"): Rate(0, 1),
     }
-
-
-def _pass_rate(results, cases):
-    return {"passRate": Rate.of(r.passed for r in results)}
 
 
 def test_a_failing_group_is_flagged_while_the_overall_passes():

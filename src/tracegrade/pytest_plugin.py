@@ -54,18 +54,22 @@ def _dataset(config: pytest.Config) -> Dataset | None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tracegrade_case" not in metafunc.fixturenames:
         return
+    from tracegrade.eval.dataset import case_ids
+
     dataset = _dataset(metafunc.config)
     if dataset is None:
         raise pytest.UsageError("the tracegrade_case fixture needs --tracegrade DATASET")
-    metafunc.parametrize("tracegrade_case", dataset.cases, ids=[case.id for case in dataset.cases])
+    metafunc.parametrize("tracegrade_case", dataset.cases, ids=list(case_ids(dataset.cases)))
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tracegrade.eval.dataset import case_ids
+
     dataset = _dataset(config)
     if dataset is None or not config.getoption("tracegrade_target"):
         return
     collector = DatasetCollector.from_parent(session, name=str(config.getoption("tracegrade")))
-    items.extend(CaseItem.from_parent(collector, name=case.id, case_id=case.id) for case in dataset.cases)
+    items.extend(CaseItem.from_parent(collector, name=case_id, case_id=case_id) for case_id in case_ids(dataset.cases))
 
 
 class DatasetCollector(pytest.Collector):

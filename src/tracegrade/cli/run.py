@@ -83,6 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     from tracegrade.metrics import run_metrics
     from tracegrade.models import load_model, model_spec
     from tracegrade.report import console, costs, repeats, stratified
+    from tracegrade.stats.tally import RunTally
     from tracegrade.store.runstore import open_store
 
     with open_store(args.db) as store:
@@ -96,24 +97,26 @@ def handle(args: argparse.Namespace) -> int:
         settings = _settings(args)
         judge = _check_calibration(store, judge, args.require_calibrated)
         run = _execute(args, store, dataset, judge, settings)
-    print(console.final_report(run))  # the case blocks were printed as each case finished
-    print(costs.render(run))
-    if repeats.wanted(run):
-        print(repeats.render(run))
-    metrics = run_metrics(run.results, dataset.cases)
+    summary = RunTally()
+    # WHY the summary fed by run_metrics: one read of each stored result for every report below.
+    metrics = run_metrics(run.results, dataset.cases, summary=summary)
+    print(console.final_report(run, summary))  # the case blocks were printed as each case finished
+    print(costs.render(run, summary))
+    if repeats.wanted(run, summary):
+        print(repeats.render(run, summary))
     print(stratified.render(metrics))
-    paths = write_outputs(run, args.out, dataset.cases, metrics)
+    paths = write_outputs(run, args.out, dataset.cases, metrics, summary)
     print("wrote " + "  ".join(str(p) for p in paths), file=sys.stderr)
     if run.status == "stopped":
         print(f"tracegrade: run {run.manifest.run_id} stopped before every case ran; "
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
               file=sys.stderr)
         return EXIT_STOPPED
-    failed = sum(not r.passed for r in run.results)
-    print(f"tracegrade: run {run.manifest.run_id} finished: {len(run.results) - failed} of {len(run.results)} "
+    failed = summary.cases - summary.passed
+    print(f"tracegrade: run {run.manifest.run_id} finished: {summary.passed} of {summary.cases} "
           f"cases passed" + (f"; exit 1 because {failed} failed: the agent's verdict, not a broken run "
                              "(make reports it as 'Error 1')" if failed else ""), file=sys.stderr)
-    return 0 if run.passed else 1
+    return 1 if failed else 0
 
 
 def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> Judge | None:

@@ -18,6 +18,12 @@ from tracegrade.core.trace import Reply
 CaseStatus = Literal["pass", "fail", "unscored", "error"]
 
 
+def _flat(data: Any) -> dict[str, Any]:
+    """A dataclass of plain values as a dict, field by field: ``dataclasses.asdict``
+    without its deep copy, which was most of what storing a case's checks cost."""
+    return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str
@@ -69,7 +75,7 @@ class MetricScore:
         return None if self.value is None else self.value >= self.threshold
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return _flat(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MetricScore:
@@ -157,7 +163,7 @@ class CaseResult:
         # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
         # to_wire to replace it; at 10,000 cases that copy was most of the cost.
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["checks"] = tuple(dataclasses.asdict(c) for c in self.checks)
+        data["checks"] = tuple(_flat(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
         data["metrics"] = [m.to_json() for m in self.metrics]

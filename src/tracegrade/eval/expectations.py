@@ -55,7 +55,7 @@ class ToolDeclaration(Strict):
     # Every call must wait for the user's approval (status needs_approval);
     # one that completed directly (ok) is a safety violation.
     approval: bool = False
-    _defaults: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _defaults: dict[str, Any] = PrivateAttr()  # set by model_post_init; see GoldenCase._state
 
     @model_validator(mode="before")
     @classmethod
@@ -95,7 +95,7 @@ class CallPattern(Strict):
 
     tool: str = Field(min_length=1)
     arguments: dict[str, Any] | None = None  # None: any arguments
-    _matchers: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _matchers: dict[str, Any] = PrivateAttr()  # set by model_post_init; see GoldenCase._state
 
     @field_validator("arguments")
     @classmethod

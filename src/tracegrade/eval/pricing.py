@@ -83,11 +83,28 @@ def unpriced_models(
     results: Iterable[CaseResult], table: PriceTable, agent_model: str, judge_model: str | None
 ) -> list[str]:
     """Models that made calls the table cannot price (their cost was counted as 0)."""
-    missing = set()
+    billed, judge_billed = set(), False
     for r in results:
-        reported = r.reply is not None and r.reply.usage.cost_usd > 0
-        if not reported and any(r.agent_tokens) and table.price(agent_model_of(r, agent_model)) is None:
-            missing.add(agent_model_of(r, agent_model))
-        if judge_model and any(r.judge_tokens) and table.price(judge_model) is None:
-            missing.add(judge_model)
+        billed.add(billed_agent_model(r))
+        judge_billed = judge_billed or any(r.judge_tokens)
+    return unpriced(table, billed, judge_billed, agent_model, judge_model)
+
+
+def billed_agent_model(result: CaseResult) -> str | None:
+    """The model the agent's tokens are priced by when it reported no cost itself:
+    its reply's model, "" for the run's agent model; None when nothing needs a price."""
+    reported = result.reply is not None and result.reply.usage.cost_usd > 0
+    if reported or not any(result.agent_tokens):
+        return None
+    return agent_model_of(result, "")
+
+
+def unpriced(table: PriceTable, billed: Iterable[str | None], judge_billed: bool, agent_model: str,
+             judge_model: str | None) -> list[str]:
+    """The models of ``billed`` (see billed_agent_model) and the judge's, when it used tokens,
+    that the table has no price for."""
+    missing = {model or agent_model for model in billed if model is not None}
+    missing = {model for model in missing if table.price(model) is None}
+    if judge_model and judge_billed and table.price(judge_model) is None:
+        missing.add(judge_model)
     return sorted(missing)

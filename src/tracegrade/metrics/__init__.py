@@ -9,25 +9,26 @@
     1.0
 
 Pure functions over a run's results and the dataset's cases, one module per
-component: retrieval, tools, routing, generation, safety; ``per_group`` repeats
-them per split, category, risk tier and language and flags weak groups.
+component: retrieval, tools, routing, generation, safety; ``run_metrics`` repeats
+them per split, category, risk tier and language (``stratify``) and flags weak
+groups, reading each result once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.metrics.base import Rate, traced
+from tracegrade.eval.dataset import GoldenCase, case_finder
+from tracegrade.metrics.base import Rate, Traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
 from tracegrade.metrics.routing import RoutingReport, routing_pairs, routing_report
 from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
-from tracegrade.metrics.stratify import THRESHOLDS, Flag, Group, Threshold, flag, per_group
+from tracegrade.metrics.stratify import DIMENSIONS, THRESHOLDS, Flag, Group, Threshold, flag
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
-from tracegrade.stats.summary import metric_names
+from tracegrade.stats.tally import RunTally, add_scores
 
 __all__ = ["JUDGE", "Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
 
@@ -37,8 +38,10 @@ JUDGE = "judge."  # the prefix of the judge metrics' names here: judge.correctne
 
 def judge_metrics(results: Sequence[CaseResult]) -> dict[str, Rate]:
     """Each judge metric the run has (from its results), the mean over the cases that scored it."""
-    return {f"{JUDGE}{name}": Rate.of(r.scores[name] for r in results if r.scores and name in r.scores)
-            for name in metric_names(results)}
+    scores: dict[str, list[float]] = {}
+    for r in results:
+        add_scores(scores, r)
+    return {f"{JUDGE}{name}": Rate.of(values) for name, values in scores.items()}
 
 
 def judge_thresholds(results: Sequence[CaseResult]) -> dict[str, Threshold]:
@@ -54,22 +57,10 @@ CHUNK = 5000
 
 def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> dict[str, Rate]:
     """Every scalar metric, named ``component.metric``, plus the pass rate and the judge's metrics."""
-    sums: dict[str, Rate | None] = {}
-    pairs: list[tuple[str, str]] = []
-    unrouted = 0
+    scope, find = _Scope(), case_finder(cases)
     for chunk in _chunks(results):
-        items = traced(chunk, cases)
-        part = {"passRate": Rate.of(r.passed for r in chunk), **retrieval_metrics(items), **tool_metrics(items),
-                "routing.accuracy": None, "routing.macroF1": None,  # from every pair, below
-                **generation_metrics(items), **safety_metrics(items)}
-        sums = {name: None if rate is None else _add(sums.get(name), rate) for name, rate in part.items()}
-        chunk_pairs, chunk_unrouted = routing_pairs(items)
-        pairs.extend(chunk_pairs)
-        unrouted += chunk_unrouted
-    routing = routing_report(pairs, unrouted)
-    whole = {"routing.accuracy": routing.accuracy, "routing.macroF1": routing.macro_f1}
-    merged = {name: whole[name] if rate is None else rate for name, rate in sums.items()}
-    return {**merged, **judge_metrics(results)}
+        scope.add(chunk, _traced(_known(chunk, find)))
+    return scope.metrics()
 
 
 def _chunks(results: Sequence[CaseResult]):
@@ -80,6 +71,52 @@ def _chunks(results: Sequence[CaseResult]):
 
 def _add(a: Rate | None, b: Rate) -> Rate:
     return b if a is None else Rate(a.total + b.total, a.n + b.n, b.unit)
+
+
+Find = Callable[[str], "GoldenCase | None"]
+Known = list[tuple[CaseResult, GoldenCase]]
+
+
+def _known(results: Sequence[CaseResult], find: Find) -> Known:
+    """Each result whose case is in the dataset, with its case (looked up once: it may validate again)."""
+    return [(r, case) for r in results if (case := find(r.case_id)) is not None]
+
+
+def _traced(known: Known) -> list[Traced]:
+    """(case, reply) of each result that has a trace; repeats count once each.
+
+    A result whose agent failed has no trace: it counts in the pass rate, and
+    in no component metric."""
+    return [(case, r.reply) for r, case in known if r.reply is not None]
+
+
+class _Scope:
+    """The running sums of every component metric over one scope: the run, or one group."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, Rate | None] = {}
+        self.judge: dict[str, Rate] = {}
+        self.pairs: list[tuple[str, str]] = []
+        self.unrouted = 0
+
+    def add(self, results: Sequence[CaseResult], items: list[Traced]) -> None:
+        part = {"passRate": Rate.of(r.passed for r in results), **retrieval_metrics(items), **tool_metrics(items),
+                "routing.accuracy": None, "routing.macroF1": None,  # from every pair, in metrics()
+                **generation_metrics(items), **safety_metrics(items)}
+        self.sums = {name: None if rate is None else _add(self.sums.get(name), rate) for name, rate in part.items()}
+        for name, rate in judge_metrics(results).items():
+            self.judge[name] = _add(self.judge.get(name), rate)
+        pairs, unrouted = routing_pairs(items)
+        self.pairs.extend(pairs)
+        self.unrouted += unrouted
+
+    def routing(self) -> RoutingReport:
+        return routing_report(self.pairs, self.unrouted)
+
+    def metrics(self) -> dict[str, Rate]:
+        routing = self.routing()
+        whole = {"routing.accuracy": routing.accuracy, "routing.macroF1": routing.macro_f1}
+        return {**{name: whole[name] if rate is None else rate for name, rate in self.sums.items()}, **self.judge}
 
 
 @dataclass(frozen=True)
@@ -108,25 +145,54 @@ class RunMetrics:
 
 
 def run_metrics(
-    results: Sequence[CaseResult], cases: Sequence[GoldenCase], thresholds: Mapping[str, Threshold] = THRESHOLDS
+    results: Sequence[CaseResult], cases: Sequence[GoldenCase], thresholds: Mapping[str, Threshold] = THRESHOLDS,
+    summary: RunTally | None = None,
 ) -> RunMetrics:
-    """Overall and per-group metrics, routing detail, every safety violation, and the flags."""
-    pairs: list[tuple[str, str]] = []
-    violations: list[Violation] = []
-    unrouted = traced_count = 0
-    seen_k: set[int] = set()
-    for chunk in _chunks(results):  # see CHUNK
-        items = traced(chunk, cases)
-        chunk_pairs, chunk_unrouted = routing_pairs(items)
-        pairs.extend(chunk_pairs)
-        unrouted += chunk_unrouted
-        violations += all_violations(items)
-        traced_count += len(items)
-        seen_k.update(len(reply.retrieved_sources) for _, reply in items)
-    routing, k = routing_report(pairs, unrouted), tuple(sorted(seen_k))
-    thresholds = {**thresholds, **judge_thresholds(results)}
-    overall = component_metrics(results, cases)
-    groups = per_group(results, cases, component_metrics)
-    flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]
-    return RunMetrics(overall=overall, routing=routing, violations=tuple(violations), groups=tuple(groups),
-                      flags=tuple(flags), cases=len(results), traced=traced_count, k=k)
+    """Overall and per-group metrics, routing detail, every safety violation, and the flags.
+
+    Each result is read once, CHUNK at a time (see CHUNK); ``summary``, when given,
+    is fed every result in the same read (one decode for every number of a run)."""
+    tally, find = _MetricsTally(), case_finder(cases)
+    for chunk in _chunks(results):
+        for result in chunk if summary is not None else ():
+            summary.add(result)
+        tally.add(chunk, find)
+    return tally.finish(len(results), thresholds)
+
+
+class _MetricsTally:
+    """run_metrics' running sums: the run's scope, one per group, and what only the run has."""
+
+    def __init__(self, dimensions: Sequence[str] = DIMENSIONS) -> None:
+        self.overall = _Scope()
+        self.groups: dict[str, dict[str, _Scope]] = {d: {} for d in dimensions}  # names in first-seen order
+        self.violations: list[Violation] = []
+        self.traced = 0
+        self.seen_k: set[int] = set()
+        self.thresholds: dict[str, Threshold] = {}
+
+    def add(self, chunk: Sequence[CaseResult], find: Find) -> None:
+        known = _known(chunk, find)
+        items = _traced(known)
+        self.overall.add(chunk, items)
+        self.violations += all_violations(items)
+        self.traced += len(items)
+        self.seen_k.update(len(reply.retrieved_sources) for _, reply in items)
+        self.thresholds.update(judge_thresholds(chunk))
+        for dimension, scopes in self.groups.items():
+            members: dict[str, Known] = {}
+            for r, case in known:
+                members.setdefault(str(getattr(case, dimension)), []).append((r, case))
+            for name, group in members.items():
+                scope = scopes.setdefault(name, _Scope())
+                scope.add([r for r, _ in group], _traced(group))
+
+    def finish(self, cases: int, thresholds: Mapping[str, Threshold]) -> RunMetrics:
+        thresholds = {**thresholds, **self.thresholds}
+        overall = self.overall.metrics()
+        groups = [Group(dimension, name, scope.metrics())
+                  for dimension, scopes in self.groups.items() for name, scope in scopes.items()]
+        flags = flag("overall", overall, thresholds) + [f for g in groups for f in flag(g.scope, g.metrics, thresholds)]
+        return RunMetrics(overall=overall, routing=self.overall.routing(), violations=tuple(self.violations),
+                          groups=tuple(groups), flags=tuple(flags), cases=cases, traced=self.traced,
+                          k=tuple(sorted(self.seen_k)))

@@ -14,10 +14,9 @@ WHY a total and a denominator instead of a float: "0.5" over 2 cases and over
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable
 
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply
 
 
@@ -43,13 +42,3 @@ class Rate:
 
 # One case's result with the case it answers and the trace it produced.
 Traced = tuple[GoldenCase, Reply]
-
-
-def traced(results: Sequence[CaseResult], cases: Sequence[GoldenCase]) -> list[Traced]:
-    """(case, reply) for every result that has a trace; repeats count once each.
-
-    A result whose agent failed has no trace: it counts in the pass rate, and
-    in no component metric.
-    """
-    by_id: Mapping[str, GoldenCase] = {c.id: c for c in cases}
-    return [(by_id[r.case_id], r.reply) for r in results if r.reply is not None and r.case_id in by_id]

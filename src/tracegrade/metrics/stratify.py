@@ -14,11 +14,9 @@ it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping
 
-from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics.base import Rate
-from tracegrade.core.results import CaseResult
 
 DIMENSIONS = ("split", "category", "risk", "language")
 
@@ -84,44 +82,3 @@ def flag(scope: str, metrics: Mapping[str, Rate], thresholds: Mapping[str, Thres
         if rate is not None and rate.value is not None and threshold.broken_by(rate.value):
             flags.append(Flag(scope, name, rate.value, threshold, rate.n))
     return flags
-
-
-Compute = Callable[[Sequence[CaseResult], Sequence[GoldenCase]], Mapping[str, Rate]]
-
-
-def per_group(
-    results: Sequence[CaseResult], cases: Sequence[GoldenCase], compute: Compute,
-    dimensions: Sequence[str] = DIMENSIONS,
-) -> list[Group]:
-    """``compute`` over the results of each group, groups in order of first appearance.
-
-    WHY positions, not the results themselves: a run's results may be held
-    compressed (100,000 cases); a group is a view that reads its members when
-    ``compute`` does, so no more than one group's worth is ever decoded at once."""
-    by_id = {c.id: c for c in cases}
-    members: dict[str, dict[str, list[int]]] = {d: {} for d in dimensions}
-    for position, result in enumerate(results):  # one pass for every dimension
-        case = by_id.get(result.case_id)
-        if case is not None:
-            for dimension in dimensions:
-                members[dimension].setdefault(str(getattr(case, dimension)), []).append(position)
-    return [Group(dimension, name, compute(_Members(results, positions), cases))
-            for dimension in dimensions for name, positions in members[dimension].items()]
-
-
-class _Members(Sequence[CaseResult]):
-    """The results at ``positions``, read from ``results`` on access."""
-
-    def __init__(self, results: Sequence[CaseResult], positions: list[int]) -> None:
-        self._results, self._positions = results, positions
-
-    def __len__(self) -> int:
-        return len(self._positions)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self._results[p] for p in self._positions[index]]
-        return self._results[self._positions[index]]
-
-    def __iter__(self):
-        return (self._results[p] for p in self._positions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tracegrade.core.results import CaseResult, MetricScore, Run
-from tracegrade.stats.summary import not_scored_counts, score_averages, status_counts
+from tracegrade.stats.tally import RunTally, tally
 
 RULE = "=" * 60
 
@@ -45,36 +45,34 @@ def metric_lines(metrics: tuple[MetricScore, ...]) -> list[str]:
     return lines
 
 
-def final_report(run: Run) -> str:
-    results, manifest = run.results, run.manifest
-    counts = status_counts(results)
+def final_report(run: Run, summary: RunTally | None = None) -> str:
+    """The run in a few lines; ``summary``: the run's tally when the caller has it already."""
+    manifest, summary = run.manifest, summary or tally(run.results)
+    counts, cases = summary.statuses, summary.cases
     lines = [
         RULE,
         "FINAL REPORT",
-        f"  {'dataset':<9} {manifest.dataset}  version {manifest.dataset_version}  {len(results)} cases",
+        f"  {'dataset':<9} {manifest.dataset}  version {manifest.dataset_version}  {cases} cases",
         f"  {'agent':<9} {manifest.agent_model}   judge {manifest.judge_model or '(skipped: checks only)'}",
-        f"  cases {len(results)}   passed {counts['pass']}   failed {counts['fail'] + counts['error']}   unscored {counts['unscored']}",
+        f"  cases {cases}   passed {counts['pass']}   failed {counts['fail'] + counts['error']}   unscored {counts['unscored']}",
     ]
-    lines += _id_lines("failed", [r for r in results if r.status in ("fail", "error")], with_reason=False)
-    lines += _id_lines("unscored", [r for r in results if r.status == "unscored"], with_reason=True)
-    averages = score_averages(results)
+    lines += _id_lines("failed", summary.failed)
+    lines += _id_lines("unscored", [f"{case_id} ({why})" for case_id, why in summary.unscored])
+    averages = summary.score_averages()
     if averages:
         lines.append(f"  {'average':<9} " + "  ".join(f"{m} {v:.2f}" for m, v in averages.items()))
-    missing = not_scored_counts(results)
+    missing = summary.not_scored
     if missing:
         lines.append(f"  {'not scored':<9} " + "  ".join(f"{m} in {n} case(s)" for m, n in missing.items()))
-    agent_retries, judge_retries = sum(r.agent_retries for r in results), sum(r.judge_retries for r in results)
+    agent_retries, judge_retries = summary.retries
     if agent_retries or judge_retries:  # a run that only got through thanks to retries should say so
         lines.append(f"  {'retries':<9} agent {agent_retries}   judge {judge_retries}   "
                      "(429, 5xx, timeouts, dropped connections that a retry got past)")
     return "\n".join(lines)
 
 
-def _id_lines(label: str, results: Sequence[CaseResult], with_reason: bool) -> list[str]:
-    if not results:
-        return []
-    names = [f"{r.case_id} ({r.error})" if with_reason else r.case_id for r in results]
-    return [f"  {label:<9} " + ", ".join(names)]
+def _id_lines(label: str, names: Sequence[str]) -> list[str]:
+    return [f"  {label:<9} " + ", ".join(names)] if names else []
 
 
 def render(run: Run) -> str:

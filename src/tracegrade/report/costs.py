@@ -3,7 +3,7 @@ apart), latency percentiles, and the cases the flaky policy caught."""
 
 from __future__ import annotations
 
-from tracegrade.stats.aggregate import cost, latency, service_latency, tokens
+from tracegrade.stats.tally import RunTally, tally
 from tracegrade.core.results import Run
 
 
@@ -11,9 +11,10 @@ def usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
 
 
-def render(run: Run) -> str:
-    results = run.results
-    spent, used, times = cost(results), tokens(results), latency(results)
+def render(run: Run, summary: RunTally | None = None) -> str:
+    """The block; ``summary``: the run's tally when the caller has it already."""
+    summary = summary or tally(run.results)
+    spent, used, times = summary.cost(), summary.tokens(), summary.latency()
     lines = [
         "COST AND LATENCY",
         f"  tokens   agent {used['agent'][0]:,} in / {used['agent'][1]:,} out   "
@@ -23,12 +24,12 @@ def render(run: Run) -> str:
         f"  latency  p50 {times['p50']:.2f} s   p95 {times['p95']:.2f} s   p99 {times['p99']:.2f} s"
         "   (wall per case, waiting for a shared model included)",
     ]
-    if service := service_latency(results):
+    if service := summary.service_latency():
         lines.append(f"  service  p50 {service['p50']:.2f} s   p95 {service['p95']:.2f} s   p99 {service['p99']:.2f} s"
                      "   (the agent's own timed steps, no queueing)")
-    flaky = [r for r in results if r.flaky]
-    if flaky:
-        lines.append("  flaky    " + ", ".join(f"{r.case_id} ({', '.join(r.attempts)} -> {r.status})" for r in flaky))
+    if summary.flaky:
+        lines.append("  flaky    " + ", ".join(f"{case_id} ({', '.join(attempts)} -> {status})"
+                                               for case_id, attempts, status in summary.flaky))
     unpriced = run.manifest.totals.get("unpricedModels")
     if unpriced:
         lines.append(f"  unpriced {', '.join(unpriced)} (no price in the table: counted as $0)")

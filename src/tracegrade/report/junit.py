@@ -2,26 +2,59 @@
 
 from __future__ import annotations
 
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TextIO
 
-from tracegrade.core.results import CaseResult, Run
+from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.verdict import failing_metrics
+from tracegrade.stats.tally import RunTally, tally
 
 
-def to_xml(run: Run) -> str:
-    results = run.results
-    suite = ET.Element(
-        "testsuite",
-        name=f"tracegrade {run.manifest.dataset}",
-        tests=str(len(results)),
-        failures=str(sum(r.status in ("fail", "unscored") for r in results)),
-        errors=str(sum(r.status == "error" for r in results)),
-        time=f"{sum(r.seconds for r in results):.3f}",
-    )
-    for result in results:
-        suite.append(_testcase(result, run.manifest.dataset))
-    return ET.tostring(ET.ElementTree(suite).getroot(), encoding="unicode", xml_declaration=True)
+def to_xml(run: Run, summary: RunTally | None = None) -> str:
+    out = io.StringIO()
+    _write(run, out, summary)
+    return out.getvalue()
+
+
+def write(run: Run, path: Path, summary: RunTally | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        _write(run, out, summary)
+    return path
+
+
+def _write(run: Run, out: TextIO, summary: RunTally | None) -> None:
+    writer = Writer(run.manifest, summary or tally(run.results), out)
+    for result in run.results:
+        writer.add(result)
+    writer.finish()
+
+
+class Writer:
+    """The XML fed one case at a time (``add``), complete at ``finish``; the suite's
+    counts come from the run's tally, so the cases are read once, in order.
+
+    WHY streamed, not one ElementTree: a tree of 100,000 testcases held tens of
+    MB only to be serialised once."""
+
+    def __init__(self, manifest: Manifest, summary: RunTally, out: TextIO) -> None:
+        self._out, self._dataset, self._count = out, manifest.dataset, 0
+        counts = summary.statuses
+        suite = ET.Element("testsuite", name=f"tracegrade {manifest.dataset}", tests=str(summary.cases),
+                           failures=str(counts["fail"] + counts["unscored"]), errors=str(counts["error"]),
+                           time=f"{sum(summary.seconds):.3f}")
+        self._empty_suite = ET.tostring(suite, encoding="unicode", xml_declaration=True)  # '<?xml ...?>\n<testsuite ... />'
+
+    def add(self, result: CaseResult) -> None:
+        if not self._count:
+            self._out.write(self._empty_suite.removesuffix(" />") + ">")
+        self._out.write(ET.tostring(_testcase(result, self._dataset), encoding="unicode"))
+        self._count += 1
+
+    def finish(self) -> None:
+        self._out.write("</testsuite>" if self._count else self._empty_suite)
 
 
 def _testcase(result: CaseResult, dataset: str) -> ET.Element:
@@ -39,9 +72,3 @@ def _failure_message(result: CaseResult) -> str:
     if result.scores and not result.metrics:  # stored before metrics carried thresholds
         failed += [f"{m} {v:g}" for m, v in result.scores.items()]
     return "; ".join(failed) or result.error
-
-
-def write(run: Run, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_xml(run), encoding="utf-8")
-    return path

@@ -9,12 +9,14 @@ pull-request comment renders HTML and Markdown (a tool named
 from __future__ import annotations
 
 import html
+import io
 import re
 from pathlib import Path
+from typing import TextIO
 
-from tracegrade.core.results import Run
+from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.verdict import failing_metrics
-from tracegrade.stats.summary import score_averages, status_counts
+from tracegrade.stats.tally import RunTally, tally
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|!~])")
@@ -31,33 +33,55 @@ def code(value: object) -> str:
     return "`" + " ".join(str(value).split()).replace("`", "'") + "`"
 
 
-def to_markdown(run: Run) -> str:
-    m, results = run.manifest, run.results
-    counts = status_counts(results)
-    lines = [
-        f"### tracegrade: {text(m.dataset)} (version {code(m.dataset_version)})",
-        "",
-        f"**{counts['pass']}/{len(results)} passed** · failed {counts['fail'] + counts['error']} · unscored {counts['unscored']}"
-        f" · agent {code(m.agent_model)} · judge {code(m.judge_model or 'none')}",
-        "",
-    ]
-    averages = score_averages(results)
-    if averages:
-        lines += ["| " + " | ".join(averages) + " |", "|" + "---:|" * len(averages),
-                  "| " + " | ".join(f"{v:.2f}" for v in averages.values()) + " |", ""]
-    problems = [r for r in results if not r.passed]
-    if problems:
-        lines += ["| case | status | why |", "|---|---|---|"]
-        for r in problems:
-            why = ("; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks())
-                   or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
-                                for m in failing_metrics(r.metrics))
-                   or r.error or r.judge_reason)
-            lines.append(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |")
-    return "\n".join(lines) + "\n"
+def to_markdown(run: Run, summary: RunTally | None = None) -> str:
+    out = io.StringIO()
+    _write(run, out, summary)
+    return out.getvalue()
 
 
-def write(run: Run, path: Path) -> Path:
+def write(run: Run, path: Path, summary: RunTally | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_markdown(run), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        _write(run, out, summary)
     return path
+
+
+def _write(run: Run, out: TextIO, summary: RunTally | None) -> None:
+    writer = Writer(run.manifest, summary or tally(run.results), out)
+    for result in run.results:
+        writer.add(result)
+    writer.finish()
+
+
+class Writer:
+    """The summary fed one case at a time (``add``): the header from the run's
+    tally at once, then a table row per case that did not pass."""
+
+    def __init__(self, m: Manifest, summary: RunTally, out: TextIO) -> None:
+        self._out, counts, cases = out, summary.statuses, summary.cases
+        lines = [
+            f"### tracegrade: {text(m.dataset)} (version {code(m.dataset_version)})",
+            "",
+            f"**{counts['pass']}/{cases} passed** · failed {counts['fail'] + counts['error']} · unscored {counts['unscored']}"
+            f" · agent {code(m.agent_model)} · judge {code(m.judge_model or 'none')}",
+            "",
+        ]
+        averages = summary.score_averages()
+        if averages:
+            lines += ["| " + " | ".join(averages) + " |", "|" + "---:|" * len(averages),
+                      "| " + " | ".join(f"{v:.2f}" for v in averages.values()) + " |", ""]
+        if summary.passed < cases:
+            lines += ["| case | status | why |", "|---|---|---|"]
+        out.write("".join(line + "\n" for line in lines))
+
+    def add(self, r: CaseResult) -> None:
+        if r.passed:
+            return
+        why = ("; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks())
+               or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
+                            for m in failing_metrics(r.metrics))
+               or r.error or r.judge_reason)
+        self._out.write(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |\n")
+
+    def finish(self) -> None:
+        """Nothing follows the rows; here so every output file's writer is fed the same way."""

@@ -3,20 +3,21 @@ mean (variance) per score."""
 
 from __future__ import annotations
 
-from tracegrade.run.repeats import case_spreads, repetitions, run_level
+from tracegrade.run.repeats import case_spreads, run_level
 from tracegrade.core.results import Run
-from tracegrade.stats.summary import metric_names
+from tracegrade.stats.tally import RunTally, tally
 
 
-def wanted(run: Run) -> bool:
-    return repetitions(run.results) > 1
+def wanted(run: Run, summary: RunTally | None = None) -> bool:
+    return len((summary or tally(run.results)).repeats) > 1
 
 
-def render(run: Run) -> str:
-    results = run.results
+def render(run: Run, summary: RunTally | None = None) -> str:
+    """The block; ``summary``: the run's tally when the caller has it already."""
+    results, summary = run.results, summary or tally(run.results)
     level = run_level(results)
-    metrics = metric_names(results)
-    lines = [f"REPEATS ({repetitions(results)} per case)",
+    metrics = summary.metric_names
+    lines = [f"REPEATS ({len(summary.repeats)} per case)",
              "  run level  " + "   ".join(f"{m} {mean:.2f} ± {sd:.2f}" for m, (mean, sd) in level.items()),
              f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in metrics)]
     for spread in case_spreads(results):

@@ -30,6 +30,7 @@ from tracegrade.store.runstore import RunStore, open_store
 
 if TYPE_CHECKING:  # the metrics are imported when outputs are written, not with the API
     from tracegrade.metrics import RunMetrics
+    from tracegrade.stats.tally import RunTally
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
 JudgeLike = Judge | str | None
@@ -197,13 +198,28 @@ def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None)
 
 
 def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (),
-                  metrics: RunMetrics | None = None) -> list[Path]:
+                  metrics: RunMetrics | None = None, summary: RunTally | None = None) -> list[Path]:
     """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``
-    (``metrics``: the run's RunMetrics when the caller has them already)."""
+    (``metrics`` and ``summary``: the run's RunMetrics and RunTally when the caller has them already).
+
+    WHY one loop feeding three writers: each stored result is decoded on every
+    read; the files take one more read of each, not one per file."""
     from tracegrade.metrics import run_metrics
     from tracegrade.report import json_report, junit, markdown
+    from tracegrade.stats.tally import RunTally
 
+    if metrics is None or summary is None:
+        summary = RunTally()
+        metrics = run_metrics(run.results, cases, summary=summary)
     base = folder / run.manifest.run_id
-    metrics = metrics or run_metrics(run.results, cases)
-    return [json_report.write(run, base / "results.json", metrics.to_json()), junit.write(run, base / "junit.xml"),
-            markdown.write(run, base / "summary.md")]
+    base.mkdir(parents=True, exist_ok=True)
+    paths = [base / "results.json", base / "junit.xml", base / "summary.md"]
+    with paths[1].open("w", encoding="utf-8") as xml, paths[2].open("w", encoding="utf-8") as md:
+        writers = [json_report.Writer(run.manifest, paths[0], metrics.to_json()),
+                   junit.Writer(run.manifest, summary, xml), markdown.Writer(run.manifest, summary, md)]
+        for result in run.results:
+            for writer in writers:
+                writer.add(result)
+        for writer in writers:
+            writer.finish()
+    return paths

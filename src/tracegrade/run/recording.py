@@ -14,12 +14,12 @@ import asyncio
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from tracegrade.stats.aggregate import run_totals
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.stats.tally import tally
+from tracegrade.eval.dataset import GoldenCase, case_ids
 from tracegrade.core.errors import StoreError
 from tracegrade.judge.scoring import Judge
 from tracegrade.eval.provenance import now_iso
-from tracegrade.eval.pricing import unpriced_models
+from tracegrade.eval.pricing import unpriced
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store.runstore import RunStore
@@ -47,7 +47,7 @@ async def record_run(
 
 async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate):
     run_id = manifest.run_id
-    positions = {case.id: index for index, case in enumerate(cases)}
+    positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
     await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
@@ -123,9 +123,11 @@ def _settle(group: list[tuple[CaseResult, asyncio.Future]], error: Exception | N
 
 
 def _totals(results: Sequence[CaseResult], settings: RunSettings, manifest: Manifest) -> dict:
-    totals = run_totals(results)
+    summary = tally(results)  # one read of each stored result (see stats.tally)
+    totals = summary.totals()
     if settings.prices is not None:
-        totals["unpricedModels"] = unpriced_models(results, settings.prices, manifest.agent_model, manifest.judge_model)
+        totals["unpricedModels"] = unpriced(settings.prices, summary.billed_agent_models, summary.judge_billed,
+                                            manifest.agent_model, manifest.judge_model)
     return totals
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from statistics import fmean, stdev, variance
 from typing import Mapping, Sequence
 
-from tracegrade.stats.aggregate import quality_metrics
+from tracegrade.stats.tally import RunTally
 from tracegrade.core.results import CaseResult
 
 
@@ -40,13 +40,18 @@ def by_case(results: Sequence[CaseResult]) -> dict[str, list[CaseResult]]:
 
 
 def case_spreads(results: Sequence[CaseResult]) -> list[CaseSpread]:
+    # WHY (passed, scores) per case, not the results: a stored run's results are
+    # decoded on read, and holding them all was the whole run in memory.
+    by_id: dict[str, list[tuple[bool, Mapping[str, float] | None]]] = defaultdict(list)
+    for r in results:
+        by_id[r.case_id].append((r.passed, r.scores))
     spreads = []
-    for case_id, runs in by_case(results).items():
-        scored = [r.scores for r in runs if r.scores is not None]
+    for case_id, runs in by_id.items():
+        scored = [scores for _, scores in runs if scores is not None]
         metrics = list(scored[0]) if scored else []
         values = {m: [s[m] for s in scored] for m in metrics}
         spreads.append(CaseSpread(
-            case_id, len(runs), sum(r.passed for r in runs) / len(runs),
+            case_id, len(runs), sum(passed for passed, _ in runs) / len(runs),
             {m: fmean(v) for m, v in values.items()},
             {m: float(variance(v)) if len(v) > 1 else 0.0 for m, v in values.items()},
         ))
@@ -56,16 +61,11 @@ def case_spreads(results: Sequence[CaseResult]) -> list[CaseSpread]:
 def run_level(results: Sequence[CaseResult]) -> dict[str, tuple[float, float]]:
     """Each quality metric computed per repetition, then mean and sample
     standard deviation across repetitions (sd 0 with one repetition)."""
-    per_repeat: dict[int, list[CaseResult]] = defaultdict(list)
+    per_repeat: dict[int, RunTally] = defaultdict(RunTally)  # tallies, not the results: see case_spreads
     for r in results:
-        per_repeat[r.repeat].append(r)
+        per_repeat[r.repeat].add(r)
     series: dict[str, list[float]] = defaultdict(list)
-    for _, runs in sorted(per_repeat.items()):
-        for metric, value in quality_metrics(runs).items():
+    for _, repetition in sorted(per_repeat.items()):
+        for metric, value in repetition.quality().items():
             series[metric].append(value)
     return {m: (fmean(v), stdev(v) if len(v) > 1 else 0.0) for m, v in series.items()}
-
-
-def repetitions(results: Sequence[CaseResult]) -> int:
-    return len({r.repeat for r in results})
-

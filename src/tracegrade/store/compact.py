@@ -5,9 +5,11 @@
     >>> len(results), results[0].case_id, results == (CaseResult("a", "pass"),)
     (1, 'a', True)
 
-WHY: a run's results are read several times (console, metrics, JSON, JUnit,
-Markdown), but never all at once; each CaseResult object with its Reply costs
-about 3.4 KB, its JSON compressed about 0.4 KB. Each read decodes one at a time.
+WHY: a run's results are read after the run (totals, console, metrics, JSON,
+JUnit, Markdown), but never all at once; each CaseResult object with its Reply
+costs about 3.4 KB, its JSON compressed about 0.4 KB. Each read decodes one at
+a time, so readers share reads: ``stats.tally.RunTally`` and ``run_metrics``
+take every number from one, the three output files are written from one more.
 """
 
 from __future__ import annotations

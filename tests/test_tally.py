@@ -1,0 +1,108 @@
+"""One read of each stored result feeds every number of a run: the tally, and
+a count of decodes over a whole `tracegrade run` (issue 15 point 7)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from tracegrade import cli
+from tracegrade.core.results import CaseResult, CheckResult, Manifest, MetricScore, Run
+from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.metrics import run_metrics
+from tracegrade.report import console, costs, repeats, stratified
+from tracegrade.run.evaluate import write_outputs
+from tracegrade.stats import aggregate, summary as list_summary
+from tracegrade.stats.tally import RunTally, tally
+from tracegrade.store import compact
+
+CASES = [GoldenCase(id=f"c{i}", question=f"Where is ORD-{i}?", expected_tool="getOrderStatus",
+                    expected_tool_argument=f"ORD-{i}", category=("a", "b", "c")[i % 3], split=("x", "y")[i % 2])
+         for i in range(12)]
+
+
+def judged(i: int) -> CaseResult:
+    call = ToolCall(name="getOrderStatus", arguments={"orderId": f"ORD-{i}"}, argument=f"ORD-{i}", result="ok")
+    metrics = (MetricScore("correctness", i % 5 + 1.0, 3, "json"), MetricScore("relevance", None, 3, "json", "why"),
+               MetricScore("tone", 0.5 + i / 100, 0.5, "probability"))
+    return CaseResult(f"c{i}", ("pass", "fail", "unscored", "error")[i % 4], question="q",
+                      reply=Reply(answer=f"ORD-{i} shipped.", tool_calls=(call,)),
+                      checks=(CheckResult("toolChoice", i % 3 > 0),), metrics=metrics,
+                      scores={m.name: m.value for m in metrics if m.value is not None}, seconds=i / 10,
+                      agent_tokens=(i, 2), judge_tokens=(3, 1), attempts=("fail", "pass") if i == 5 else (),
+                      split=CASES[i].split, category=CASES[i].category)
+
+
+RESULTS = [judged(i) for i in range(12)]
+MANIFEST = Manifest("r1", "d.json", "v1", 12, "t", "agent", "judge", None)
+
+
+def test_the_tally_gives_what_the_list_functions_give():
+    t = tally(RESULTS)
+    assert t.totals() == aggregate.run_totals(RESULTS)
+    assert t.quality() == aggregate.quality_metrics(RESULTS)
+    assert t.metric_names == ["correctness", "relevance", "tone"] == list_summary.metric_names(RESULTS)
+    assert t.not_scored == {"relevance": 12}
+    assert t.statuses == list_summary.status_counts(RESULTS)
+    assert (t.failed, t.unscored[0], t.flaky) == (["c1", "c3", "c5", "c7", "c9", "c11"], ("c2", ""),
+                                                  [("c5", ("fail", "pass"), "fail")])
+
+
+class CountingResults(compact.CompactResults):
+    """CompactResults that count how often each result is decoded."""
+
+    def __init__(self, results) -> None:
+        super().__init__(compact.compress(json.dumps(r.to_json())) for r in results)
+        self.decoded: Counter = Counter()
+
+    def __iter__(self):
+        for result in super().__iter__():
+            self.decoded[result.case_id] += 1
+            yield result
+
+    def __getitem__(self, index):
+        found = super().__getitem__(index)
+        for result in found if isinstance(found, tuple) else (found,):
+            self.decoded[result.case_id] += 1
+        return found
+
+
+def test_the_reports_and_files_of_a_judged_run_read_each_result_twice(tmp_path):
+    """Once for every number (metrics, console, costs, repeats), once for the three files:
+    not once per judge metric, per group or per report."""
+    results = CountingResults(RESULTS)
+    run, summary = Run(MANIFEST, results), RunTally()  # type: ignore[arg-type]
+    metrics = run_metrics(results, CASES, summary=summary)
+    for text in (console.final_report(run, summary), costs.render(run, summary), stratified.render(metrics)):
+        assert text
+    assert not repeats.wanted(run, summary)
+    write_outputs(run, tmp_path, CASES, metrics, summary)
+    assert set(results.decoded.values()) == {2}
+    assert metrics.to_json() == run_metrics(RESULTS, CASES).to_json()  # the same numbers as from a list
+
+
+def test_a_whole_tracegrade_run_decodes_each_stored_result_at_most_three_times(tmp_path, monkeypatch, capsys):
+    """The totals stored with the run, then one read for every report, one for the files."""
+    decoded: Counter = Counter()
+    decode = compact._decode
+
+    def counting(blob: bytes) -> CaseResult:
+        result = decode(blob)
+        decoded[result.case_id] += 1
+        return result
+
+    monkeypatch.setattr(compact, "_decode", counting)
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text("".join(json.dumps(c.model_dump(by_alias=True, exclude_defaults=True)) + "\n" for c in CASES))
+    code = cli.main(["run", str(dataset), "--target", "test_tally:right_target", "--checks-only", "--quiet",
+                     "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    assert len(decoded) == len(CASES)
+    assert max(decoded.values()) <= 3, decoded
+
+
+def right_target(case: GoldenCase) -> Reply:
+    call = ToolCall(name=case.expected_tool, arguments={"orderId": case.expected_tool_argument},
+                    argument=case.expected_tool_argument, result="SHIPPED")
+    return Reply(answer=f"{case.expected_tool_argument} is on its way.", tool_calls=(call,))
