@@ -78,12 +78,6 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.eval.dataset import load_dataset
-    from tracegrade.run.evaluate import write_outputs
-    from tracegrade.judge.scoring import Judge, load_rubric
-    from tracegrade.metrics import run_metrics
-    from tracegrade.models import load_model, model_spec
-    from tracegrade.report import console, costs, repeats, stratified
-    from tracegrade.stats.tally import RunTally
     from tracegrade.store.runstore import open_store
 
     with open_store(args.db) as store:
@@ -92,11 +86,28 @@ def handle(args: argparse.Namespace) -> int:
         # WHY the whole file's version: a run of a selection measured the same dataset version.
         dataset = load_dataset(args.dataset).select(args.only, args.split, args.category,
                                                     "smoke" if args.smoke else None)
-        judge = None if args.checks_only else Judge(load_model(model_spec("judge", args.judge_model), role="judge"),
-                                                    load_rubric(args.rubric))
+        judge = None if args.checks_only else _judge(args)
         settings = _settings(args)
         judge = _check_calibration(store, judge, args.require_calibrated)
         run = _execute(args, store, dataset, judge, settings)
+    return _report(args, run, dataset)
+
+
+def _judge(args: argparse.Namespace) -> Judge:
+    from tracegrade.judge.scoring import Judge, load_rubric
+    from tracegrade.models import load_model, model_spec
+
+    return Judge(load_model(model_spec("judge", args.judge_model), role="judge"), load_rubric(args.rubric))
+
+
+def _report(args: argparse.Namespace, run: Run, dataset: Dataset) -> int:
+    """The reports and files of a finished (or stopped) run; its exit code.
+    WHY imported here: a run's first case should not wait for the report code."""
+    from tracegrade.metrics import run_metrics
+    from tracegrade.report import console, costs, repeats, stratified
+    from tracegrade.run.evaluate import write_outputs
+    from tracegrade.stats.tally import RunTally
+
     summary = RunTally()
     # WHY the summary fed by run_metrics: one read of each stored result for every report below.
     metrics = run_metrics(run.results, dataset.cases, summary=summary)

@@ -40,7 +40,6 @@ import functools
 import hashlib
 import json
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,7 @@ from tracegrade.core.names import (
 )
 
 from tracegrade.core.redact import redact
+from tracegrade.observe.clock import CaseTimes, SpanClock  # noqa: F401  (SpanClock: re-exported for agents that time their requests)
 from tracegrade.observe.spanbatch import SpanBatch
 from tracegrade.core.trace import Reply, Step, ToolCall
 
@@ -76,23 +76,6 @@ _PROVIDERS = {"LocalModel": "llama.cpp", "OpenAIModel": "openai", "AnthropicMode
               "ScriptedModel": "scripted"}
 _INJECTION = ("ignore all previous", "ignore previous", "ignore the above", "disregard your rules",
               "system:", "you are now")
-
-
-@dataclass(frozen=True)
-class SpanClock:
-    """One wall-clock reading and the monotonic clock beside it.
-
-    WHY: a span tree's times must come from one clock. The wall clock can be
-    stepped or slewed while a request runs, and the steps inside are timed with
-    the monotonic clock; so a tree is anchored once to the wall clock and every
-    later time is that anchor plus monotonic time elapsed.
-    """
-
-    started_ns: int = field(default_factory=time.time_ns)
-    _monotonic_ns: int = field(default_factory=time.perf_counter_ns, repr=False)
-
-    def now_ns(self) -> int:
-        return self.started_ns + time.perf_counter_ns() - self._monotonic_ns
 
 
 @dataclass(frozen=True)
@@ -319,19 +302,6 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     finally:
         activate(None)
         telemetry.shutdown()
-
-
-class CaseTimes:
-    """When each phase of one case ended: a clock read per phase and nothing else,
-    so a run without telemetry pays nothing for spans."""
-
-    def __init__(self) -> None:
-        self.clock = SpanClock()
-        self.ends: dict[str, int] = {}
-
-    def mark(self, phase: str) -> None:
-        """``phase`` ("agent", "checks", "judge") ended now."""
-        self.ends[phase] = self.clock.now_ns()
 
 
 def record_case(result: Any, times: CaseTimes, target: object = None, judge_model: object = None) -> None:

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeAlias
 
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult, Manifest, Run
@@ -25,15 +25,15 @@ from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
 from tracegrade.eval.targets import resolve_target
-from tracegrade.judge.scoring import Judge
 from tracegrade.store.runstore import RunStore, open_store
 
-if TYPE_CHECKING:  # the metrics are imported when outputs are written, not with the API
+if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
+    from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
     from tracegrade.stats.tally import RunTally
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
-JudgeLike = Judge | str | None
+JudgeLike: TypeAlias = "Judge | str | None"
 
 
 def evaluate(
@@ -152,9 +152,9 @@ def as_dataset(dataset: DatasetLike) -> Dataset:
 
 
 def as_judge(judge: JudgeLike) -> Judge | None:
-    if judge is None or isinstance(judge, Judge):
+    if not isinstance(judge, str):  # None (checks only) or a Judge already
         return judge
-    from tracegrade.judge.scoring import load_rubric
+    from tracegrade.judge.scoring import Judge, load_rubric
     from tracegrade.models import load_model, model_spec
 
     return Judge(load_model(model_spec("judge", judge), role="judge"), load_rubric())

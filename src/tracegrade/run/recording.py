@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from tracegrade.stats.tally import tally
 from tracegrade.eval.dataset import GoldenCase, case_ids
 from tracegrade.core.errors import StoreError
-from tracegrade.judge.scoring import Judge
 from tracegrade.eval.provenance import now_iso
 from tracegrade.eval.pricing import unpriced
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store.runstore import RunStore
 from tracegrade.eval.targets import Target
+
+if TYPE_CHECKING:
+    from tracegrade.judge.scoring import Judge
 
 
 async def record_run(

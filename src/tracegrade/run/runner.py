@@ -16,7 +16,7 @@ import inspect
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Collection, Sequence
 
 from tracegrade.eval.checks import checks_for, run_checks
 from tracegrade.eval.plugins import Check
@@ -26,13 +26,15 @@ from tracegrade.core.errors import AgentError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
 from tracegrade.core.results import Scores, Unscored
-from tracegrade.judge.scoring import Judge
 from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
-from tracegrade.observe.telemetry import CaseTimes, record_case
+from tracegrade.observe.clock import CaseTimes
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
+
+if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
+    from tracegrade.judge.scoring import Judge
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
@@ -88,6 +90,8 @@ async def evaluate_case(
     after it, in one batch, and only when a span exporter or store is on."""
     times = CaseTimes()
     result = await _evaluate_case(case, target, judge, settings, repeat, times)
+    from tracegrade.observe.telemetry import record_case  # WHY here: OpenTelemetry loads after the first case, not before it
+
     record_case(result, times, target, judge.model if judge else None)
     return result
 
