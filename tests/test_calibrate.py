@@ -307,6 +307,9 @@ def test_the_default_judge_gates_by_the_shipped_calibration_until_the_store_has_
         assert calibration_problem(store, MODEL_ID, rubric) is None
         gates = calibration_gates(store, MODEL_ID, rubric)
         assert gates.not_gating == barred and all("shipped with tracegrade" in n for n in gates.notes)
+        ungated = frozenset(m.name for m in load_rubric().metrics if not m.gate)  # gate: false in the rubric
+        assert ungated and not any(name in n for name in ungated for n in calibration_gates(
+            store, MODEL_ID, rubric, ungated).notes)  # nothing said about a metric that never gates
         assert "no calibration" in calibration_problem(store, MODEL_ID, "an-edited-rubric")
         assert "no calibration" in calibration_problem(store, "another-judge", rubric)
         store.save_calibration(CalibrationRecord("mine", MODEL_ID, rubric, "v", True, "t9", {

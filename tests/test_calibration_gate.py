@@ -104,4 +104,4 @@ def test_a_metric_its_calibration_does_not_allow_to_gate_is_shown_but_does_not_g
     [case] = json.loads(results.read_text())["results"]
     gates = {m["name"]: m["gates"] for m in case["metrics"]}
     assert gates == {"relevance": True, "correctness": False, "faithfulness": True, "helpfulness": True,
-                     "hallucinationFree": True}
+                     "hallucinationFree": True, "completeness": False}  # completeness: gate false in the rubric

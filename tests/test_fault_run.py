@@ -21,7 +21,7 @@ from statistics import mean
 import pytest
 
 from shopnest.orders import ORDERS
-from judge_rubrics import SEED_METRICS as METRICS
+from judge_rubrics import SHIPPED_METRICS as METRICS
 from tracegrade.judge import json_scores
 from tracegrade.judge.rubric import load_rubric
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
@@ -41,7 +41,7 @@ AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up aft
 # model's three metrics not scored and the case unscored.
 ASKED = [m for m in load_rubric().metrics if m.kind != "code"]
 NOT_SCORED = "relevance, correctness, helpfulness not scored: "
-GROUNDED = {"faithfulness": 1.0, "hallucinationFree": 1.0}
+GROUNDED = {"faithfulness": 1.0, "hallucinationFree": 1.0, "completeness": 1.0}  # the metrics by code
 JUDGE_GAVE_UP = re.compile(
     rf"{NOT_SCORED}judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
 

@@ -112,8 +112,8 @@ def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item
 def test_an_answer_without_specific_claims_is_grounded():
     item = ITEMS[0]
     scores = asyncio.run(JUDGE.score(item.case(), Reply(answer="Sorry, I can't help with that.")))
-    assert {m.name: m.value for m in scores.metrics if m.source == "code"} == \
-        {"faithfulness": 1.0, "hallucinationFree": 1.0}
+    grounding = {m.name: m.value for m in scores.metrics if m.name in ("faithfulness", "hallucinationFree")}
+    assert grounding == {"faithfulness": 1.0, "hallucinationFree": 1.0}
 
 
 def test_a_generic_acronym_is_not_a_name_claim_but_the_id_it_introduces_is():

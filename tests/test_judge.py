@@ -253,16 +253,19 @@ async def test_the_judge_can_score_two_answers_at_once():
 def test_the_shipped_rubric_defines_the_five_seed_metrics_domain_neutral():
     rubric = load_rubric()
     assert load_rubric(DEFAULT_RUBRIC).hash == rubric.hash and len(rubric.hash) == 12
-    assert [m.name for m in rubric.metrics] == list(SEED_METRICS)
+    assert [m.name for m in rubric.metrics] == [*SEED_METRICS, "completeness"]
     kinds = {m.name: m.kind for m in rubric.metrics}
     assert kinds == {"relevance": "yesNo", "correctness": "yesNo", "faithfulness": "code", "helpfulness": "yesNo",
-                     "hallucinationFree": "code"}
+                     "hallucinationFree": "code", "completeness": "code"}
     assert rubric.metric("correctness").needs_reference and rubric.metric("helpfulness").needs_reference
     # Grounding in what the assistant saw; hallucinationFree also accepts what the reference states.
     assert "reference" not in rubric.metric("faithfulness").evidence
     assert "reference" in rubric.metric("hallucinationFree").evidence
-    # An answer that invents a specific is neither correct nor helpful.
-    assert rubric.metric("correctness").requires == rubric.metric("helpfulness").requires == ("hallucinationFree",)
+    # An answer that invents a specific is neither correct nor helpful; one that leaves out a
+    # fact of the reference is not helpful, and that alone decides nothing (gate false).
+    assert rubric.metric("correctness").requires == ("hallucinationFree",)
+    assert rubric.metric("helpfulness").requires == ("hallucinationFree", "completeness")
+    assert rubric.metric("completeness").code == "coverage" and not rubric.metric("completeness").gate
     text = rubric.text.lower()
     assert "shopnest" not in text and "policy" not in text and "shop" not in text
 
@@ -337,3 +340,26 @@ def test_a_typo_in_a_rubric_file_names_the_file_the_metric_and_the_field(tmp_pat
 def test_a_broken_rubric_is_a_clear_error(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_rubric(text, "r.md")
+
+
+async def test_completeness_is_the_share_of_the_reference_facts_the_answer_states():
+    always_yes = ScriptedModel(lambda m, o: ChatResponse(text="Yes", top_logprobs=logprobs(Yes=0.9, No=0.1)),
+                               token_probabilities=True)
+    judge = Judge(always_yes, load_rubric())
+    reference = "Yes. ORD-102 was delivered 20 days ago, inside the 30 day return window."
+    case = CASE.model_copy(update={"golden_answer": reference})
+
+    async def score(answer: str) -> dict:
+        return {m.name: m for m in (await judge.score(case, Reply(answer=answer))).metrics}
+
+    whole = await score("Yes: ORD-102 arrived 20 days ago, within the 30-day window.")
+    assert whole["completeness"].value == 1.0 and whole["helpfulness"].passed
+    half = await score("ORD-102 arrived 20 days ago.")  # 2 of 3 facts: complete enough
+    assert half["completeness"].value == pytest.approx(2 / 3) and half["completeness"].passed
+    stripped = await score("Yes, you can still return it.")  # every fact left out: not helpful
+    assert stripped["completeness"].value == 0.0 and "'30 day'" in stripped["completeness"].detail
+    assert stripped["helpfulness"].value == 0.0 and "completeness failed" in stripped["helpfulness"].detail
+    assert stripped["correctness"].passed  # the conclusion is right; only helpfulness needs the facts
+    plain = CASE.model_copy(update={"golden_answer": "Yes, you can return it."})
+    (completeness,) = [m for m in (await judge.score(plain, Reply(answer="Sure."))).metrics if m.name == "completeness"]
+    assert completeness.value == 1.0 and "states no specific fact" in completeness.detail

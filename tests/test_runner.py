@@ -14,7 +14,7 @@ import pytest
 from support import GOLDEN, GOLDEN_PATH, full_marks, golden_reply, openai_compatible, scores_by_case, serving
 from tracegrade.cli import main
 from tracegrade.judge.scoring import Judge
-from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS, SHIPPED_METRICS
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console, json_report, junit, markdown
 from tracegrade.core.results import Manifest, Run
@@ -265,11 +265,12 @@ def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge):
     assert code == 0
     run = json_report.read(run_dir / "results.json")
     assert run.manifest.judge_model == "fake-judge" and len(run.manifest.rubric_hash) == 12
-    # The shipped rubric: three yes/no questions in one JSON reply, two grounding metrics by code.
-    assert run.manifest.metrics == METRICS
-    assert all(r.scores == {m: 1.0 for m in METRICS} for r in run.results)
+    # The shipped rubric: three yes/no questions in one JSON reply, three metrics by code.
+    assert run.manifest.metrics == SHIPPED_METRICS
+    assert all(r.scores == {m: 1.0 for m in SHIPPED_METRICS} for r in run.results)
     assert all({m.name: m.source for m in r.metrics} == {"relevance": "json", "correctness": "json", "faithfulness": "code",
-                                                       "helpfulness": "json", "hallucinationFree": "code"}
+                                                       "helpfulness": "json", "hallucinationFree": "code",
+                                                       "completeness": "code"}
                for r in run.results)
     assert all(r.judge_tokens == (50, 30) for r in run.results)
 
@@ -288,7 +289,7 @@ def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, s
     assert (found["tool-status-02"].status, found["tool-status-02"].error) == (
         "unscored", f"relevance, correctness, helpfulness not scored: {unusable}")
     assert {m.name: m.value for m in found["tool-status-02"].metrics if m.scored} == \
-        {"faithfulness": 1.0, "hallucinationFree": 1.0}
+        {"faithfulness": 1.0, "hallucinationFree": 1.0, "completeness": 1.0}
     assert sum(r.passed for r in found.values()) == 10
     out = capsys.readouterr().out
     assert "cases 12   passed 10   failed 1   unscored 1" in out

@@ -77,7 +77,7 @@ def test_the_user_metric_is_in_the_per_case_block(runs):
 def test_the_user_metric_is_in_the_averages(runs):
     assert "tone 0.80" in console.final_report(runs[0])
     table = markdown.to_markdown(runs[0])
-    assert "| relevance | correctness | faithfulness | helpfulness | hallucinationFree | tone |" in table
+    assert "| relevance | correctness | faithfulness | helpfulness | hallucinationFree | completeness | tone |" in table
 
 
 def test_the_user_metric_is_in_the_html_report(runs):

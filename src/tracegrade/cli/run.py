@@ -145,7 +145,8 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
     if problem:
         print(f"tracegrade: WARNING: judge scores gate this run, but {problem}. "
               "Pass/fail below rests on an unvalidated judge; see docs/calibration.md", file=sys.stderr)
-    gates = calibration_gates(store, judge.model.model_id, judge.rubric_hash)
+    ungated = frozenset(m.name for m in judge.rubric.metrics if not m.gate)
+    gates = calibration_gates(store, judge.model.model_id, judge.rubric_hash, ungated)
     for note in gates.notes:
         print(f"tracegrade: {note}", file=sys.stderr)
     return replace(judge, thresholds=gates.thresholds, not_gating=gates.not_gating) if gates.notes else judge

@@ -50,13 +50,17 @@ def calibration_problem(store: RunStore, judge_model: str, rubric_hash: str) -> 
     return None
 
 
-def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str) -> Gates:
-    """Per metric, from the latest calibration of this judge and rubric: may it gate, at what threshold."""
+def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str,
+                      ungated: frozenset[str] = frozenset()) -> Gates:
+    """Per metric, from the latest calibration of this judge and rubric: may it gate, at what threshold.
+    ``ungated``: metrics the rubric itself never lets gate (``gate: false``): nothing to say about them."""
     record = latest_calibration(store, judge_model, rubric_hash)
     metrics = (record.result.get("metrics") or []) if record else []
     not_gating, thresholds, notes = set(), {}, []
     for m in metrics:
         name = m["metric"]
+        if name in ungated:
+            continue
         if not m.get("mayGate"):
             not_gating.add(name)
             why = "; ".join(m.get("whyNot") or ["below its bar"])

@@ -24,7 +24,10 @@ A metric is asked in exactly one way:
 - ``checklist: [QUESTION, ...]`` with ``rule: mean | all | any``: yes/no items
   combined by the rule (mean of P(yes), the lowest, the highest); 0..1;
 - ``code: grounding``: no model; every specific claim in the answer (numbers,
-  amounts, dates, ids, e-mail addresses, names) must appear in the evidence.
+  amounts, dates, ids, e-mail addresses, names) must appear in the evidence;
+- ``code: coverage``: no model; every specific fact of the reference answer
+  (the same kinds, names excepted unless ``claims`` lists them) must appear in
+  the answer: what a complete answer cannot leave out.
 
 Top-level ``known``: names any answer may use without evidence (the
 assistant's own, its organisation's); grounding accepts them, and the names
@@ -78,8 +81,8 @@ class MetricSpec(_Strict):
     scale: str | None = None
     checklist: tuple[str, ...] | None = None
     rule: Literal["mean", "all", "any"] = "mean"
-    code: Literal["grounding"] | None = None
-    claims: tuple[Literal[CLAIM_KINDS], ...] = CLAIM_KINDS  # what a grounding metric checks
+    code: Literal["grounding", "coverage"] | None = None
+    claims: tuple[Literal[CLAIM_KINDS], ...] = CLAIM_KINDS  # what a code metric checks
     needs_reference: bool = False
     evidence: tuple[Literal[SECTIONS], ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
@@ -103,6 +106,11 @@ class MetricSpec(_Strict):
             raise ValueError("checklist needs at least one non-empty question")
         if "answer" not in self.evidence and self.code is None:
             raise ValueError("evidence must include answer")
+        if self.code == "coverage" and "claims" not in self.model_fields_set:
+            # WHY names left out: a reference's names ("the Orders page") are wording, not facts to repeat.
+            object.__setattr__(self, "claims", tuple(k for k in CLAIM_KINDS if k != "name"))
+        if self.code == "coverage" and not {"answer", "reference"} <= set(self.evidence):
+            raise ValueError("a coverage metric compares the answer with the reference: evidence must list both")
         low, high = (1.0, 5.0) if self.kind == "scale" else (0.0, 1.0)
         if self.pass_ is not None and not low <= self.pass_ <= high:
             raise ValueError(f"pass must be within {low:g}..{high:g} for a {self.kind} metric, got {self.pass_:g}")

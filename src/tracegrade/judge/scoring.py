@@ -22,7 +22,8 @@
 Three sources, one result per metric:
 
 - **code**: a ``code: grounding`` metric checks the answer's specific claims
-  against its evidence sections (``judge.grounding``); no model call;
+  against its evidence sections, a ``code: coverage`` metric the reference
+  answer's facts against the answer (``judge.grounding``); no model call;
 - **probability** (the provider returns token probabilities: the local model,
   an OpenAI-compatible endpoint with ``TRACEGRADE_JUDGE_LOGPROBS=1``): one call
   per question, one output token, P(yes) or the expected digit; the questions
@@ -47,7 +48,7 @@ from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
-from tracegrade.judge.grounding import ungrounded
+from tracegrade.judge.grounding import claims, ungrounded
 from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
@@ -114,6 +115,8 @@ class Judge:
             if spec.needs_reference and not case.golden_answer.strip():
                 done[spec.name] = self._result(spec, None, "code" if spec.kind == "code" else self._source(),
                                                "not scored: the case has no reference answer")
+            elif spec.code == "coverage":
+                done[spec.name] = self._coverage(spec, texts)
             elif spec.kind == "code":
                 done[spec.name] = self._grounding(spec, texts)
         asked = [s for s in self.rubric.metrics if s.name not in done]
@@ -140,6 +143,17 @@ class Judge:
             named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
             return self._result(spec, 0.0, "code", f"not in the evidence: {named}")
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
+
+    def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
+        """The share of the reference's specific facts the answer states; all of them passes."""
+        facts = {(c.kind, c.key) for c in claims(texts["reference"], spec.claims)}
+        if not facts:
+            return self._result(spec, 1.0, "code", "the reference answer states no specific fact")
+        missing = ungrounded(texts["reference"], texts["answer"], spec.claims)
+        if missing:
+            named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
+            return self._result(spec, 1 - len(missing) / len(facts), "code", f"the answer leaves out {named}")
+        return self._result(spec, 1.0, "code", "every specific fact of the reference answer is in the answer")
 
     async def _by_probability(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
         # WHY grouped by the sections shown (in rubric order otherwise): questions with

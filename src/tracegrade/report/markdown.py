@@ -9,14 +9,14 @@ pull-request comment renders HTML and Markdown (a tool named
 from __future__ import annotations
 
 import html
-import io
 import re
 from pathlib import Path
 from typing import TextIO
 
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.verdict import failing_metrics
-from tracegrade.stats.tally import RunTally, tally
+from tracegrade.report import streamed
+from tracegrade.stats.tally import RunTally
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|!~])")
@@ -34,23 +34,11 @@ def code(value: object) -> str:
 
 
 def to_markdown(run: Run, summary: RunTally | None = None) -> str:
-    out = io.StringIO()
-    _write(run, out, summary)
-    return out.getvalue()
+    return streamed.to_text(Writer, run, summary)
 
 
 def write(run: Run, path: Path, summary: RunTally | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
-        _write(run, out, summary)
-    return path
-
-
-def _write(run: Run, out: TextIO, summary: RunTally | None) -> None:
-    writer = Writer(run.manifest, summary or tally(run.results), out)
-    for result in run.results:
-        writer.add(result)
-    writer.finish()
+    return streamed.to_file(Writer, run, path, summary)
 
 
 class Writer:

@@ -206,6 +206,7 @@ def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (),
     read; the files take one more read of each, not one per file."""
     from tracegrade.metrics import run_metrics
     from tracegrade.report import json_report, junit, markdown
+    from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
 
     if metrics is None or summary is None:
@@ -215,7 +216,7 @@ def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (),
     base.mkdir(parents=True, exist_ok=True)
     paths = [base / "results.json", base / "junit.xml", base / "summary.md"]
     with paths[1].open("w", encoding="utf-8") as xml, paths[2].open("w", encoding="utf-8") as md:
-        writers = [json_report.Writer(run.manifest, paths[0], metrics.to_json()),
+        writers: list[CaseWriter] = [json_report.Writer(run.manifest, paths[0], metrics.to_json()),
                    junit.Writer(run.manifest, summary, xml), markdown.Writer(run.manifest, summary, md)]
         for result in run.results:
             for writer in writers:
