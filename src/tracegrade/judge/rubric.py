@@ -25,9 +25,9 @@ A metric is asked in exactly one way:
   combined by the rule (mean of P(yes), the lowest, the highest); 0..1;
 - ``code: grounding``: no model; every specific claim in the answer (numbers,
   amounts, dates, ids, e-mail addresses, names) must appear in the evidence;
-- ``code: coverage``: no model; every specific fact of the reference answer
-  (the same kinds, names excepted unless ``claims`` lists them) must appear in
-  the answer: what a complete answer cannot leave out.
+- ``code: coverage``: no model; the share of the reference answer's specific
+  facts (the same kinds, names excepted unless ``claims`` lists them; facts the
+  question itself states excepted) that appear in the answer.
 
 Top-level ``known``: names any answer may use without evidence (the
 assistant's own, its organisation's); grounding accepts them, and the names
@@ -109,8 +109,9 @@ class MetricSpec(_Strict):
         if self.code == "coverage" and "claims" not in self.model_fields_set:
             # WHY names left out: a reference's names ("the Orders page") are wording, not facts to repeat.
             object.__setattr__(self, "claims", tuple(k for k in CLAIM_KINDS if k != "name"))
-        if self.code == "coverage" and not {"answer", "reference"} <= set(self.evidence):
-            raise ValueError("a coverage metric compares the answer with the reference: evidence must list both")
+        if self.code == "coverage" and not {"question", "answer", "reference"} <= set(self.evidence):
+            raise ValueError("a coverage metric compares the answer with the reference, beyond the question: "
+                             "evidence must list question, answer and reference")
         low, high = (1.0, 5.0) if self.kind == "scale" else (0.0, 1.0)
         if self.pass_ is not None and not low <= self.pass_ <= high:
             raise ValueError(f"pass must be within {low:g}..{high:g} for a {self.kind} metric, got {self.pass_:g}")

@@ -48,7 +48,7 @@ from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
-from tracegrade.judge.grounding import claims, ungrounded
+from tracegrade.judge.grounding import Known, claims, ungrounded
 from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
@@ -145,11 +145,13 @@ class Judge:
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
 
     def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
-        """The share of the reference's specific facts the answer states; all of them passes."""
-        facts = {(c.kind, c.key) for c in claims(texts["reference"], spec.claims)}
+        """The share of the reference's specific facts the answer states; all of them passes.
+        WHY not the facts the question states: the user gave them (the order id they asked about)."""
+        asked, stated = Known(texts["question"]), Known(texts["answer"])
+        facts = {(c.kind, c.key): c for c in claims(texts["reference"], spec.claims) if not asked.holds(c)}
         if not facts:
-            return self._result(spec, 1.0, "code", "the reference answer states no specific fact")
-        missing = ungrounded(texts["reference"], texts["answer"], spec.claims)
+            return self._result(spec, 1.0, "code", "the reference answer states no specific fact beyond the question")
+        missing = [c for c in facts.values() if not stated.holds(c)]
         if missing:
             named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
             return self._result(spec, 1 - len(missing) / len(facts), "code", f"the answer leaves out {named}")
