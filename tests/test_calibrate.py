@@ -68,8 +68,13 @@ def blind_to_off_topic(question: str, answer: str) -> Mapping[str, int]:
     return oracle(question, answer)
 
 
+# The shipped labels hold 3 bad answers for relevance: tests about the judge's behaviour
+# lower the bar on label counts to that (the default, 10, is tested on its own below).
+FEW = Thresholds(min_labels=3)
+
+
 def test_a_judge_that_scores_like_the_human_and_fails_every_break_may_gate_on_every_metric():
-    cal = asyncio.run(calibrate(ITEMS, judge_from(oracle), VERSION))
+    cal = asyncio.run(calibrate(ITEMS, judge_from(oracle), VERSION, thresholds=FEW))
     assert cal.passed, cal.failures
     for m in cal.metrics:
         assert m.may_gate and m.auc == 1.0 and m.balanced_accuracy == 1.0 and m.pairs_ordered == m.pairs
@@ -93,14 +98,14 @@ def test_a_judge_that_gives_five_to_everything_separates_nothing_and_may_not_gat
 
 
 def test_each_break_kind_is_judged_on_its_own_target_and_a_miss_is_a_blind_spot():
-    cal = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION))
+    cal = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION, thresholds=FEW))
     count = len(good_items(ITEMS))
     assert cal.passed and cal.metric("relevance").breaks_failed == 0  # a blind spot, by default not a bar
     report = render(cal)
     assert any(line.split() == ["offTopic", "relevance", f"0/{count}", "BLIND", "SPOT:", f"{count}", "of",
                                 f"{count}", "passed"] for line in report.splitlines())
     strict = asyncio.run(calibrate(ITEMS, judge_from(blind_to_off_topic), VERSION,
-                                   thresholds=Thresholds(min_break_share=0.8)))
+                                   thresholds=Thresholds(min_labels=3, min_break_share=0.8)))
     assert strict.failures == [f"relevance: failed 0 of {count} known-bad breaks, fewer than 80%"]
     assert "hl-01  offTopic    rele 5->5!" in report and "hl-01  inventFact  rele 5->5   corr 5->5   fait 5->2*" in report
 
@@ -185,7 +190,7 @@ def test_labels_may_be_binary_and_cover_only_some_metrics(tmp_path):
     cal = asyncio.run(calibrate(items, judge_from(oracle), version, breaks=False))
     assert cal.metric("correctness").auc == 1.0 and cal.metric("correctness").may_gate
     assert cal.metric("relevance").good == 0 and not cal.metric("relevance").may_gate
-    assert cal.metric("relevance").why_not == ("0 good and 0 bad labelled answers scored, fewer than 3 of each",)
+    assert cal.metric("relevance").why_not == ("0 good and 0 bad labelled answers scored, fewer than 10 of each",)
 
 
 def test_limit_takes_a_balanced_subset_not_the_first_n():
@@ -213,8 +218,14 @@ def test_the_grounding_metrics_catch_every_invented_fact_in_the_shipped_rubric()
 
 
 def _args(tmp_path, *flags: str):
-    return build_parser().parse_args(["calibrate", "--labels", str(DEFAULT_LABELS),
+    return build_parser().parse_args(["calibrate", "--labels", str(DEFAULT_LABELS), "--min-labels", "3",
                                       "--db", f"sqlite:///{tmp_path / 'runs.db'}", *flags])
+
+
+def test_by_default_a_metric_needs_ten_good_and_ten_bad_labels_to_gate():
+    cal = asyncio.run(calibrate(ITEMS, judge_from(oracle), VERSION))  # a perfect judge
+    assert cal.metric("relevance").why_not == ("50 good and 3 bad labelled answers scored, fewer than 10 of each",)
+    assert all(m.may_gate for m in cal.metrics if m.metric != "relevance")
 
 
 @pytest.mark.parametrize("scorer, code", [(oracle, 0), (always_five, 1), (blind_to_off_topic, 0)])

@@ -46,8 +46,8 @@ def register(subparsers) -> None:
                    help="balanced accuracy at the pass threshold a metric must reach to gate (default 0.7)")
     p.add_argument("--max-false-fail", type=float, default=0.2,
                    help="share of the good answers a metric may fail at its threshold and still gate (default 0.2)")
-    p.add_argument("--min-labels", type=int, default=3,
-                   help="good and bad labelled answers (each) a metric needs to gate (default 3)")
+    p.add_argument("--min-labels", type=int, default=10,
+                   help="good and bad labelled answers (each) a metric needs to gate (default 10)")
     p.add_argument("--min-break-share", type=float, default=0.0,
                    help="share of the known-bad breaks aimed at a metric it must fail to gate (default 0: breaks "
                    "a metric misses are reported as its blind spots)")

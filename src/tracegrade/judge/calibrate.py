@@ -71,7 +71,9 @@ class Thresholds:
     min_auc: float = 0.7
     min_balanced_accuracy: float = 0.7
     max_false_fail: float = 0.2  # share of the good answers a gating metric may fail
-    min_labels: int = 3  # good and bad answers each
+    # Good and bad answers each. WHY 10: with 3 bad answers each one is a third of the bad
+    # side's accuracy, so the balanced accuracy a gate is judged by moves 0.17 per answer.
+    min_labels: int = 10
     # Known-bad breaks a metric must fail to gate. 0 by default: a break it misses is a
     # blind spot (reported), not a risk of failing good answers, which is what a gate costs.
     min_break_share: float = 0.0
