@@ -145,7 +145,7 @@ class Judge:
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
 
     def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
-        """The share of the reference's specific facts the answer states; all of them passes.
+        """The share (0..1) of the reference's specific facts the answer states.
         WHY not the facts the question states: the user gave them (the order id they asked about)."""
         asked, stated = Known(texts["question"]), Known(texts["answer"])
         facts = {(c.kind, c.key): c for c in claims(texts["reference"], spec.claims) if not asked.holds(c)}
