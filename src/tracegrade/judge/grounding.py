@@ -21,6 +21,7 @@ fact a few lines of code can see, every time, and name in the report.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -71,7 +72,17 @@ class Claim:
 
 def claims(text: str, kinds: Iterable[str] | None = None) -> list[Claim]:
     """The claims in ``text`` in order of appearance (all kinds, or only ``kinds``)."""
-    wanted = set(kinds) if kinds is not None else None
+    found = _all_claims(text)
+    if kinds is None:
+        return list(found)
+    wanted = set(kinds)
+    return [claim for claim in found if claim.kind in wanted]
+
+
+# WHY cached: a run meets the same texts case after case (the policy contexts, tool
+# results, canned answers), and each metric by code reads the same answer again.
+@functools.lru_cache(maxsize=4096)
+def _all_claims(text: str) -> tuple[Claim, ...]:
     found: list[tuple[int, Claim]] = []
     taken = [False] * len(text)
     for kind, pattern in _PATTERNS:
@@ -81,11 +92,10 @@ def claims(text: str, kinds: Iterable[str] | None = None) -> list[Claim]:
                 continue  # part of a longer claim found first ("2026-10-16" is a date, not three numbers)
             taken[start:end] = [True] * (end - start)
             key = _key(kind, match.group(0))
-            if key and (wanted is None or kind in wanted):
+            if key:
                 found.append((start, Claim(kind, match.group(0).strip(), key)))
-    if wanted is None or "name" in wanted:
-        found += [(start, claim) for start, claim in _names(text, taken)]
-    return [claim for _, claim in sorted(found, key=lambda pair: pair[0])]
+    found += list(_names(text, taken))
+    return tuple(claim for _, claim in sorted(found, key=lambda pair: pair[0]))
 
 
 def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] | None = None,
@@ -93,7 +103,7 @@ def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] 
     """The claims of ``answer`` that ``evidence`` does not hold, each named once.
     ``names``: more text whose words count as known names (and only names)."""
     text = evidence if isinstance(evidence, str) else "\n\n".join(evidence)
-    known = Known(text)
+    known = known_in(text)
     also = set(_WORD.findall((names if isinstance(names, str) else " ".join(names)).lower()))
     missing: list[Claim] = []
     for claim in claims(answer, kinds):
@@ -102,6 +112,12 @@ def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] 
         if not known.holds(claim) and claim not in missing:
             missing.append(claim)
     return missing
+
+
+@functools.lru_cache(maxsize=1024)
+def known_in(evidence: str) -> Known:
+    """What ``evidence`` states (cached: the same contexts come back case after case)."""
+    return Known(evidence)
 
 
 class Known:

@@ -48,7 +48,7 @@ from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
-from tracegrade.judge.grounding import Known, claims, ungrounded
+from tracegrade.judge.grounding import claims, known_in, ungrounded
 from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
@@ -147,7 +147,7 @@ class Judge:
     def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
         """The share (0..1) of the reference's specific facts the answer states.
         WHY not the facts the question states: the user gave them (the order id they asked about)."""
-        asked, stated = Known(texts["question"]), Known(texts["answer"])
+        asked, stated = known_in(texts["question"]), known_in(texts["answer"])
         facts = {(c.kind, c.key): c for c in claims(texts["reference"], spec.claims) if not asked.holds(c)}
         if not facts:
             return self._result(spec, 1.0, "code", "the reference answer states no specific fact beyond the question")
