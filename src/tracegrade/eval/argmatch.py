@@ -38,7 +38,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from tracegrade.eval.textnorm import NORMALISATIONS, normalise, parse_date, parse_money, parse_number
 
@@ -166,37 +166,33 @@ class ListOf(_Base):
 
 
 @dataclass(frozen=True)
-class Unordered(_Base):
-    items: tuple[Any, ...]
-
-    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
-        if not isinstance(value, (list, tuple)):
-            return [Mismatch("type", path, self, value)]
-        own = self.steps(steps)
-        fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
-        if len(value) == len(self.items) and perfect_matching(fits, len(value)):
-            return []
-        return [Mismatch("value", path, self, value)]
-
-    def describe(self) -> str:
-        return "[" + ", ".join(i.describe() for i in self.items) + "] in any order"
-
-
-@dataclass(frozen=True)
 class Contains(_Base):
+    """A list holding, for each spec, its own matching item; other items allowed."""
+
     items: tuple[Any, ...]
+    whole: ClassVar[bool] = False  # True: no other items (Unordered)
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, (list, tuple)):
             return [Mismatch("type", path, self, value)]
         own = self.steps(steps)
         fits = [[j for j, got in enumerate(value) if not item.match(got, path, own)] for item in self.items]
-        if perfect_matching(fits, len(value)):
+        if (not self.whole or len(value) == len(self.items)) and perfect_matching(fits, len(value)):
             return []
         return [Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
         return "a list holding " + ", ".join(i.describe() for i in self.items)
+
+
+@dataclass(frozen=True)
+class Unordered(Contains):
+    """The same items in any order (a multiset)."""
+
+    whole: ClassVar[bool] = True
+
+    def describe(self) -> str:
+        return "[" + ", ".join(i.describe() for i in self.items) + "] in any order"
 
 
 @dataclass(frozen=True)
@@ -458,7 +454,13 @@ def close(a: float, b: float) -> bool:
 
 
 def perfect_matching(fits: Sequence[Sequence[int]], size: int) -> bool:
-    """Whether every row gets its own column among those it fits (augmenting paths)."""
+    """Whether every row gets its own column (of ``size``) among those it fits."""
+    return len(fits) <= size and len(assignment(fits)) == len(fits)
+
+
+def assignment(fits: Sequence[Sequence[int]]) -> dict[int, int]:
+    """A maximum one-to-one assignment of rows to the columns each fits, as row -> column
+    (augmenting paths)."""
     owner: dict[int, int] = {}
 
     def place(row: int, seen: set[int]) -> bool:
@@ -470,7 +472,9 @@ def perfect_matching(fits: Sequence[Sequence[int]], size: int) -> bool:
                     return True
         return False
 
-    return all(place(row, set()) for row in range(len(fits))) and len(owner) == len(fits) <= size
+    for row in range(len(fits)):
+        place(row, set())
+    return {row: col for col, row in owner.items()}
 
 
 def describe_value(value: Any) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.argmatch import ObjectOf
+from tracegrade.eval.argmatch import ObjectOf, assignment
 from tracegrade.eval.expectations import CallExpectations, CallPattern, ExpectedCall
 
 if TYPE_CHECKING:
@@ -125,24 +125,6 @@ def fits(case: GoldenCase, reply: Reply) -> list[list[int]]:
     found = [[j for j, call in enumerate(calls) if call.name == e.tool and meets(case, e, call)] for e in expected]
     _LAST = (case, reply, found)
     return found
-
-
-def assignment(fits: Sequence[Sequence[int]]) -> dict[int, int]:
-    """A maximum one-to-one assignment of expected calls to trace calls (augmenting paths)."""
-    owner: dict[int, int] = {}
-
-    def place(row: int, seen: set[int]) -> bool:
-        for col in fits[row]:
-            if col not in seen:
-                seen.add(col)
-                if col not in owner or place(owner[col], seen):
-                    owner[col] = row
-                    return True
-        return False
-
-    for row in range(len(fits)):
-        place(row, set())
-    return {row: col for col, row in owner.items()}
 
 
 def unmet(case: GoldenCase, reply: Reply) -> list[Failure]:
