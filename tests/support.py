@@ -223,3 +223,17 @@ def serving(app, limits=None) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def wait_for_run(condition: Callable[[], Any], process: Any, timeout_s: float = 120.0) -> Any:
+    """``condition()``'s first truthy value while the run ``process`` (a Popen) goes on;
+    AssertionError when the run ends first or ``timeout_s`` passes (the run is killed)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (exit {process.returncode}) before the condition held")
+        if value := condition():
+            return value
+        time.sleep(0.02)
+    process.kill()
+    raise AssertionError("timed out waiting for the run")

@@ -20,6 +20,7 @@ from statistics import mean
 
 import pytest
 
+from support import wait_for_run
 from shopnest.orders import ORDERS
 from judge_rubrics import SHIPPED_METRICS as METRICS
 from tracegrade.judge import json_scores
@@ -216,9 +217,9 @@ def test_kill_9_mid_run_then_resume_loses_and_redoes_no_finished_case(tmp_path):
         log = tmp_path / "first.log"
         with log.open("w") as stderr:
             first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-            run_id = _wait_for(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
+            run_id = wait_for_run(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
             with open_store(url) as store:
-                _wait_for(lambda: len(store.done_keys(run_id)) >= 10, first)
+                wait_for_run(lambda: len(store.done_keys(run_id)) >= 10, first)
                 first.kill()  # SIGKILL: no handler, no cleanup
                 first.wait()
                 before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
@@ -234,17 +235,3 @@ def test_kill_9_mid_run_then_resume_loses_and_redoes_no_finished_case(tmp_path):
     assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before  # finished cases kept as they were
     resumed = {served.case for served in server.log[served_before_kill:]}
     assert resumed and not resumed & set(before)  # and not one request was made for them again
-
-
-def _wait_for(condition, process: subprocess.Popen, timeout_s: float = 60.0):
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the run ended (exit {process.returncode}) before the condition held")
-        if value := condition():
-            return value
-        time.sleep(0.05)
-    process.kill()
-    raise AssertionError("timed out waiting for the run")

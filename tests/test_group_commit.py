@@ -14,6 +14,7 @@ import time
 import pytest
 
 from runs_support import result
+from support import wait_for_run
 from tracegrade.core.errors import StoreError
 from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply
@@ -94,9 +95,9 @@ def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_eac
     log = tmp_path / "first.log"
     with log.open("w") as output:
         first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=output, stderr=subprocess.STDOUT)
-        run_id = _wait_for(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
+        run_id = wait_for_run(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
         with open_store(url) as store:
-            _wait_for(lambda: len(store.done_keys(run_id)) >= 100, first)
+            wait_for_run(lambda: len(store.done_keys(run_id)) >= 100, first)
             first.kill()  # SIGKILL: no handler, no cleanup
             first.wait()
             before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
@@ -110,15 +111,3 @@ def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_eac
         after = store.load_run(run_id).results
     assert sorted(r.case_id for r in after) == [f"g{i:04d}" for i in range(count)]  # none lost, none twice
     assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before
-
-
-def _wait_for(condition, process: subprocess.Popen, timeout_s: float = 120.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the run ended (exit {process.returncode}) before the condition held")
-        if value := condition():
-            return value
-        time.sleep(0.02)
-    process.kill()
-    raise AssertionError("timed out waiting for the run")
