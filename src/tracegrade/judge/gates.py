@@ -7,6 +7,7 @@ commands that gate need none of the measurement code.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -80,8 +81,14 @@ def latest_calibration(store: RunStore, judge_model: str, rubric_hash: str) -> C
 
 
 def shipped_calibration(judge_model: str, rubric_hash: str) -> CalibrationRecord | None:
-    result = json.loads(defaults.path(SHIPPED_CALIBRATION).read_text(encoding="utf-8"))
+    result = _shipped()
     if (result["judgeModel"], result["rubricHash"]) != (judge_model, rubric_hash):
         return None
     return CalibrationRecord(result["calibrationId"], judge_model, rubric_hash, result["labelsVersion"],
                              bool(result["passed"]), result["createdAt"], result)
+
+
+@functools.cache
+def _shipped() -> dict:
+    """The shipped calibration, read once (a run asks twice: the warning and the gates)."""
+    return json.loads(defaults.path(SHIPPED_CALIBRATION).read_text(encoding="utf-8"))
