@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from throughput import BENCH, TARGET, MockServer
+from throughput import AGENTS, BENCH, MockServer
 
 GOLDEN = BENCH.parent / "evals" / "golden-dataset.json"
 MODES = ("off", "store", "dead")
@@ -49,7 +49,7 @@ def run_once(mode: str, mock: MockServer, scratch: Path, concurrency: int) -> di
     env.pop("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", None)
     if mode == "dead":
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{closed_port()}"
-    argv = ["run", str(GOLDEN), "--target", TARGET, "--judge-model", "openai:mock-judge", "--concurrency",
+    argv = ["run", str(GOLDEN), "--target", AGENTS["shopnest"], "--judge-model", "openai:mock-judge", "--concurrency",
             str(concurrency), "--quiet", "--out", str(scratch / "runs"), "--db", f"sqlite:///{scratch / 'runs.db'}"]
     done = subprocess.run([sys.executable, str(BENCH / "throughput.py"), "--child", json.dumps(argv)],
                           env=env, capture_output=True, text=True, check=True)

@@ -209,9 +209,10 @@ def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str
     return json.loads(stdout.strip().splitlines()[-1])
 
 
-def run_on_mock(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
+def run_on_mock(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str],
+                agent: str) -> dict:
     with MockServer(latency_ms) as mock:
-        env = {"BENCH_AGENT": AGENT["name"], "TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": mock.base_url,
+        env = {"BENCH_AGENT": agent, "TRACEGRADE_AGENT_MODEL": "openai:mock-agent", "TRACEGRADE_AGENT_BASE_URL": mock.base_url,
                "TRACEGRADE_JUDGE_BASE_URL": mock.base_url, "OPENAI_API_KEY": "not-needed"}
         measured = run_child(dataset, scratch, concurrency, env, extra)
         stats = mock.stats()
@@ -219,11 +220,9 @@ def run_on_mock(dataset: Path, scratch: Path, latency_ms: float, concurrency: in
         return {**measured, "requests": stats["requests"], "request_span_s": stats["last"] - stats["first"]}
 
 
-AGENT = {"name": "shopnest"}  # set from --agent
-
-
-def run_in_process(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str]) -> dict:
-    env = {"BENCH_AGENT": AGENT["name"], "BENCH_IN_PROCESS": "1", "BENCH_LATENCY_MS": str(latency_ms)}
+def run_in_process(dataset: Path, scratch: Path, latency_ms: float, concurrency: int, extra: Sequence[str],
+                   agent: str) -> dict:
+    env = {"BENCH_AGENT": agent, "BENCH_IN_PROCESS": "1", "BENCH_LATENCY_MS": str(latency_ms)}
     return run_child(dataset, scratch, concurrency, env, extra)
 
 
@@ -266,17 +265,17 @@ def _profiled(main, argv: list[str]) -> int:
 
 
 def measure(sizes: Sequence[int], latencies: Sequence[float], concurrency: int, in_process: bool,
-            extra: Sequence[str]) -> list[dict]:
+            extra: Sequence[str], agent: str = "shopnest") -> list[dict]:
     run = run_in_process if in_process else run_on_mock
     rows = []
     for latency in latencies:
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="tracegrade-bench-") as scratch:
                 dataset = write_dataset(synthetic_cases(n), Path(scratch) / f"synthetic-{n}.json")
-                measured = run(dataset, Path(scratch), latency, concurrency, extra)
+                measured = run(dataset, Path(scratch), latency, concurrency, extra, agent)
             ideal = measured["requests"] * latency / 1000 / concurrency
             rows.append({
-                "model": ("in-process" if in_process else "mock over HTTP") + f", {AGENT['name']}",
+                "model": ("in-process" if in_process else "mock over HTTP") + f", {agent}",
                 "executor": extra[extra.index("--executor") + 1] if "--executor" in extra else "local",
                 "cases": n, "latency_ms": latency, "concurrency": concurrency, "requests": measured["requests"],
                 "wall_s": round(measured["wall_s"], 3), "ideal_s": round(ideal, 3),
@@ -318,9 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if args.child:
         return child(json.loads(args.child))
-    AGENT["name"] = args.agent
     rows = measure([int(s) for s in args.sizes.split(",")], [float(x) for x in args.latencies.split(",")],
-                   args.concurrency, args.in_process, extra)
+                   args.concurrency, args.in_process, extra, args.agent)
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
