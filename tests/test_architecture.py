@@ -149,3 +149,28 @@ def test_the_agent_check_sees_imports_anywhere(tmp_path, source, forbidden):
     path = tmp_path / "m.py"
     path.write_text(source)
     assert any(m.startswith("shopnest") for m in all_imports(path)) is forbidden
+
+
+def test_a_checks_only_run_reaches_its_first_case_without_the_judge_metrics_or_clients(tmp_path):
+    # WHY a child process: what a start-up pays for is what sys.modules holds at the first call.
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "one.json").write_text(json.dumps([{"id": "a", "question": "hi?"}]))
+    (tmp_path / "first.py").write_text(textwrap.dedent("""
+        import sys
+        from tracegrade import Reply
+
+        async def answer(case):
+            heavy = ("tracegrade.judge.scoring", "tracegrade.models", "tracegrade.metrics", "tracegrade.report.json_report",
+                     "tracegrade.report.html", "numpy", "rich", "aiohttp", "httpx")
+            print("LOADED", sorted(m for m in heavy if m in sys.modules), file=sys.stderr)
+            return Reply(answer="ok")
+    """))
+    done = subprocess.run([sys.executable, "-m", "tracegrade.cli", "run", "one.json", "--target", "first:answer",
+                           "--checks-only", "--quiet", "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--out", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "LOADED []" in done.stderr, done.stderr

@@ -190,10 +190,11 @@ def _executor(args: argparse.Namespace, judge: Judge | None):
     import functools
 
     from tracegrade.run.executors import build_parts, local_executor, ray_executor
-    from tracegrade.models import model_spec
 
     if args.executor == "local":
         return local_executor()
+    from tracegrade.models import model_spec
+
     recipe = functools.partial(build_parts, args.target, model_spec("agent", args.agent_model), args.prompt_version,
                                model_spec("judge", args.judge_model) if judge else None,
                                judge.rubric.text if judge else None,

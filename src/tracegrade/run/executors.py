@@ -26,15 +26,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import ConfigError
-from tracegrade.judge.scoring import Judge, load_rubric, parse_rubric
-from tracegrade.models import load_model
 from tracegrade.core.results import CaseResult
 from tracegrade.run.runner import Evaluate, RunSettings, evaluate_with_retries
 from tracegrade.eval.targets import Target, resolve_target
+
+if TYPE_CHECKING:  # WHY: a local run's first case does not wait for the judge's import
+    from tracegrade.judge.scoring import Judge
 
 Parts = tuple[Target, "Judge | None"]
 Recipe = Callable[[], Parts]
@@ -47,6 +48,9 @@ def build_parts(target: str, agent_model: str | None, prompt_version: str | None
     """The target and judge that the run command's flags name: the recipe the CLI ships
     (with ``functools.partial``). ``judge_model`` None means checks only; ``rubric`` is
     the rubric's text, ``thresholds`` and ``not_gating`` what its calibration decided."""
+    from tracegrade.judge.scoring import Judge, load_rubric, parse_rubric
+    from tracegrade.models import load_model
+
     judge = None
     if judge_model is not None:
         judge = Judge(load_model(judge_model, role="judge"), parse_rubric(rubric) if rubric else load_rubric(),
