@@ -30,7 +30,7 @@ from tracegrade.observe.otlp import FailFastExporter
 from tracegrade.observe.spanstore import SpanStore, StoredSpan, reply_from_spans
 from tracegrade.observe.telemetry import (
     CaseTimes, RequestInfo, activate, eval_run_spans, hash_customer, library_tracer, memory_telemetry, open_telemetry,
-    record_case, record_request,
+    DEFAULT_SPANS_DB, record_case, record_request, spans_db_path,
 )
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
@@ -271,6 +271,26 @@ async def test_eval_run_spans_go_to_the_store_and_then_stop(tmp_path):
     assert run["tracegrade.run.id"] == "run-1"
 
 
+async def test_an_eval_run_stores_its_spans_where_tracegrade_spans_db_names(tmp_path, monkeypatch):
+    case, reply = golden_case_and_reply()
+
+    async def target(_case):
+        return reply
+
+    monkeypatch.setenv("TRACEGRADE_SPANS_DB", str(tmp_path / "named.db"))
+    with eval_run_spans(Manifest("run-2", "golden.json", "v1", 1, "shopnest", "m1", None, None)):
+        await run_cases([case], target, None, RunSettings(checks_only=True))
+    names = [row[0] for row in sqlite3.connect(tmp_path / "named.db").execute("SELECT name FROM spans")]
+    assert names.count("case") == 1 and names.count("eval_run") == 1
+
+
+def test_a_server_keeps_its_default_span_store_when_nothing_is_set(monkeypatch):
+    monkeypatch.delenv("TRACEGRADE_SPANS_DB", raising=False)
+    assert spans_db_path() == DEFAULT_SPANS_DB
+    monkeypatch.setenv("TRACEGRADE_SPANS_DB", "off")
+    assert spans_db_path() is None
+
+
 # --- redaction -------------------------------------------------------------------
 
 
@@ -430,9 +450,14 @@ def test_a_dead_collector_is_said_once_without_retry_lines_and_the_store_keeps_t
     assert len(SpanStore(tmp_path / "spans.db").requests()) == 3
 
 
-def test_spans_db_off_and_no_collector_builds_no_eval_spans(tmp_path, monkeypatch):
+@pytest.mark.parametrize("setting", ["off", None])
+def test_an_eval_run_builds_no_spans_without_a_named_store_or_collector(tmp_path, monkeypatch, setting):
+    # Unset means no local store for an eval run (a server's requests still get the default one).
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TRACEGRADE_SPANS_DB", "off")
+    if setting is None:
+        monkeypatch.delenv("TRACEGRADE_SPANS_DB", raising=False)
+    else:
+        monkeypatch.setenv("TRACEGRADE_SPANS_DB", setting)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
     manifest = Manifest("run-1", "golden.json", "v1", 1, "shopnest", "m1", None, None)

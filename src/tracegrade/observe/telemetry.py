@@ -286,9 +286,17 @@ def library_tracer(name: str) -> Tracer | None:
 
 @contextlib.contextmanager
 def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None]:
-    """An ``eval_run`` span around a run, its cases below it, exported like
-    production spans (local store; OTLP when configured)."""
-    telemetry = open_telemetry("tracegrade", spans_db)
+    """An ``eval_run`` span around a run, its cases below it, exported over OTLP
+    when a collector is configured, and into a local span store only when one is
+    named (``spans_db``, or a path in ``TRACEGRADE_SPANS_DB``).
+
+    WHY no local store by default, unlike a server's requests: the run store
+    already keeps every case's trace with its timings, and nothing reads eval
+    spans back from the local store (the monitor shows production requests), so
+    by default it would be a second copy (~1 KB a case) that costs a fifth of a
+    checks-only run's CPU."""
+    named = spans_db or _named_spans_db()
+    telemetry = open_telemetry("tracegrade", named, local_store=named is not None)
     if not telemetry.exporting:  # TRACEGRADE_SPANS_DB=off and no collector: build no spans at all
         yield
         return
@@ -454,25 +462,34 @@ class Telemetry:
 def spans_db_path(spans_db: Path | None = None) -> Path | None:
     """The local span store: ``spans_db``, else ``TRACEGRADE_SPANS_DB`` (``off``: none),
     else .tracegrade/spans.db."""
-    setting = os.environ.get("TRACEGRADE_SPANS_DB", "")
-    if spans_db is None and setting.lower() == "off":
+    if spans_db is not None:
+        return spans_db
+    if os.environ.get("TRACEGRADE_SPANS_DB", "").lower() == "off":
         return None
-    return spans_db or Path(setting or DEFAULT_SPANS_DB)
+    return _named_spans_db() or DEFAULT_SPANS_DB
+
+
+def _named_spans_db() -> Path | None:
+    """The span store ``TRACEGRADE_SPANS_DB`` names, if it names one (not unset, not ``off``)."""
+    setting = os.environ.get("TRACEGRADE_SPANS_DB", "")
+    return Path(setting) if setting and setting.lower() != "off" else None
 
 
 def open_telemetry(
     service: str, spans_db: Path | None = None, otlp_endpoint: str | None = None,
     secrets: tuple[str, ...] | None = None, id_generator: IdGenerator | None = None,
+    local_store: bool = True,
 ) -> Telemetry:
-    """Spans to the local SQLite store (see :func:`spans_db_path`) and, when
-    ``otlp_endpoint`` or the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, over
-    OTLP/HTTP to a collector too, fail-fast (tracegrade.observe.otlp)."""
+    """Spans to the local SQLite store (see :func:`spans_db_path`; none with
+    ``local_store=False``) and, when ``otlp_endpoint`` or the standard
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, over OTLP/HTTP to a collector too,
+    fail-fast (tracegrade.observe.otlp)."""
     from tracegrade.observe import otlp
     from tracegrade.observe.spanstore import SqliteSpanExporter
 
     secrets = known_secrets() if secrets is None else secrets
     exporters: list[SpanExporter] = []
-    if (path := spans_db_path(spans_db)) is not None:
+    if local_store and (path := spans_db_path(spans_db)) is not None:
         exporters.append(RedactingExporter(SqliteSpanExporter(path), secrets))
     if (destination := otlp.otlp_destination(otlp_endpoint)) is not None:
         # WHY redaction inside the fail-fast wrapper: a batch it drops is never redacted.
