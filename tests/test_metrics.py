@@ -258,6 +258,33 @@ def test_metrics_in_chunks_equal_metrics_in_one_go(monkeypatch):
     import tracegrade.metrics as metrics
     from tracegrade.store.compact import CompactResults
 
+    cases, results = _varied_run()
+    whole = run_metrics(results, cases).to_json()
+    monkeypatch.setattr(metrics, "CHUNK", 4)
+    assert run_metrics(results, cases).to_json() == whole
+    compact = CompactResults.from_json_texts(__import__("json").dumps(r.to_json()) for r in results)
+    assert run_metrics(compact, cases).to_json() == whole
+    assert list(component_metrics([], cases)) == list(whole["overall"])  # no results: every metric, empty
+    assert all(rate.n == 0 for rate in component_metrics([], cases).values())
+
+
+def test_each_group_reads_as_its_results_measured_apart():
+    """Metrics are measured once per cell of results sharing every group, then
+    summed into the run and the groups: each sum must equal measuring it alone."""
+    cases, results = _varied_run()
+    stranger = CaseResult("not-in-the-dataset", "fail", reply=reply())
+    metrics = run_metrics([*results, stranger], cases)
+    json = lambda rates: {name: rate.to_json() for name, rate in rates.items()}  # noqa: E731 (rounded values)
+    assert json(metrics.overall) == json(component_metrics([*results, stranger], cases))
+    assert metrics.overall["passRate"].n == len(results) + 1
+    by_id = {c.id: c for c in cases}
+    for group in metrics.groups:
+        members = [r for r in results if str(getattr(by_id[r.case_id], group.dimension)) == group.name]
+        assert members and json(group.metrics) == json(component_metrics(members, cases)), group.scope
+    assert {(g.dimension, g.name) for g in metrics.groups} >= {("split", "nominal"), ("risk", "high")}
+
+
+def _varied_run() -> tuple[list[GoldenCase], list[CaseResult]]:
     routes = ("order_status", "refund", "policy", None)
     cases, results = [], []
     for i in range(23):
@@ -270,10 +297,4 @@ def test_metrics_in_chunks_equal_metrics_in_one_go(monkeypatch):
                   route=routes[(i + i // 3) % 4])
         cases.append(c)
         results.append(CaseResult(c.id, "pass" if i % 3 else "fail", reply=None if i == 7 else r))
-    whole = run_metrics(results, cases).to_json()
-    monkeypatch.setattr(metrics, "CHUNK", 4)
-    assert run_metrics(results, cases).to_json() == whole
-    compact = CompactResults.from_json_texts(__import__("json").dumps(r.to_json()) for r in results)
-    assert run_metrics(compact, cases).to_json() == whole
-    assert list(component_metrics([], cases)) == list(whole["overall"])  # no results: every metric, empty
-    assert all(rate.n == 0 for rate in component_metrics([], cases).values())
+    return cases, results

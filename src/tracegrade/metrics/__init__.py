@@ -90,6 +90,24 @@ def _traced(known: Known) -> list[Traced]:
     return [(case, r.reply) for r, case in known if r.reply is not None]
 
 
+@dataclass(frozen=True)
+class _Part:
+    """Every component metric of some results: what a scope adds up."""
+
+    sums: dict[str, Rate | None]
+    judge: dict[str, Rate]
+    pairs: list[tuple[str, str]]
+    unrouted: int
+
+    @classmethod
+    def of(cls, results: Sequence[CaseResult], items: list[Traced]) -> _Part:
+        sums = {"passRate": Rate.of(r.passed for r in results), **retrieval_metrics(items), **tool_metrics(items),
+                "routing.accuracy": None, "routing.macroF1": None,  # from every pair, in metrics()
+                **generation_metrics(items), **safety_metrics(items)}
+        pairs, unrouted = routing_pairs(items)
+        return cls(sums, judge_metrics(results), pairs, unrouted)
+
+
 class _Scope:
     """The running sums of every component metric over one scope: the run, or one group."""
 
@@ -100,15 +118,14 @@ class _Scope:
         self.unrouted = 0
 
     def add(self, results: Sequence[CaseResult], items: list[Traced]) -> None:
-        part = {"passRate": Rate.of(r.passed for r in results), **retrieval_metrics(items), **tool_metrics(items),
-                "routing.accuracy": None, "routing.macroF1": None,  # from every pair, in metrics()
-                **generation_metrics(items), **safety_metrics(items)}
-        self.sums = {name: None if rate is None else _add(self.sums.get(name), rate) for name, rate in part.items()}
-        for name, rate in judge_metrics(results).items():
+        self.add_part(_Part.of(results, items))
+
+    def add_part(self, part: _Part) -> None:
+        self.sums = {name: None if rate is None else _add(self.sums.get(name), rate) for name, rate in part.sums.items()}
+        for name, rate in part.judge.items():
             self.judge[name] = _add(self.judge.get(name), rate)
-        pairs, unrouted = routing_pairs(items)
-        self.pairs.extend(pairs)
-        self.unrouted += unrouted
+        self.pairs.extend(part.pairs)
+        self.unrouted += part.unrouted
 
     def routing(self) -> RoutingReport:
         return routing_report(self.pairs, self.unrouted)
@@ -174,18 +191,28 @@ class _MetricsTally:
     def add(self, chunk: Sequence[CaseResult], find: Find) -> None:
         known = _known(chunk, find)
         items = _traced(known)
-        self.overall.add(chunk, items)
         self.violations += all_violations(items)
         self.traced += len(items)
         self.seen_k.update(len(reply.retrieved_sources) for _, reply in items)
         self.thresholds.update(judge_thresholds(chunk))
-        for dimension, scopes in self.groups.items():
-            members: dict[str, Known] = {}
-            for r, case in known:
-                members.setdefault(str(getattr(case, dimension)), []).append((r, case))
-            for name, group in members.items():
-                scope = scopes.setdefault(name, _Scope())
-                scope.add([r for r, _ in group], _traced(group))
+        self._add_cells(known)
+        if len(known) < len(chunk):  # results of cases not in the dataset: in the run's pass rate, in no group
+            ids = {r.case_id for r, _ in known}
+            self.overall.add([r for r in chunk if r.case_id not in ids], [])
+
+    def _add_cells(self, known: Known) -> None:
+        """Each metric measured once per result: on the cell of results that share
+        every dimension's group, then added to the run and to each of those groups.
+        WHY cells: measuring the run and every group apart read each result five times."""
+        dimensions = list(self.groups)
+        cells: dict[tuple[str, ...], Known] = {}
+        for r, case in known:
+            cells.setdefault(tuple(str(getattr(case, d)) for d in dimensions), []).append((r, case))
+        for names, cell in cells.items():
+            part = _Part.of([r for r, _ in cell], _traced(cell))
+            self.overall.add_part(part)
+            for dimension, name in zip(dimensions, names):
+                self.groups[dimension].setdefault(name, _Scope()).add_part(part)
 
     def finish(self, cases: int, thresholds: Mapping[str, Threshold]) -> RunMetrics:
         thresholds = {**thresholds, **self.thresholds}
