@@ -62,7 +62,7 @@ def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once
             if (done.case_id, done.repeat) not in store.done_keys("r1"):
                 reported_unstored.append(done.case_id)
 
-        run, status = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=8),
+        run, status, *_ = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=8),
                                              store, manifest(len(cases)), on_result=on_result))
         stored = sorted(r.case_id for r in store.load_run("r1").results)
     assert status == "finished"

@@ -167,7 +167,7 @@ def test_two_resumes_of_one_run_pay_for_each_case_once(tmp_path, monkeypatch):
                 await record_run(dataset.cases, target, None, RunSettings(checks_only=True), b, manifest(), resume=True)
             return await first
 
-    run, status = asyncio.run(both())
+    run, status, *_ = asyncio.run(both())
     assert status == "finished" and sorted(calls) == sorted(c.id for c in dataset.cases)
 
 

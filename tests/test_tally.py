@@ -12,7 +12,7 @@ from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.metrics import run_metrics
 from tracegrade.report import console, costs, repeats, stratified
-from tracegrade.run.evaluate import write_outputs
+from tracegrade.run.evaluate import finish_outputs, output_writers, write_outputs
 from tracegrade.stats import aggregate, summary as list_summary
 from tracegrade.stats.tally import RunTally, tally
 from tracegrade.store import compact
@@ -68,22 +68,27 @@ class CountingResults(compact.CompactResults):
         return found
 
 
-def test_the_reports_and_files_of_a_judged_run_read_each_result_twice(tmp_path):
-    """Once for every number (metrics, console, costs, repeats), once for the three files:
-    not once per judge metric, per group or per report."""
+def test_the_reports_and_files_of_a_judged_run_read_each_result_once(tmp_path):
+    """One read gives every number (metrics, console, costs, repeats) and the three
+    files: not a read per judge metric, per group, per report or per file."""
     results = CountingResults(RESULTS)
-    run, summary = Run(MANIFEST, results), RunTally()  # type: ignore[arg-type]
-    metrics = run_metrics(results, CASES, summary=summary)
+    run = Run(MANIFEST, results)  # type: ignore[arg-type]
+    writers, summary = output_writers(MANIFEST), RunTally()
+    metrics = run_metrics(results, CASES, readers=(summary, *writers))
     for text in (console.final_report(run, summary), costs.render(run, summary), stratified.render(metrics)):
         assert text
     assert not repeats.wanted(run, summary)
-    write_outputs(run, tmp_path, CASES, metrics, summary)
-    assert set(results.decoded.values()) == {2}
+    files = finish_outputs(writers, run, summary, metrics, tmp_path)
+    assert set(results.decoded.values()) == {1}
     assert metrics.to_json() == run_metrics(RESULTS, CASES).to_json()  # the same numbers as from a list
+    # The same files as written from the results alone (write_outputs: its own one read).
+    again = write_outputs(Run(MANIFEST, RESULTS), tmp_path / "again", CASES)
+    assert [f.read_text() for f in files] == [f.read_text() for f in again]
+    assert json.loads(files[0].read_text())["metrics"] == metrics.to_json()
 
 
-def test_a_whole_tracegrade_run_decodes_each_stored_result_at_most_three_times(tmp_path, monkeypatch, capsys):
-    """The totals stored with the run, then one read for every report, one for the files."""
+def test_a_whole_tracegrade_run_decodes_each_stored_result_once(tmp_path, monkeypatch, capsys):
+    """One read gives the totals stored with the run, every report and every file."""
     decoded: Counter = Counter()
     decode = compact._decode
 
@@ -99,7 +104,10 @@ def test_a_whole_tracegrade_run_decodes_each_stored_result_at_most_three_times(t
                      "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--out", str(tmp_path / "out")])
     assert code == 0, capsys.readouterr().err
     assert len(decoded) == len(CASES)
-    assert max(decoded.values()) <= 3, decoded
+    assert max(decoded.values()) == 1, decoded
+    written = json.loads(next((tmp_path / "out").glob("*/results.json")).read_text())
+    assert [r["case_id"] for r in written["results"]] == [c.id for c in CASES]
+    assert written["manifest"]["totals"]["cases"] == len(CASES) and "metrics" in written
 
 
 def right_target(case: GoldenCase) -> Reply:

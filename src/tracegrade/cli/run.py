@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from tracegrade.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from tracegrade.core.results import Manifest, Run
+    from tracegrade.core.results import Manifest
+    from tracegrade.run.evaluate import Evaluation
     from tracegrade.eval.dataset import Dataset
     from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge
@@ -89,8 +90,8 @@ def handle(args: argparse.Namespace) -> int:
         judge = None if args.checks_only else _judge(args)
         settings = _settings(args)
         judge = _check_calibration(store, judge, args.require_calibrated)
-        run = _execute(args, store, dataset, judge, settings)
-    return _report(args, run, dataset)
+        evaluation = _execute(args, store, dataset, judge, settings)
+    return _report(args, evaluation)
 
 
 def _judge(args: argparse.Namespace) -> Judge:
@@ -100,24 +101,20 @@ def _judge(args: argparse.Namespace) -> Judge:
     return Judge(load_model(model_spec("judge", args.judge_model), role="judge"), load_rubric(args.rubric))
 
 
-def _report(args: argparse.Namespace, run: Run, dataset: Dataset) -> int:
-    """The reports and files of a finished (or stopped) run; its exit code.
-    WHY imported here: a run's first case should not wait for the report code."""
-    from tracegrade.metrics import run_metrics
+def _report(args: argparse.Namespace, evaluation: Evaluation) -> int:
+    """The reports of a finished (or stopped) run, whose files are written; its exit code.
+    WHY imported here: a run's first case should not wait for the report code.
+    WHY from the Evaluation: its tally and metrics came from the one read of the
+    stored results that also wrote the files."""
     from tracegrade.report import console, costs, repeats, stratified
-    from tracegrade.run.evaluate import write_outputs
-    from tracegrade.stats.tally import RunTally
 
-    summary = RunTally()
-    # WHY the summary fed by run_metrics: one read of each stored result for every report below.
-    metrics = run_metrics(run.results, dataset.cases, summary=summary)
+    run, summary = evaluation.run, evaluation.summary
     print(console.final_report(run, summary))  # the case blocks were printed as each case finished
     print(costs.render(run, summary))
     if repeats.wanted(run, summary):
         print(repeats.render(run, summary))
-    print(stratified.render(metrics))
-    paths = write_outputs(run, args.out, dataset.cases, metrics, summary)
-    print("wrote " + "  ".join(str(p) for p in paths), file=sys.stderr)
+    print(stratified.render(evaluation.metrics))
+    print("wrote " + "  ".join(str(p) for p in evaluation.files), file=sys.stderr)
     if run.status == "stopped":
         print(f"tracegrade: run {run.manifest.run_id} stopped before every case ran; "
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
@@ -152,7 +149,7 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
     return replace(judge, thresholds=gates.thresholds, not_gating=gates.not_gating) if gates.notes else judge
 
 
-def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Run:
+def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Evaluation:
     from pydantic.alias_generators import to_camel
 
     from tracegrade.eval.progress import CaseProgress
@@ -171,13 +168,15 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
 
     record = {to_camel(flag): _plain(getattr(args, flag)) for flag in RUN_FLAGS}
     options = {"agent_model": args.agent_model, "prompt_version": args.prompt_version}
+    finished: list[Evaluation] = []
     try:
         progress = CaseProgress(todo, render=lambda r: "" if args.quiet else case_block(r))
         with _executor(args, judge) as executor:
-            return evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
-                            store=store, resume=args.resume, budget_usd=args.budget, executor=executor,
-                            on_start=say_start, on_result=None if args.quiet else progress, record=record,
-                            telemetry=True)
+            evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
+                     store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
+                     on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
+                     record=record, telemetry=True)
+        return finished[0]
     except KeyboardInterrupt:
         if started:
             print(f"tracegrade: interrupted; finished cases are stored. Resume with: "

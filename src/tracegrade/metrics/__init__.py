@@ -17,7 +17,7 @@ groups, reading each result once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from tracegrade.eval.dataset import GoldenCase, case_finder
 from tracegrade.metrics.base import Rate, Traced
@@ -28,7 +28,7 @@ from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
 from tracegrade.metrics.stratify import DIMENSIONS, THRESHOLDS, Flag, Group, Threshold, flag
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
-from tracegrade.stats.tally import RunTally, add_scores
+from tracegrade.stats.tally import add_scores
 
 __all__ = ["JUDGE", "Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
 
@@ -161,18 +161,25 @@ class RunMetrics:
         }
 
 
+class Reader(Protocol):
+    """Anything fed a run's results one at a time: a RunTally, a report's writer."""
+
+    def add(self, result: CaseResult) -> None: ...
+
+
 def run_metrics(
     results: Sequence[CaseResult], cases: Sequence[GoldenCase], thresholds: Mapping[str, Threshold] = THRESHOLDS,
-    summary: RunTally | None = None,
+    readers: Sequence[Reader] = (),
 ) -> RunMetrics:
     """Overall and per-group metrics, routing detail, every safety violation, and the flags.
 
-    Each result is read once, CHUNK at a time (see CHUNK); ``summary``, when given,
-    is fed every result in the same read (one decode for every number of a run)."""
+    Each result is read once, CHUNK at a time (see CHUNK); each of ``readers`` is
+    fed every result in the same read (one decode for every number and file of a run)."""
     tally, find = _MetricsTally(), case_finder(cases)
     for chunk in _chunks(results):
-        for result in chunk if summary is not None else ():
-            summary.add(result)
+        for result in chunk if readers else ():
+            for reader in readers:
+                reader.add(result)
         tally.add(chunk, find)
     return tally.finish(len(results), thresholds)
 

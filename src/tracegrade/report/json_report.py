@@ -6,49 +6,48 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TextIO
 
+from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.report import streamed
+from tracegrade.stats.tally import RunTally
 
 
 def write(run: Run, path: Path, metrics: Mapping[str, Any] | None = None) -> Path:
     """The manifest and metrics indented, then one case per line, written a case at a time."""
-    writer = Writer(run.manifest, path, metrics)
+    writer = Writer(run.manifest)
     for result in run.results:
         writer.add(result)
-    return writer.finish()
+    return streamed.write_file(writer, streamed.Ending(run.manifest, RunTally(), metrics), path)
 
 
 class Writer:
-    """``results.json`` fed one case at a time (``add``), complete at ``finish``.
+    """``results.json`` fed one case at a time (``add``), written whole by ``finish``:
+    the final manifest, the cases, then the metrics.
 
     WHY streamed: the whole run as one dict and one string was the peak of a
     10,000-case run's memory (about 220 MB on top of the run itself); and a
     writer fed by its caller lets one read of each stored result feed every
-    output file (``run.evaluate.write_outputs``).
+    output file and every number (``run.evaluate``).
     WHY a case per line: ``indent`` sends json to its pure-Python encoder, which
     cost about 1 ms per case; a line per case is the C encoder's, and still
     one JSON document (and easy to grep and diff)."""
 
-    def __init__(self, manifest: Manifest, path: Path, metrics: Mapping[str, Any] | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path, self._partial = path, path.with_suffix(path.suffix + ".partial")
-        self._metrics, self._count = metrics, 0
-        self._out = self._partial.open("w", encoding="utf-8")
-        self._out.write('{\n  "manifest": ' + _indented(manifest.to_json()) + ',\n  "results": [')
+    def __init__(self, manifest: Manifest) -> None:
+        self._rows = streamed.Rows()
 
     def add(self, result: CaseResult) -> None:
-        self._out.write(("," if self._count else "") + "\n    " + json.dumps(result.to_json(), ensure_ascii=False))
-        self._count += 1
+        self._rows.write(("," if self._rows.count else "") + "\n    " + jsontext.dump(result.to_json()))
 
-    def finish(self) -> Path:
-        with self._out as out:
-            out.write("\n  ]" if self._count else "]")
-            if self._metrics is not None:
-                out.write(',\n  "metrics": ' + _indented(dict(self._metrics)))
-            out.write("\n}\n")
-        self._partial.replace(self._path)  # a reader never sees half a file
-        return self._path
+    def finish(self, ending: streamed.Ending, out: TextIO) -> None:
+        out.write('{\n  "manifest": ' + _indented(ending.manifest.to_json()) + ',\n  "results": [')
+        count = self._rows.count
+        self._rows.copy_to(out)
+        out.write("\n  ]" if count else "]")
+        if ending.metrics is not None:
+            out.write(',\n  "metrics": ' + _indented(dict(ending.metrics)))
+        out.write("\n}\n")
 
 
 def _indented(value: Any) -> str:

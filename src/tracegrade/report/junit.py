@@ -21,28 +21,30 @@ def write(run: Run, path: Path, summary: RunTally | None = None) -> Path:
 
 
 class Writer:
-    """The XML fed one case at a time (``add``), complete at ``finish``; the suite's
-    counts come from the run's tally, so the cases are read once, in order.
+    """The XML fed one case at a time (``add``), written whole by ``finish``: the
+    suite's counts from the run's tally, then the testcases in run order.
 
     WHY streamed, not one ElementTree: a tree of 100,000 testcases held tens of
     MB only to be serialised once."""
 
-    def __init__(self, manifest: Manifest, summary: RunTally, out: TextIO) -> None:
-        self._out, self._dataset, self._count = out, manifest.dataset, 0
-        counts = summary.statuses
-        suite = ET.Element("testsuite", name=f"tracegrade {manifest.dataset}", tests=str(summary.cases),
-                           failures=str(counts["fail"] + counts["unscored"]), errors=str(counts["error"]),
-                           time=f"{sum(summary.seconds):.3f}")
-        self._empty_suite = ET.tostring(suite, encoding="unicode", xml_declaration=True)  # '<?xml ...?>\n<testsuite ... />'
+    def __init__(self, manifest: Manifest) -> None:
+        self._dataset, self._rows = manifest.dataset, streamed.Rows()
 
     def add(self, result: CaseResult) -> None:
-        if not self._count:
-            self._out.write(self._empty_suite.removesuffix(" />") + ">")
-        self._out.write(ET.tostring(_testcase(result, self._dataset), encoding="unicode"))
-        self._count += 1
+        self._rows.write(ET.tostring(_testcase(result, self._dataset), encoding="unicode"))
 
-    def finish(self) -> None:
-        self._out.write("</testsuite>" if self._count else self._empty_suite)
+    def finish(self, ending: streamed.Ending, out: TextIO) -> None:
+        summary, counts = ending.summary, ending.summary.statuses
+        suite = ET.Element("testsuite", name=f"tracegrade {ending.manifest.dataset}", tests=str(summary.cases),
+                           failures=str(counts["fail"] + counts["unscored"]), errors=str(counts["error"]),
+                           time=f"{sum(summary.seconds):.3f}")
+        empty = ET.tostring(suite, encoding="unicode", xml_declaration=True)  # '<?xml ...?>\n<testsuite ... />'
+        if not self._rows.count:
+            out.write(empty)
+            return
+        out.write(empty.removesuffix(" />") + ">")
+        self._rows.copy_to(out)
+        out.write("</testsuite>")
 
 
 def _testcase(result: CaseResult, dataset: str) -> ET.Element:

@@ -42,11 +42,24 @@ def write(run: Run, path: Path, summary: RunTally | None = None) -> Path:
 
 
 class Writer:
-    """The summary fed one case at a time (``add``): the header from the run's
-    tally at once, then a table row per case that did not pass."""
+    """The summary fed one case at a time (``add``: a table row per case that did
+    not pass), written whole by ``finish``: the header from the run's tally, then the rows."""
 
-    def __init__(self, m: Manifest, summary: RunTally, out: TextIO) -> None:
-        self._out, counts, cases = out, summary.statuses, summary.cases
+    def __init__(self, manifest: Manifest) -> None:
+        self._rows = streamed.Rows()
+
+    def add(self, r: CaseResult) -> None:
+        if r.passed:
+            return
+        why = ("; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks())
+               or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
+                            for m in failing_metrics(r.metrics))
+               or r.error or r.judge_reason)
+        self._rows.write(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |\n")
+
+    def finish(self, ending: streamed.Ending, out: TextIO) -> None:
+        m, summary = ending.manifest, ending.summary
+        counts, cases = summary.statuses, summary.cases
         lines = [
             f"### tracegrade: {text(m.dataset)} (version {code(m.dataset_version)})",
             "",
@@ -61,15 +74,4 @@ class Writer:
         if summary.passed < cases:
             lines += ["| case | status | why |", "|---|---|---|"]
         out.write("".join(line + "\n" for line in lines))
-
-    def add(self, r: CaseResult) -> None:
-        if r.passed:
-            return
-        why = ("; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks())
-               or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
-                            for m in failing_metrics(r.metrics))
-               or r.error or r.judge_reason)
-        self._out.write(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |\n")
-
-    def finish(self) -> None:
-        """Nothing follows the rows; here so every output file's writer is fed the same way."""
+        self._rows.copy_to(out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeAlias
 
@@ -30,10 +30,22 @@ from tracegrade.store.runstore import RunStore, open_store
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
+    from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
 JudgeLike: TypeAlias = "Judge | str | None"
+OUTPUT_FILES = ("results.json", "junit.xml", "summary.md")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A run as stored, with what reading it once gave: its tally, its metrics and the files written."""
+
+    run: Run
+    summary: RunTally
+    metrics: RunMetrics
+    files: tuple[Path, ...] = ()  # results.json, junit.xml, summary.md under ``out``/RUN_ID, when ``out`` was given
 
 
 def evaluate(
@@ -53,6 +65,7 @@ def evaluate(
     on_result: Callable[[CaseResult], None] | None = None,
     record: Mapping[str, Any] | None = None,
     telemetry: bool = False,
+    on_finish: Callable[[Evaluation], None] | None = None,
 ) -> Run:
     """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
 
@@ -67,13 +80,15 @@ def evaluate(
     a folder for ``results.json``, ``junit.xml`` and ``summary.md``.
     ``record``: extra facts for the manifest's settings (the CLI's flags).
     ``on_start`` sees the manifest before the first case (its run id is what
-    ``resume`` takes); ``on_result`` sees each case as it is stored.
-    ``telemetry``: record the run's spans (span store, OTLP when configured).
+    ``resume`` takes); ``on_result`` sees each case as it is stored;
+    ``on_finish`` sees the Evaluation at the end (the run's tally, component
+    metrics and files, from the one read of the store that made them).
+    ``telemetry``: record the run's spans (OTLP when configured; see docs/observability.md).
     """
     return asyncio.run(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
         budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
-        telemetry=telemetry))
+        telemetry=telemetry, on_finish=on_finish))
 
 
 async def evaluate_async(
@@ -93,6 +108,7 @@ async def evaluate_async(
     on_result: Callable[[CaseResult], None] | None = None,
     record: Mapping[str, Any] | None = None,
     telemetry: bool = False,
+    on_finish: Callable[[Evaluation], None] | None = None,
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
@@ -105,19 +121,21 @@ async def evaluate_async(
                        checks_only=settings.checks_only or the_judge is None)
     the_store = store if isinstance(store, RunStore) else open_store(store)
     try:
-        run = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
-                            executor, on_start, on_result, record or {}, telemetry)
+        evaluation = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
+                                   executor, on_start, on_result, record or {}, telemetry,
+                                   None if out is None else Path(out))
     finally:
         if the_store is not store:  # ours to close
             the_store.close()
-    if out is not None:
-        write_outputs(run, Path(out), cases.cases)
-    return run
+    if on_finish is not None:
+        on_finish(evaluation)
+    return evaluation.run
 
 
 async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Judge | None, settings: RunSettings,
                   store: RunStore, resume: str | None, budget_usd: float | None, executor: Evaluate,
-                  on_start: Callable[[Manifest], None] | None, on_result: Callable[[CaseResult], None] | None, record: Mapping[str, Any], telemetry: bool) -> Run:
+                  on_start: Callable[[Manifest], None] | None, on_result: Callable[[CaseResult], None] | None,
+                  record: Mapping[str, Any], telemetry: bool, out: Path | None) -> Evaluation:
     if resume:
         manifest = resumable(store, resume, cases, judge)
     else:
@@ -128,10 +146,18 @@ async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Ju
     if budget_usd is not None:
         already = spent_usd(store.load_run(manifest.run_id).results) if resume else 0.0
         budget = Budget(budget_usd, already)
+    writers: list[CaseWriter] = []
+
+    def outputs() -> list[CaseWriter]:
+        writers.extend(output_writers(manifest) if out is not None else ())
+        return writers
+
     with _run_spans(manifest, telemetry):
-        run, status = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
-                                       budget=budget, on_result=on_result, evaluate=executor)
-    return replace(run, status=status)
+        recorded = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
+                                    budget=budget, on_result=on_result, evaluate=executor, readers=outputs)
+    run = replace(recorded.run, status=recorded.status)
+    files = finish_outputs(writers, run, recorded.summary, recorded.metrics, out) if out is not None else ()
+    return Evaluation(run, recorded.summary, recorded.metrics, files)
 
 
 def _run_spans(manifest: Manifest, on: bool) -> contextlib.AbstractContextManager[None]:
@@ -197,30 +223,29 @@ def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None)
     return manifest
 
 
-def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = (),
-                  metrics: RunMetrics | None = None, summary: RunTally | None = None) -> list[Path]:
-    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``
-    (``metrics`` and ``summary``: the run's RunMetrics and RunTally when the caller has them already).
-
-    WHY one loop feeding three writers: each stored result is decoded on every
-    read; the files take one more read of each, not one per file."""
+def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = ()) -> list[Path]:
+    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``,
+    from one read of its results (which also gives the metrics in ``results.json``)."""
     from tracegrade.metrics import run_metrics
-    from tracegrade.report import json_report, junit, markdown
-    from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
 
-    if metrics is None or summary is None:
-        summary = RunTally()
-        metrics = run_metrics(run.results, cases, summary=summary)
+    writers, summary = output_writers(run.manifest), RunTally()
+    metrics = run_metrics(run.results, cases, readers=(summary, *writers))
+    return list(finish_outputs(writers, run, summary, metrics, Path(folder)))
+
+
+def output_writers(manifest: Manifest) -> tuple[CaseWriter, ...]:
+    """The writers of the run's files (OUTPUT_FILES, in that order), to be fed every result."""
+    from tracegrade.report import json_report, junit, markdown
+
+    return json_report.Writer(manifest), junit.Writer(manifest), markdown.Writer(manifest)
+
+
+def finish_outputs(writers: Sequence[CaseWriter], run: Run, summary: RunTally, metrics: RunMetrics,
+                   folder: Path) -> tuple[Path, ...]:
+    """The files of ``writers`` (fed every result of ``run``) under ``folder/RUN_ID``, each whole or not at all."""
+    from tracegrade.report.streamed import Ending, write_file
+
+    ending = Ending(run.manifest, summary, metrics.to_json())
     base = folder / run.manifest.run_id
-    base.mkdir(parents=True, exist_ok=True)
-    paths = [base / "results.json", base / "junit.xml", base / "summary.md"]
-    with paths[1].open("w", encoding="utf-8") as xml, paths[2].open("w", encoding="utf-8") as md:
-        writers: list[CaseWriter] = [json_report.Writer(run.manifest, paths[0], metrics.to_json()),
-                   junit.Writer(run.manifest, summary, xml), markdown.Writer(run.manifest, summary, md)]
-        for result in run.results:
-            for writer in writers:
-                writer.add(result)
-        for writer in writers:
-            writer.finish()
-    return paths
+    return tuple(write_file(writer, ending, base / name) for writer, name in zip(writers, OUTPUT_FILES))

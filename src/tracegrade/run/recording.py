@@ -2,19 +2,21 @@
 it finishes, the totals when it ends. Resuming is the same call on a stored
 run: the cases already in the store are not run again.
 
-    >>> # run, status = asyncio.run(record_run(cases, target, judge, settings, store, manifest))
+    >>> # recorded = asyncio.run(record_run(cases, target, judge, settings, store, manifest))
 
 The store is the truth: the Run returned is read back from it, so a resumed
-run reports the cases of every session that worked on it.
+run reports the cases of every session that worked on it. It is read once:
+that read gives the totals stored with the run, its metrics and the rows of
+every report given as a reader.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
-from tracegrade.stats.tally import tally
+from tracegrade.stats.tally import RunTally
 from tracegrade.eval.dataset import GoldenCase, case_ids
 from tracegrade.core.errors import StoreError
 from tracegrade.eval.provenance import now_iso
@@ -26,6 +28,16 @@ from tracegrade.eval.targets import Target
 
 if TYPE_CHECKING:
     from tracegrade.judge.scoring import Judge
+    from tracegrade.metrics import Reader, RunMetrics
+
+
+class Recorded(NamedTuple):
+    """A finished (or stopped) run as stored, with what its one read of the store gave."""
+
+    run: Run
+    status: str  # finished, or stopped: the budget ran out first
+    summary: RunTally
+    metrics: RunMetrics
 
 
 async def record_run(
@@ -39,15 +51,20 @@ async def record_run(
     budget: Budget | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     evaluate: Evaluate = evaluate_with_retries,
-) -> tuple[Run, str]:
-    """Run (or finish) the run ``manifest`` names; returns it and its status:
-    ``finished``, or ``stopped`` when the budget ran out first."""
+    readers: Callable[[], Sequence[Reader]] = tuple,
+) -> Recorded:
+    """Run (or finish) the run ``manifest`` names; returns it as stored, its status
+    (``finished``, or ``stopped`` when the budget ran out first), its tally and its
+    metrics. The readers ``readers()`` makes once the cases are done (report
+    writers, say: WHY made then, the report code loads after the first case)
+    are fed every stored result in the same read."""
     # WHY a lock: two processes resuming one run would both pay for the same cases.
     with store.run_lock(manifest.run_id):
-        return await _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate)
+        return await _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate,
+                             readers)
 
 
-async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate):
+async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate, readers):
     run_id = manifest.run_id
     positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
     await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
@@ -68,9 +85,18 @@ async def _record(cases, target, judge, settings, store, manifest, resume, budge
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
     status = "finished" if len(stored.results) >= expected else "stopped"
-    final = replace(manifest, ended_at=now_iso(), totals=_totals(stored.results, settings, manifest))
+    summary, metrics = _read(stored.results, cases, readers())
+    final = replace(manifest, ended_at=now_iso(), totals=_totals(summary, settings, manifest))
     await asyncio.to_thread(store.finish_run, final, status)
-    return Run(final, stored.results), status
+    return Recorded(Run(final, stored.results), status, summary, metrics)
+
+
+def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader]):
+    """The run's one read: its tally and metrics, each reader fed on the way."""
+    from tracegrade.metrics import run_metrics  # WHY here: a run's first case does not wait for the metrics' import
+
+    summary = RunTally()
+    return summary, run_metrics(results, cases, readers=(summary, *readers))
 
 
 class GroupCommit:
@@ -124,8 +150,7 @@ def _settle(group: list[tuple[CaseResult, asyncio.Future]], error: Exception | N
             done.set_result(None)
 
 
-def _totals(results: Sequence[CaseResult], settings: RunSettings, manifest: Manifest) -> dict:
-    summary = tally(results)  # one read of each stored result (see stats.tally)
+def _totals(summary: RunTally, settings: RunSettings, manifest: Manifest) -> dict:
     totals = summary.totals()
     if settings.prices is not None:
         totals["unpricedModels"] = unpriced(settings.prices, summary.billed_agent_models, summary.judge_billed,

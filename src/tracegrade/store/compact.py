@@ -14,10 +14,10 @@ take every number from one, the three output files are written from one more.
 
 from __future__ import annotations
 
-import json
 import zlib
 from typing import Iterable, Iterator, Sequence, overload
 
+from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult
 
 
@@ -67,4 +67,4 @@ def compress(json_text: str) -> bytes:
 
 
 def _decode(blob: bytes) -> CaseResult:
-    return CaseResult.from_json(json.loads(zlib.decompress(blob)))
+    return CaseResult.from_json(jsontext.load(zlib.decompress(blob)))

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import redact_data
 from tracegrade.eval.provenance import now_iso
@@ -179,7 +180,8 @@ class RunStore:
                            "DO NOTHING RETURNING 1", (*key, position, result.status, now_iso(), stored)):
                     existing = run("SELECT result FROM case_results WHERE run_id = ? AND case_id = ? "
                                    "AND repetition = ?", key)
-                    if existing[0][0] != stored:
+                    # WHY compared as values: a row stored by an older version may be spaced differently.
+                    if jsontext.load(existing[0][0]) != jsontext.load(stored):
                         raise StoreError(f"case {result.case_id!r} (repetition {result.repeat}) is already stored "
                                          f"in run {run_id}: two processes ran it")
 
@@ -324,7 +326,7 @@ def _info(row: tuple) -> RunInfo:
 
 
 def _dump(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return jsontext.dump(data, sort_keys=True)
 
 
 def open_store(url: str | None = None, raw: bool | None = None) -> RunStore:

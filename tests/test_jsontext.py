@@ -1,0 +1,35 @@
+"""The fast JSON of stored and written cases reads and writes what the standard library does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegrade.core import jsontext
+
+VALUES = [
+    {"answer": "Grüße, ORD-101 — shipped", "scores": {"correctness": 0.75}, "tokens": [12, 3], "ok": True, "none": None},
+    {"big": 2**70, "nested": [{"x": -1.5e-7}]},  # beyond 64 bits: orjson refuses, the fallback writes it
+    {2: "non-string keys", 1: "b"},  # json writes them as "1", "2"
+    {"lone": "\ud800 surrogate"},
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_what_is_dumped_reads_back_as_the_standard_library_would(value):
+    text = jsontext.dump(value, sort_keys=True)
+    assert json.loads(text) == json.loads(json.dumps(value, sort_keys=True))
+    assert jsontext.load(text) == json.loads(text)
+    assert jsontext.load(text.encode("utf-8", "surrogatepass")) == json.loads(text)
+
+
+def test_keys_are_sorted_only_when_asked():
+    assert jsontext.dump({"b": 1, "a": 2}) == '{"b":1,"a":2}'
+    assert jsontext.dump({"b": 1, "a": 2}, sort_keys=True) == '{"a":2,"b":1}'
+
+
+def test_rows_the_standard_library_wrote_still_read():
+    old = json.dumps({"score": float("nan"), "n": 1}, sort_keys=True, ensure_ascii=False)  # NaN: not JSON, but stored
+    value = jsontext.load(old.encode())
+    assert value["n"] == 1 and value["score"] != value["score"]
