@@ -264,3 +264,18 @@ def test_case_content_hash_ignores_how_it_was_written():
     by_alias = GoldenCase.model_validate({"id": "a", "question": "q", "expectedTool": "t"})
     by_name = GoldenCase(id="a", question="q", expected_tool="t")
     assert by_alias.content_hash() == by_name.content_hash()
+
+
+def test_a_loaded_case_carries_the_content_hash_it_would_compute(tmp_path):
+    """The load hands each case the hash of the bytes it versioned the file by; it
+    must be the very hash the case computes from its own content, also after a selection."""
+    records = [{"id": f"c{i}", "question": f"Where is ORD-{100 + i}?", "expectedTool": "getOrderStatus",
+                "category": ("status", "refund")[i % 2]} for i in range(6)]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    dataset = load_dataset(path)
+    for chosen in (dataset, dataset.select(category="refund")):
+        for case in chosen.cases:
+            fresh = GoldenCase.model_validate(next(r for r in records if r["id"] == case.id))
+            assert case.content_hash() == fresh.content_hash()
+    assert len({c.content_hash() for c in dataset.cases}) == 6

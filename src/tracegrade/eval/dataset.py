@@ -100,6 +100,7 @@ class GoldenCase(_Strict):
     # WHY no default: model_post_init always sets it, and a default_factory made pydantic
     # inspect its signature for every case (most of the time a case took to validate).
     _state: dict[str, Any] = PrivateAttr()
+    _content_hash: str | None = PrivateAttr(default=None)  # computed once (CompactCases hands it over from the load)
 
     @field_validator("state")
     @classmethod
@@ -150,7 +151,9 @@ class GoldenCase(_Strict):
         return frozenset(t.name for t in self.tools if t.approval)
 
     def content_hash(self) -> str:
-        return _hash(self.canonical())
+        if self._content_hash is None:
+            self._content_hash = _hash(self.canonical())
+        return self._content_hash
 
     def canonical(self) -> dict[str, Any]:
         """The case's content without default values.
@@ -241,7 +244,7 @@ def load_dataset(path: str | Path) -> Dataset:
     """Read and validate a dataset file, or DatasetError naming file, case and field."""
     path = Path(path)
     raw_cases, context = _read_records(path)
-    records, ids, seen = [], [], {}
+    records, ids, hashes, seen = [], [], [], {}
     version = hashlib.sha256()
     for index, raw in enumerate(raw_cases):
         case = _validate(path, index, raw, context)
@@ -251,11 +254,13 @@ def load_dataset(path: str | Path) -> Dataset:
         seen[case.id] = len(ids)
         records.append(_pack(raw))
         ids.append(case.id)
-        version.update((", " if index else "[").encode() + _canonical_text(case.canonical()))
+        canonical = _canonical_text(case.canonical())
+        hashes.append(hashlib.sha256(canonical).hexdigest())  # the case's content_hash(), from the same bytes
+        version.update((", " if index else "[").encode() + canonical)
     if not ids:
         raise DatasetError(f"{path}: no cases")
     version.update(b"]")  # the same bytes as _hash of the list of every case's canonical form
-    return Dataset(path.name, CompactCases(records, ids, context), version.hexdigest()[:12])
+    return Dataset(path.name, CompactCases(records, ids, context, hashes), version.hexdigest()[:12])
 
 
 class CompactCases(Sequence[GoldenCase]):
@@ -272,10 +277,12 @@ class CompactCases(Sequence[GoldenCase]):
     case (YAML dates and all), with no question of a lossy round trip.
     """
 
-    __slots__ = ("_records", "ids", "_context", "_index")
+    __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
 
-    def __init__(self, records: Sequence[bytes], ids: Sequence[str], context: dict[str, Any]) -> None:
+    def __init__(self, records: Sequence[bytes], ids: Sequence[str], context: dict[str, Any],
+                 hashes: Sequence[str | None] = ()) -> None:
         self._records, self.ids, self._context = tuple(records), tuple(ids), context
+        self._hashes = tuple(hashes) or (None,) * len(self._records)  # each case's content hash, when known
         self._index: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -283,8 +290,10 @@ class CompactCases(Sequence[GoldenCase]):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return CompactCases(self._records[index], self.ids[index], self._context)
-        return GoldenCase.model_validate(pickle.loads(zlib.decompress(self._records[index])), context=self._context)
+            return CompactCases(self._records[index], self.ids[index], self._context, self._hashes[index])
+        case = GoldenCase.model_validate(pickle.loads(zlib.decompress(self._records[index])), context=self._context)
+        case._content_hash = self._hashes[index]  # WHY: hashing the case again cost as much as a check
+        return case
 
     def __iter__(self) -> Iterator[GoldenCase]:
         return (self[i] for i in range(len(self)))
@@ -307,7 +316,8 @@ class CompactCases(Sequence[GoldenCase]):
     def take(self, indices: Iterable[int]) -> CompactCases:
         """The cases at ``indices``, still compact."""
         chosen = list(indices)
-        return CompactCases([self._records[i] for i in chosen], [self.ids[i] for i in chosen], self._context)
+        return CompactCases([self._records[i] for i in chosen], [self.ids[i] for i in chosen], self._context,
+                            [self._hashes[i] for i in chosen])
 
 
 def case_ids(cases: Sequence[GoldenCase]) -> Sequence[str]:

@@ -76,6 +76,8 @@ def price_case(result: CaseResult, table: PriceTable, agent_model: str, judge_mo
     reported = result.reply.usage.cost_usd if result.reply is not None else 0.0
     agent = reported or table.cost(agent_model_of(result, agent_model), *result.agent_tokens) or 0.0
     judge = (table.cost(judge_model, *result.judge_tokens) or 0.0) if judge_model else 0.0
+    if (agent, judge) == (result.agent_cost_usd, result.judge_cost_usd):
+        return result  # WHY: a copy of a CaseResult costs more than the pricing; an unpriced case is common
     return replace(result, agent_cost_usd=agent, judge_cost_usd=judge)
 
 

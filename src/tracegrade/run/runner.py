@@ -103,7 +103,9 @@ async def _evaluate_case(
     base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
                 risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
-        reply = await asyncio.wait_for(play(target, case), settings.timeout_s)
+        # WHY a timeout scope, not wait_for: wait_for wraps every case's agent in a task of its own.
+        async with asyncio.timeout(settings.timeout_s):
+            reply = await play(target, case)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
