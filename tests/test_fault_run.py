@@ -97,6 +97,8 @@ def fault_run(tmp_path_factory):
             # WHY 3 s: every timeout must be a hang the server chose; at 1 s a loaded
             # machine timed out a normal answer too, a retry the server never caused.
             "TRACEGRADE_MODEL_TIMEOUT_S": "3", "TRACEGRADE_MODEL_RETRIES": str(ATTEMPTS - 1),
+            # An eval run stores spans only where this names: named, so the spans are checked too.
+            "TRACEGRADE_SPANS_DB": ".tracegrade/spans.db",
         }
         done = subprocess.run(
             [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "shopnest",
