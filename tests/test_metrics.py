@@ -298,3 +298,12 @@ def _varied_run() -> tuple[list[GoldenCase], list[CaseResult]]:
         cases.append(c)
         results.append(CaseResult(c.id, "pass" if i % 3 else "fail", reply=None if i == 7 else r))
     return cases, results
+
+
+def test_refusal_finds_every_phrase_anywhere_and_nothing_else():
+    """One pattern stands for the phrase list: each phrase, in any case and inside any text."""
+    from tracegrade.metrics.generation import REFUSAL_PHRASES
+
+    for phrase in REFUSAL_PHRASES:
+        assert is_refusal(f"Well. {phrase.upper().replace(chr(39), chr(0x2019))} (ticket 7)"), phrase
+    assert not is_refusal("ORD-101 shipped on 3 May; returns within 30 days (a.b.c) * | ?")

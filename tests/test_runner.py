@@ -321,3 +321,20 @@ async def test_a_large_run_starts_only_concurrency_tasks_and_keeps_nothing_when_
     assert peak_tasks <= 2 * 8 + 1  # the workers, their wait_for tasks, and the test's own task
     ordered = await run_cases(cases[:50], target, None, RunSettings(checks_only=True, concurrency=8))
     assert [r.case_id for r in ordered] == [c.id for c in cases[:50]]
+
+
+@pytest.mark.parametrize("text", ['plain', 'a "quote" & <tag> \'apostrophe\'', "lines\nand\ttabs\r", "Grüße — ✓", ""])
+@pytest.mark.parametrize("status", ["pass", "fail", "error"])
+def test_a_testcase_is_written_as_elementtree_writes_it(text, status):
+    """The JUnit rows are formatted by hand for speed; ElementTree is the reference."""
+    from tracegrade.core.results import CaseResult, CheckResult
+
+    checks = (CheckResult(name="toolChoice", passed=False, detail=f"wanted {text}"),) if status == "fail" else ()
+    result = CaseResult(f"case {text}", status, checks=checks, error=f"agent failed: {text}", split=text,
+                        seconds=0.0125)
+    expected = ET.Element("testcase", classname=f"golden.{text}", name=result.case_id, time="0.013")
+    if status == "error":
+        ET.SubElement(expected, "error", message=result.error)
+    elif status == "fail":
+        ET.SubElement(expected, "failure", message=f"toolChoice: wanted {text}")
+    assert junit.testcase_xml(result, "golden") == ET.tostring(expected, encoding="unicode")

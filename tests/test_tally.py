@@ -53,7 +53,7 @@ class CountingResults(compact.CompactResults):
     """CompactResults that count how often each result is decoded."""
 
     def __init__(self, results) -> None:
-        super().__init__(compact.compress(json.dumps(r.to_json())) for r in results)
+        super().__init__(json.dumps(r.to_json()).encode() for r in results)
         self.decoded: Counter = Counter()
 
     def __iter__(self):

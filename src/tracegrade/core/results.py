@@ -7,6 +7,7 @@ report read the same thing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,13 @@ CaseStatus = Literal["pass", "fail", "unscored", "error"]
 def _flat(data: Any) -> dict[str, Any]:
     """A dataclass of plain values as a dict, field by field: ``dataclasses.asdict``
     without its deep copy, which was most of what storing a case's checks cost."""
-    return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+    return {name: getattr(data, name) for name in _field_names(type(data))}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, looked up once (``dataclasses.fields`` walks every attribute)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ class CaseResult:
     def to_json(self) -> dict[str, Any]:
         # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
         # to_wire to replace it; at 10,000 cases that copy was most of the cost.
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data = _flat(self)
         data["checks"] = tuple(_flat(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import pickle
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
@@ -31,6 +30,7 @@ from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from tracegrade.core.errors import DatasetError
+from tracegrade.core.packed import Packed
 from tracegrade.eval.argmatch import SpecError, compile_spec
 from tracegrade.eval.expectations import (
     AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
@@ -249,9 +249,9 @@ def load_dataset(path: str | Path) -> Dataset:
     for index, raw in enumerate(raw_cases):
         case = _validate(path, index, raw, context)
         if case.id in seen:
-            first = CompactCases(records, ids, context)[seen[case.id]]
+            first = _validate(path, seen[case.id], raw_cases[seen[case.id]], context)
             raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
-        seen[case.id] = len(ids)
+        seen[case.id] = index
         records.append(_pack(raw))
         ids.append(case.id)
         canonical = _canonical_text(case.canonical())
@@ -271,17 +271,19 @@ class CompactCases(Sequence[GoldenCase]):
         (1, 'Why?', True, None)
 
     WHY: 100,000 GoldenCase objects held about 240 MB (2.4 KB each) from the
-    load to the end of the run; a compressed record is about 0.2 KB, and
-    validating it again costs about 0.02 ms. WHY the raw record, pickled, not
-    the case's JSON: the same record and context validate to the very same
-    case (YAML dates and all), with no question of a lossy round trip.
+    load to the end of the run; a record, pickled and compressed with its
+    neighbours (``core.packed``), is well under 0.2 KB, and validating it again
+    costs about 0.02 ms. WHY the raw record, pickled, not the case's JSON: the
+    same record and context validate to the very same case (YAML dates and
+    all), with no question of a lossy round trip.
     """
 
     __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
 
-    def __init__(self, records: Sequence[bytes], ids: Sequence[str], context: dict[str, Any],
+    def __init__(self, records: Iterable[bytes] | Packed, ids: Sequence[str], context: dict[str, Any],
                  hashes: Sequence[str | None] = ()) -> None:
-        self._records, self.ids, self._context = tuple(records), tuple(ids), context
+        self._records = records if isinstance(records, Packed) else Packed(records)
+        self.ids, self._context = tuple(ids), context
         self._hashes = tuple(hashes) or (None,) * len(self._records)  # each case's content hash, when known
         self._index: dict[str, int] | None = None
 
@@ -290,8 +292,8 @@ class CompactCases(Sequence[GoldenCase]):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return CompactCases(self._records[index], self.ids[index], self._context, self._hashes[index])
-        case = GoldenCase.model_validate(pickle.loads(zlib.decompress(self._records[index])), context=self._context)
+            return self.take(range(*index.indices(len(self))))
+        case = GoldenCase.model_validate(pickle.loads(self._records[index]), context=self._context)
         case._content_hash = self._hashes[index]  # WHY: hashing the case again cost as much as a check
         return case
 
@@ -331,7 +333,7 @@ def case_finder(cases: Sequence[GoldenCase]) -> Callable[[str], GoldenCase | Non
 
 
 def _pack(raw: Any) -> bytes:
-    return zlib.compress(pickle.dumps(raw, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    return pickle.dumps(raw, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _duplicate(first: GoldenCase, second: GoldenCase) -> str:

@@ -43,9 +43,13 @@ _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _FENCE = re.compile(r"^\s*```", re.MULTILINE)
 
 
+# WHY one pattern: the phrases one by one were 42 searches of every answer.
+_REFUSAL = re.compile("|".join(re.escape(phrase) for phrase in REFUSAL_PHRASES))
+
+
 def is_refusal(answer: str) -> bool:
-    text = answer.casefold().replace("\u2019", "'")
-    return any(phrase in text for phrase in REFUSAL_PHRASES)
+    """The answer contains one of REFUSAL_PHRASES (case and apostrophe style aside)."""
+    return _REFUSAL.search(answer.casefold().replace("\u2019", "'")) is not None
 
 
 def markdown_problems(answer: str) -> list[str]:

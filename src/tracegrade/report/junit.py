@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape
 from pathlib import Path
 from typing import TextIO
 
@@ -31,7 +32,7 @@ class Writer:
         self._dataset, self._rows = manifest.dataset, streamed.Rows()
 
     def add(self, result: CaseResult) -> None:
-        self._rows.write(ET.tostring(_testcase(result, self._dataset), encoding="unicode"))
+        self._rows.write(testcase_xml(result, self._dataset))
 
     def finish(self, ending: streamed.Ending, out: TextIO) -> None:
         summary, counts = ending.summary, ending.summary.statuses
@@ -47,13 +48,26 @@ class Writer:
         out.write("</testsuite>")
 
 
-def _testcase(result: CaseResult, dataset: str) -> ET.Element:
-    case = ET.Element("testcase", classname=f"{dataset}.{result.split}", name=result.case_id, time=f"{result.seconds:.3f}")
+def testcase_xml(result: CaseResult, dataset: str) -> str:
+    """One ``<testcase>`` element, as ElementTree writes it.
+
+    WHY by hand: ElementTree's writer cost ~40 us a case, most of a large
+    run's JUnit file; the escaping is ElementTree's own for attribute values."""
+    head = (f'<testcase classname={_attr(f"{dataset}.{result.split}")} name={_attr(result.case_id)} '
+            f'time="{result.seconds:.3f}"')
     if result.status == "error":
-        ET.SubElement(case, "error", message=result.error)
-    elif result.status != "pass":
-        ET.SubElement(case, "failure", message=_failure_message(result))
-    return case
+        return f"{head}><error message={_attr(result.error)} /></testcase>"
+    if result.status != "pass":
+        return f"{head}><failure message={_attr(_failure_message(result))} /></testcase>"
+    return f"{head} />"
+
+
+# What ElementTree escapes in an attribute value besides & < >.
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#09;"}
+
+
+def _attr(value: str) -> str:
+    return '"' + escape(value, _ATTRIBUTE_ENTITIES) + '"'
 
 
 def _failure_message(result: CaseResult) -> str:

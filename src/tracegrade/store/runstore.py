@@ -37,7 +37,7 @@ from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.store.compact import CompactResults, compress
+from tracegrade.store.compact import CompactResults
 from tracegrade.store.backends import Backend, PostgresBackend, SqliteBackend, hide_password
 
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
@@ -241,15 +241,17 @@ class RunStore:
         case at once, as objects, was the peak of a large run's memory. Each page
         starts after the last one's key, in the order of migration 3's index."""
         manifest = self.info(run_id).manifest
-        blobs: list[bytes] = []
+        return Run(manifest, CompactResults.from_json_texts(self._stored_texts(run_id, page)))  # type: ignore[arg-type]
+
+    def _stored_texts(self, run_id: str, page: int) -> Iterator[str]:
         after: tuple[Any, ...] = (-1, -1, "")  # WHY the last row's key, not OFFSET: OFFSET walks every row before it
         while True:
             rows = self._query("SELECT result, position, repetition, case_id FROM case_results WHERE run_id = ? "
                                "AND (position, repetition, case_id) > (?, ?, ?) "
                                "ORDER BY position, repetition, case_id LIMIT ?", (run_id, *after, page))
-            blobs.extend(compress(row[0]) for row in rows)
+            yield from (row[0] for row in rows)
             if len(rows) < page:
-                return Run(manifest, CompactResults(blobs))  # type: ignore[arg-type]
+                return
             after = tuple(rows[-1][1:])
 
     def done_keys(self, run_id: str) -> set[tuple[str, int]]:
