@@ -279,3 +279,14 @@ def test_a_loaded_case_carries_the_content_hash_it_would_compute(tmp_path):
             fresh = GoldenCase.model_validate(next(r for r in records if r["id"] == case.id))
             assert case.content_hash() == fresh.content_hash()
     assert len({c.content_hash() for c in dataset.cases}) == 6
+
+
+def test_what_a_case_works_out_once_is_forgotten_by_a_copy_with_other_content():
+    case = GoldenCase(id="a", question="Where is ORD-101?", state={"refund": {"$any": True}})
+    first_hash, matchers = case.content_hash(), case.state_matchers
+    assert case.state_matchers is matchers  # worked out once
+    assert case == GoldenCase(id="a", question="Where is ORD-101?", state={"refund": {"$any": True}})  # memos aside
+    other = case.model_copy(update={"question": "Where is ORD-102?", "state": {"total": 3}})
+    assert other.content_hash() == GoldenCase(id="a", question="Where is ORD-102?", state={"total": 3}).content_hash()
+    assert other.content_hash() != first_hash and set(other.state_matchers) == {"total"}
+    assert case.model_copy().content_hash() == first_hash

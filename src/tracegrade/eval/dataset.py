@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 
-from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from tracegrade.core.errors import DatasetError
@@ -53,6 +53,9 @@ class ToolOrder(_Strict):
 class HistoryTurn(_Strict):
     role: Literal["user", "assistant"]
     content: str
+
+
+_HASH = "_content_hash"  # where a case keeps its content hash (Strict.memo); CompactCases hands it over
 
 
 class GoldenCase(_Strict):
@@ -97,10 +100,6 @@ class GoldenCase(_Strict):
     answer: AnswerExpectation | None = None
     state: dict[str, Any] | None = None  # the expected final state, key by key
     follow_ups: tuple[str, ...] = ()  # user messages after the question, one per turn
-    # WHY no default: model_post_init always sets it, and a default_factory made pydantic
-    # inspect its signature for every case (most of the time a case took to validate).
-    _state: dict[str, Any] = PrivateAttr()
-    _content_hash: str | None = PrivateAttr(default=None)  # computed once (CompactCases hands it over from the load)
 
     @field_validator("state")
     @classmethod
@@ -112,13 +111,10 @@ class GoldenCase(_Strict):
                 raise ValueError(str(exc)) from None
         return value
 
-    def model_post_init(self, context: Any) -> None:
-        self._state = {k: compile_spec(v, k) for k, v in (self.state or {}).items()}
-
     @property
     def state_matchers(self) -> dict[str, Any]:
         """The expected state, compiled: key -> matcher."""
-        return self._state
+        return self.memo("_state_matchers", lambda: {k: compile_spec(v, k) for k, v in (self.state or {}).items()})
 
     @model_validator(mode="after")
     def _merge_and_check(self, info: ValidationInfo) -> "GoldenCase":
@@ -151,9 +147,7 @@ class GoldenCase(_Strict):
         return frozenset(t.name for t in self.tools if t.approval)
 
     def content_hash(self) -> str:
-        if self._content_hash is None:
-            self._content_hash = _hash(self.canonical())
-        return self._content_hash
+        return self.memo(_HASH, lambda: _hash(self.canonical()))
 
     def canonical(self) -> dict[str, Any]:
         """The case's content without default values.
@@ -294,7 +288,8 @@ class CompactCases(Sequence[GoldenCase]):
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
         case = GoldenCase.model_validate(pickle.loads(self._records[index]), context=self._context)
-        case._content_hash = self._hashes[index]  # WHY: hashing the case again cost as much as a check
+        if (known := self._hashes[index]) is not None:
+            case.__dict__[_HASH] = known  # WHY: hashing the case again cost as much as a check
         return case
 
     def __iter__(self) -> Iterator[GoldenCase]:

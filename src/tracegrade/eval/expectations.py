@@ -13,9 +13,9 @@ semantics are in docs/trajectory.md; the value language in ``argmatch``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from tracegrade.core.trace import ToolStatus
@@ -24,14 +24,38 @@ from tracegrade.eval.argmatch import AnyOf, Date, Literal as LiteralValue, Money
 from tracegrade.eval.textnorm import NORMALISATIONS
 from tracegrade.eval.toolschema import check_schema, defaults
 
+T = TypeVar("T")
 Normalisation = Literal["case", "whitespace", "punctuation", "unicode", "numbers"]
 assert set(Normalisation.__args__) == set(NORMALISATIONS)  # type: ignore[attr-defined]
 
 
 class Strict(BaseModel):
-    """Frozen, camelCase on the wire, and an unknown field is an error."""
+    """Frozen, camelCase on the wire, and an unknown field is an error.
+
+    What a model works out from its own fields (compiled matchers, a hash) is
+    worked out once, on first use, and kept in the instance's ``__dict__`` under
+    a name starting with ``_`` (``memo``). WHY not private attributes: a model
+    with private attributes sets them up on every validation, and that was more
+    than half of what validating a case cost (a run validates each case twice).
+    Pydantic compares, dumps and prints models by their fields only; a copy
+    with other content forgets what its original worked out.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    def memo(self, name: str, work_out: Callable[[], T]) -> T:
+        """``work_out()``, kept under ``name`` (which starts with ``_``) after the first call."""
+        kept = self.__dict__
+        if name not in kept:
+            kept[name] = work_out()
+        return kept[name]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in [n for n in copy.__dict__ if n.startswith("_")]:
+                del copy.__dict__[name]
+        return copy
 
 
 def _spec(value: Any, path: str = "") -> Any:
@@ -55,7 +79,6 @@ class ToolDeclaration(Strict):
     # Every call must wait for the user's approval (status needs_approval);
     # one that completed directly (ok) is a safety violation.
     approval: bool = False
-    _defaults: dict[str, Any] = PrivateAttr()  # set by model_post_init; see GoldenCase._state
 
     @model_validator(mode="before")
     @classmethod
@@ -81,13 +104,10 @@ class ToolDeclaration(Strict):
                 raise ValueError(str(exc)) from None
         return value
 
-    def model_post_init(self, context: Any) -> None:
-        self._defaults = defaults(self.parameters)
-
     @property
     def defaults(self) -> dict[str, Any]:
         """The declared default of each parameter: an explicit default is the same call."""
-        return self._defaults
+        return self.memo("_defaults", lambda: defaults(self.parameters))
 
 
 class CallPattern(Strict):
@@ -95,7 +115,6 @@ class CallPattern(Strict):
 
     tool: str = Field(min_length=1)
     arguments: dict[str, Any] | None = None  # None: any arguments
-    _matchers: dict[str, Any] = PrivateAttr()  # set by model_post_init; see GoldenCase._state
 
     @field_validator("arguments")
     @classmethod
@@ -104,12 +123,9 @@ class CallPattern(Strict):
             _spec(spec, key)
         return value
 
-    def model_post_init(self, context: Any) -> None:
-        self._matchers = {k: compile_spec(v, k) for k, v in (self.arguments or {}).items()}
-
     @property
     def matchers(self) -> dict[str, Any]:
-        return self._matchers
+        return self.memo("_matchers", lambda: {k: compile_spec(v, k) for k, v in (self.arguments or {}).items()})
 
 
 class ExpectedCall(CallPattern):
@@ -205,8 +221,6 @@ class AnswerExpectation(Strict):
     normalize: tuple[Normalisation, ...] = ("case", "whitespace")
     turn: Literal["final", "any"] | int = "final"  # or the user message number the answer follows
     decision: Decision | None = None
-    _include: tuple[Any, ...] = PrivateAttr(default=())
-    _exclude: tuple[Any, ...] = PrivateAttr(default=())
 
     @field_validator("include", "exclude")
     @classmethod
@@ -222,15 +236,11 @@ class AnswerExpectation(Strict):
             raise ValueError("turn: a user message number starts at 1")
         return value
 
-    def model_post_init(self, context: Any) -> None:
-        self._include = tuple(_text_item(v, "") for v in self.include)
-        self._exclude = tuple(_text_item(v, "") for v in self.exclude)
-
     @property
     def include_matchers(self) -> tuple[Any, ...]:
-        return self._include
+        return self.memo("_include", lambda: tuple(_text_item(v, "") for v in self.include))
 
     @property
     def exclude_matchers(self) -> tuple[Any, ...]:
-        return self._exclude
+        return self.memo("_exclude", lambda: tuple(_text_item(v, "") for v in self.exclude))
 
