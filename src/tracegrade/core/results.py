@@ -11,11 +11,12 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, TypeVar
 
 from tracegrade.core.trace import Reply
 
 
+T = TypeVar("T")
 CaseStatus = Literal["pass", "fail", "unscored", "error"]
 
 
@@ -29,6 +30,31 @@ def _flat(data: Any) -> dict[str, Any]:
 def _field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names, looked up once (``dataclasses.fields`` walks every attribute)."""
     return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
+    """A frozen dataclass from the values it was stored with, as ``cls(**values)`` makes it.
+
+    WHY not its ``__init__`` when the values fit: a frozen dataclass's sets each
+    field through ``object.__setattr__``, a sixth of reading a stored case back
+    (a result and its checks). Values that do not fit (a field missing, one not
+    known) go through ``__init__``, which says what is wrong."""
+    defaults, required = _defaults(cls)
+    if not (required <= values.keys() and values.keys() <= defaults.keys() | required):
+        return cls(**values)
+    made = object.__new__(cls)
+    made.__dict__.update(defaults)
+    made.__dict__.update(values)
+    return made
+
+
+@functools.cache
+def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """The fields of dataclass ``cls`` with a default value (none may have a factory), and those without."""
+    fields = dataclasses.fields(cls)
+    assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
+    return ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
+            frozenset(f.name for f in fields if f.default is dataclasses.MISSING))
 
 
 @dataclass(frozen=True)
@@ -180,12 +206,12 @@ class CaseResult:
     def from_json(cls, data: Mapping[str, Any]) -> CaseResult:
         values = dict(data)
         values["reply"] = Reply.from_wire(values["reply"]) if values.get("reply") else None
-        values["checks"] = tuple(CheckResult(**c) for c in values.get("checks", ()))
+        values["checks"] = tuple(_rebuilt(CheckResult, c) for c in values.get("checks", ()))
         values["agent_tokens"] = tuple(values.get("agent_tokens", (0, 0)))
         values["judge_tokens"] = tuple(values.get("judge_tokens", (0, 0)))
         values["attempts"] = tuple(values.get("attempts", ()))
         values["metrics"] = tuple(MetricScore.from_json(m) for m in values.get("metrics", ()))
-        return cls(**values)
+        return _rebuilt(cls, values)
 
 
 @dataclass(frozen=True)

@@ -171,13 +171,14 @@ class RunStore:
         of them or none. Saving a (case, repetition) again with other content is
         an error; the very same row again is a retried commit, accepted."""
         rows = [(result, position, self._clean(result.to_json())) for result, position in finished]
+        recorded_at = now_iso()  # one transaction: the cases of a group are recorded together
 
         def insert(run) -> None:
             for result, position, stored in rows:
                 key = (run_id, result.case_id, result.repeat)
                 if not run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, "
                            "result) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, case_id, repetition) "
-                           "DO NOTHING RETURNING 1", (*key, position, result.status, now_iso(), stored)):
+                           "DO NOTHING RETURNING 1", (*key, position, result.status, recorded_at, stored)):
                     existing = run("SELECT result FROM case_results WHERE run_id = ? AND case_id = ? "
                                    "AND repetition = ?", key)
                     # WHY compared as values: a row stored by an older version may be spaced differently.
