@@ -194,10 +194,10 @@ class MockServer:
 
 def run_child(dataset: Path, scratch: Path, concurrency: int, env: dict[str, str], extra: Sequence[str]) -> dict:
     """One `tracegrade run` in a fresh process; its wall time and peak RSS."""
-    env = {"TRACEGRADE_SPANS_DB": str(scratch / "spans.db"), **os.environ, **env,
-           "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
-    # Its own run store, span store and output folder: a benchmark never writes into the work tree.
-    # (TRACEGRADE_SPANS_DB=off in the caller's environment measures a run that builds no spans.)
+    env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")])}
+    # Its own run store and output folder: a benchmark never writes into the work tree. An eval
+    # run builds no spans by default; TRACEGRADE_SPANS_DB=PATH in the caller's environment
+    # measures one that stores them there.
     argv = ["run", str(dataset), "--target", AGENTS[env.get("BENCH_AGENT", "shopnest")], "--judge-model", "openai:mock-judge",
             "--concurrency", str(concurrency), "--quiet", "--out", str(scratch / "runs"),
             "--db", f"sqlite:///{scratch / 'runs.db'}", *extra]
