@@ -6,8 +6,8 @@ Runs `tracegrade run evals/golden-dataset.json` (ShopNest's agent on
 ``bench/mock_openai.py``, one judge call per case, the target of
 ``throughput.py``) in a fresh process per run, the modes interleaved:
 
-- ``off``: ``TRACEGRADE_SPANS_DB=off`` and no collector: no span is built;
-- ``store``: spans into the local span store only (the default);
+- ``off``: ``TRACEGRADE_SPANS_DB=off`` and no collector: no span is built (an eval run's default);
+- ``store``: spans into a local span store only (``TRACEGRADE_SPANS_DB`` names it);
 - ``dead``: the store, and ``OTEL_EXPORTER_OTLP_ENDPOINT`` on a loopback port
   nothing listens on.
 
