@@ -50,6 +50,18 @@ def test_evaluate_runs_checks_stores_and_writes_files(tmp_path):
     assert files == ["junit.xml", "results.json", "summary.md"]
 
 
+def test_on_finish_sees_the_runs_tally_metrics_and_files(tmp_path):
+    finished: list[tracegrade.Evaluation] = []
+    run = tracegrade.evaluate(CASES, agent, judge=None, store=f"sqlite:///{tmp_path / 'runs.db'}",
+                              out=tmp_path / "out", on_finish=finished.append)
+    (evaluation,) = finished
+    assert evaluation.run == run and evaluation.summary.cases == 2 and evaluation.summary.failed == ["lookup"]
+    assert evaluation.metrics.overall["passRate"].value == 0.5
+    assert evaluation.metrics.overall["tools.argExact"].value == 0.0  # the right tool, the wrong argument
+    assert [f.name for f in evaluation.files] == ["results.json", "junit.xml", "summary.md"]
+    assert all(f.parent.name == run.manifest.run_id and f.stat().st_size for f in evaluation.files)
+
+
 def test_the_async_twin_and_resume_finish_a_run(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     with open_store(url) as store:
