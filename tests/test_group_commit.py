@@ -72,6 +72,71 @@ def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once
     assert reported_unstored == []
 
 
+def _slow_first_commit(store, finished_before: list[int], calls: list[str], seconds: float = 0.3):
+    """The store's first commit takes ``seconds``; how many cases had finished when it ended."""
+    save_cases = store.save_cases
+
+    def slow(run_id, finished):
+        if not finished_before:
+            time.sleep(seconds)
+            finished_before.append(len(calls))
+        save_cases(run_id, finished)
+
+    store.save_cases = slow
+
+
+@pytest.mark.parametrize("backlog", [1024, 5])
+def test_workers_go_on_while_a_commit_runs_until_the_backlog_is_full(tmp_path, monkeypatch, backlog):
+    """A slow fsync no longer holds every worker: the cases go on finishing
+    (and wait for their commit only past the backlog), and are reported once stored."""
+    from tracegrade.run.recording import GroupCommit
+
+    monkeypatch.setattr(GroupCommit, "BACKLOG", backlog)
+    cases = [GoldenCase(id=f"w{i:03d}", question=f"q {i}?") for i in range(80)]
+    calls: list[str] = []
+    finished_before: list[int] = []
+    reported: list[str] = []
+
+    async def target(case: GoldenCase) -> Reply:
+        calls.append(case.id)
+        return Reply(answer="ok")
+
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        _slow_first_commit(store, finished_before, calls)
+        recorded = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=2),
+                                          store, manifest(len(cases)), on_result=lambda r: reported.append(r.case_id)))
+        assert len(store.done_keys("r1")) == len(cases)
+    assert recorded.status == "finished" and sorted(reported) == [c.id for c in cases]
+    if backlog == 5:
+        assert finished_before[0] <= backlog + 2 + 1  # the backlog, the two workers, the case in the commit
+    else:
+        assert finished_before[0] == len(cases)  # nobody waited for the slow commit
+
+
+def test_a_failed_commit_stops_the_run_with_the_stores_error_and_reports_nothing_unstored(tmp_path):
+    cases = [GoldenCase(id=f"f{i:03d}", question=f"q {i}?") for i in range(40)]
+    reported: list[str] = []
+
+    async def target(case: GoldenCase) -> Reply:
+        await asyncio.sleep(0.001)
+        return Reply(answer="ok")
+
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        save_cases = store.save_cases
+
+        def failing(run_id, finished):
+            if any(r.case_id == "f010" for r, _ in finished):
+                raise StoreError("disk full")
+            save_cases(run_id, finished)
+
+        store.save_cases = failing
+        with pytest.raises(StoreError, match="disk full"):
+            asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=4), store,
+                                   manifest(len(cases)), on_result=lambda r: reported.append(r.case_id)))
+        stored = {case_id for case_id, _ in store.done_keys("r1")}
+    assert "f010" not in stored and set(reported) == stored
+
+
 TARGET = """
 import asyncio
 from tracegrade import Reply

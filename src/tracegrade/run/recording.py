@@ -70,18 +70,14 @@ async def _record(cases, target, judge, settings, store, manifest, resume, budge
     await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
-    commits = GroupCommit(store, run_id, positions)
-
-    async def save(result: CaseResult) -> None:
-        await commits.save(result)
-        if on_result is not None:
-            on_result(result)
-
+    commits = GroupCommit(store, run_id, positions, on_stored=on_result)
     try:
-        await run_cases(cases, target, judge, settings, on_result=save, done=done, budget=budget, evaluate=evaluate,
-                        keep=False)  # the store keeps them; the Run below is read back from it
+        await run_cases(cases, target, judge, settings, on_result=commits.save, done=done, budget=budget,
+                        evaluate=evaluate, keep=False)  # the store keeps them; the Run below is read back from it
     except* StoreError as group:
         raise group.exceptions[0] from None  # one store failure is the story, not the group
+    finally:
+        await commits.drain()  # the finished cases still waiting for their commit: kept, even when stopping
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
     status = "finished" if len(stored.results) >= expected else "stopped"
@@ -102,49 +98,70 @@ def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: S
 class GroupCommit:
     """Finished cases into the store, a group per transaction (group commit).
 
-    ``save`` returns once the case's transaction has committed, so a case is
-    reported (progress, results) only when a kill -9 can no longer lose it, as
-    with a transaction per case. WHY groups: at low latency many cases finish
-    while one commit (one fsync) runs; they all share the next one instead of
-    queueing for one each. An idle run still commits each case at once."""
+    A case is reported (``on_stored``: progress, results) only once its
+    transaction has committed, so a kill -9 can lose no case that was reported.
+    WHY groups: at low latency many cases finish while one commit (one fsync)
+    runs; they all share the next one instead of queueing for one each. WHY
+    ``save`` does not wait for the commit (unless BACKLOG cases already do): a
+    worker waiting out the fsync left the event loop idle a tenth of a large
+    run. An idle run still commits each case at once. A failed commit fails the
+    next ``save`` and ``drain``: the run stops with the store's error."""
 
-    def __init__(self, store: RunStore, run_id: str, positions: dict[str, int]) -> None:
-        self._store, self._run_id, self._positions = store, run_id, positions
-        self._waiting: list[tuple[CaseResult, asyncio.Future]] = []
+    BACKLOG = 1024  # finished cases waiting for a commit; past it a worker waits for its own
+
+    def __init__(self, store: RunStore, run_id: str, positions: dict[str, int],
+                 on_stored: Callable[[CaseResult], None] | None = None) -> None:
+        self._store, self._run_id, self._positions, self._on_stored = store, run_id, positions, on_stored
+        self._waiting: list[tuple[CaseResult, asyncio.Future | None]] = []
+        self._uncommitted = 0
         self._writer: asyncio.Task | None = None
+        self._failure: Exception | None = None
         self.transactions = 0
 
     async def save(self, result: CaseResult) -> None:
-        done = asyncio.get_running_loop().create_future()
+        if self._failure is not None:
+            raise self._failure
+        done = asyncio.get_running_loop().create_future() if self._uncommitted >= self.BACKLOG else None
         self._waiting.append((result, done))
+        self._uncommitted += 1
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
-        await done
+        if done is not None:
+            await done
+
+    async def drain(self) -> None:
+        """Returns once every case saved so far is committed; raises the store's error if one failed."""
+        if self._writer is not None:
+            await asyncio.shield(self._writer)  # WHY shielded: a cancelled run still keeps its finished cases
+        if self._failure is not None:
+            raise self._failure
 
     async def _write(self) -> None:
-        while self._waiting:
+        while self._waiting and self._failure is None:
             group, self._waiting = self._waiting, []
             try:
                 await asyncio.to_thread(self._store.save_cases, self._run_id,
                                         [(result, self._positions[result.case_id]) for result, _ in group])
-            except asyncio.CancelledError:
-                _settle(group, cancel=True)
-                raise
-            except Exception as exc:  # each case of the group fails as its own save would have
+            except Exception as exc:  # the whole group is not stored: the run stops with this error
+                self._failure = exc
                 _settle(group, error=exc)
-            else:
-                self.transactions += 1
-                _settle(group)
+                return
+            self.transactions += 1
+            self._uncommitted -= len(group)
+            _settle(group)
+            try:
+                for result, _ in group if self._on_stored is not None else ():
+                    self._on_stored(result)
+            except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
+                self._failure = exc
+                return
 
 
-def _settle(group: list[tuple[CaseResult, asyncio.Future]], error: Exception | None = None,
-            cancel: bool = False) -> None:
+def _settle(group: list[tuple[CaseResult, asyncio.Future | None]], error: Exception | None = None) -> None:
     for _, done in group:
-        if done.done():  # its waiter was cancelled (a budget stop): nobody to tell
+        if done is None or done.done():  # nobody waits, or its waiter was cancelled (a budget stop)
             continue
-        if cancel:
-            done.cancel()
-        elif error is not None:
+        if error is not None:
             done.set_exception(error)
         else:
             done.set_result(None)
