@@ -39,8 +39,8 @@ def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
     field through ``object.__setattr__``, a sixth of reading a stored case back
     (a result and its checks). Values that do not fit (a field missing, one not
     known) go through ``__init__``, which says what is wrong."""
-    defaults, required = _defaults(cls)
-    if not (required <= values.keys() and values.keys() <= defaults.keys() | required):
+    defaults, required, known = _defaults(cls)
+    if not (required <= values.keys() <= known):
         return cls(**values)
     made = object.__new__(cls)
     made.__dict__.update(defaults)
@@ -49,12 +49,13 @@ def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
 
 
 @functools.cache
-def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str]]:
-    """The fields of dataclass ``cls`` with a default value (none may have a factory), and those without."""
+def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+    """The fields of dataclass ``cls`` with a default value (none may have a factory), those
+    without, and all of them."""
     fields = dataclasses.fields(cls)
     assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
     return ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
-            frozenset(f.name for f in fields if f.default is dataclasses.MISSING))
+            frozenset(f.name for f in fields if f.default is dataclasses.MISSING), frozenset(f.name for f in fields))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from tracegrade.core import jsontext
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.packed import Packed
 from tracegrade.eval.argmatch import SpecError, compile_spec
@@ -161,6 +162,8 @@ class GoldenCase(_Strict):
 def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
     """Names a case uses that its tools do not declare, as (field path, message)."""
     errors: list[tuple[tuple[str | int, ...], str]] = []
+    if not case.tools and not case.requires_approval:  # nothing declared, nothing to contradict
+        return errors
     names = [t.name for t in case.tools]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -427,7 +430,7 @@ def _json_lines(path: Path, text: str) -> list[Any]:
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         try:
-            records += [json.loads(line)] if line.strip() else []
+            records += [jsontext.load(line)] if line.strip() else []
         except ValueError as exc:  # json's "line 1" would be wrong: say which line of the file
             raise DatasetError(f"{path}: line {number}: cannot parse: {exc}") from None
     return records
