@@ -88,3 +88,16 @@ def test_the_public_names_are_exported_lazily():
     assert isinstance(Short(), tracegrade.Check)
     with pytest.raises(AttributeError):
         tracegrade.nothing_here
+
+
+def test_results_json_holds_each_case_as_the_store_holds_it(tmp_path):
+    import json
+    import sqlite3
+
+    run = tracegrade.evaluate(CASES, agent, judge=None, store=f"sqlite:///{tmp_path / 'runs.db'}", out=tmp_path / "out")
+    stored = [row[0] for row in sqlite3.connect(tmp_path / "runs.db").execute(
+        "SELECT result FROM case_results ORDER BY position")]
+    lines = (tmp_path / "out" / run.manifest.run_id / "results.json").read_text().splitlines()
+    rows = [line.strip().rstrip(",") for line in lines if line.startswith("    {")]
+    assert rows == stored  # copied, not decoded and encoded again
+    assert [json.loads(r)["case_id"] for r in rows] == [r.case_id for r in run.results]

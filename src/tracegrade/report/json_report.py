@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.report import streamed
 from tracegrade.stats.tally import RunTally
+from tracegrade.store.compact import CompactResults
 
 
 def write(run: Run, path: Path, metrics: Mapping[str, Any] | None = None) -> Path:
     """The manifest and metrics indented, then one case per line, written a case at a time."""
     writer = Writer(run.manifest)
-    for result in run.results:
-        writer.add(result)
+    feed(writer, run.results)
     return streamed.write_file(writer, streamed.Ending(run.manifest, RunTally(), metrics), path)
 
 
@@ -38,7 +38,11 @@ class Writer:
         self._rows = streamed.Rows()
 
     def add(self, result: CaseResult) -> None:
-        self._rows.write(("," if self._rows.count else "") + "\n    " + jsontext.dump(result.to_json()))
+        self.add_stored(jsontext.dump(result.to_json()))
+
+    def add_stored(self, text: str) -> None:
+        """A case as the run store holds it: its JSON text (one line)."""
+        self._rows.write(("," if self._rows.count else "") + "\n    " + text)
 
     def finish(self, ending: streamed.Ending, out: TextIO) -> None:
         out.write('{\n  "manifest": ' + _indented(ending.manifest.to_json()) + ',\n  "results": [')
@@ -48,6 +52,18 @@ class Writer:
         if ending.metrics is not None:
             out.write(',\n  "metrics": ' + _indented(dict(ending.metrics)))
         out.write("\n}\n")
+
+
+def feed(writer: Writer, results: Sequence[CaseResult]) -> None:
+    """Every case of ``results`` into ``writer``, in order: as stored, when ``results``
+    came from the run store (WHY: encoding each decoded case again was a sixth of
+    the end of a large run), else encoded."""
+    if isinstance(results, CompactResults):
+        for text in results.texts():
+            writer.add_stored(text.decode())
+    else:
+        for result in results:
+            writer.add(result)
 
 
 def _indented(value: Any) -> str:

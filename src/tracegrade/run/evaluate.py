@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
 
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult, Manifest, Run
@@ -30,6 +30,7 @@ from tracegrade.store.runstore import RunStore, open_store
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
+    from tracegrade.report import json_report
     from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
 
@@ -146,17 +147,19 @@ async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Ju
     if budget_usd is not None:
         already = spent_usd(store.load_run(manifest.run_id).results) if resume else 0.0
         budget = Budget(budget_usd, already)
-    writers: list[CaseWriter] = []
+    writers: list[OutputWriters] = []
 
-    def outputs() -> list[CaseWriter]:
-        writers.extend(output_writers(manifest) if out is not None else ())
-        return writers
+    def outputs() -> tuple[CaseWriter, ...]:  # made once the cases are done: the report code loads after them
+        if out is None:
+            return ()
+        writers.append(output_writers(manifest))
+        return writers[0].per_result()
 
     with _run_spans(manifest, telemetry):
         recorded = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
                                     budget=budget, on_result=on_result, evaluate=executor, readers=outputs)
     run = replace(recorded.run, status=recorded.status)
-    files = finish_outputs(writers, run, recorded.summary, recorded.metrics, out) if out is not None else ()
+    files = finish_outputs(writers[0], run, recorded.summary, recorded.metrics, out) if out is not None else ()
     return Evaluation(run, recorded.summary, recorded.metrics, files)
 
 
@@ -230,22 +233,36 @@ def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = ()) -> l
     from tracegrade.stats.tally import RunTally
 
     writers, summary = output_writers(run.manifest), RunTally()
-    metrics = run_metrics(run.results, cases, readers=(summary, *writers))
+    metrics = run_metrics(run.results, cases, readers=(summary, *writers.per_result()))
     return list(finish_outputs(writers, run, summary, metrics, Path(folder)))
 
 
-def output_writers(manifest: Manifest) -> tuple[CaseWriter, ...]:
-    """The writers of the run's files (OUTPUT_FILES, in that order), to be fed every result."""
+class OutputWriters(NamedTuple):
+    """The writers of a run's files, in OUTPUT_FILES order."""
+
+    results: json_report.Writer  # fed by finish_outputs, from the stored rows
+    junit: CaseWriter
+    summary: CaseWriter
+
+    def per_result(self) -> tuple[CaseWriter, ...]:
+        """The writers to feed every result of the run's one read."""
+        return self.junit, self.summary
+
+
+def output_writers(manifest: Manifest) -> OutputWriters:
     from tracegrade.report import json_report, junit, markdown
 
-    return json_report.Writer(manifest), junit.Writer(manifest), markdown.Writer(manifest)
+    return OutputWriters(json_report.Writer(manifest), junit.Writer(manifest), markdown.Writer(manifest))
 
 
-def finish_outputs(writers: Sequence[CaseWriter], run: Run, summary: RunTally, metrics: RunMetrics,
+def finish_outputs(writers: OutputWriters, run: Run, summary: RunTally, metrics: RunMetrics,
                    folder: Path) -> tuple[Path, ...]:
-    """The files of ``writers`` (fed every result of ``run``) under ``folder/RUN_ID``, each whole or not at all."""
+    """The files of ``writers`` under ``folder/RUN_ID``, each whole or not at all: results.json
+    with the cases of ``run`` as stored, the others as fed."""
+    from tracegrade.report import json_report
     from tracegrade.report.streamed import Ending, write_file
 
+    json_report.feed(writers.results, run.results)
     ending = Ending(run.manifest, summary, metrics.to_json())
     base = folder / run.manifest.run_id
     return tuple(write_file(writer, ending, base / name) for writer, name in zip(writers, OUTPUT_FILES))

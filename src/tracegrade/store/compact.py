@@ -50,6 +50,10 @@ class CompactResults(Sequence[CaseResult]):
     def __iter__(self) -> Iterator[CaseResult]:
         return (_decode(text) for text in self._texts)
 
+    def texts(self) -> Iterator[bytes]:
+        """Each result's JSON as stored (UTF-8), in order, without decoding it."""
+        return iter(self._texts)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CompactResults) and self._texts.same_as(other._texts):
             return True
