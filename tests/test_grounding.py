@@ -143,3 +143,16 @@ def test_the_quick_pre_check_never_skips_a_pattern_that_matches(text):
 def test_every_kind_of_claim_is_met_by_one_trigger_text():
     found = {c.kind for text in ONE_TRIGGER_EACH for c in claims(text)}
     assert found == {"email", "url", "name", "id", "money", "percent", "date", "quantity", "number"}
+
+
+@pytest.mark.parametrize("text", [
+    "Yes. Returns are free.\n- Standard shipping\n  * Express: Next day\n\u2022 Ana said \"Maria\" (Lisbon)",
+    "\nFirst\n\nSecond;  Third?\tFourth!\u00a0Fifth: Sixth ( Seventh ' Eighth",
+    "- Bullet at the start", "   Leading blanks", "Trailing dash -", "a.b Not after a dot without a blank",
+    *(i.answer for i in ITEMS[:20]), *(evidence_of(i) for i in ITEMS[:5]),
+])
+def test_the_sentence_start_test_looks_back_exactly_as_a_search_of_the_whole_prefix(text):
+    from tracegrade.judge.grounding import _SENTENCE_START, _at_sentence_start
+
+    assert [_at_sentence_start(text, i) for i in range(len(text) + 1)] == [
+        _SENTENCE_START.search(text[:i]) is not None for i in range(len(text) + 1)]

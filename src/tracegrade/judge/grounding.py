@@ -111,7 +111,8 @@ _DIGIT = re.compile(r"[0-9]")
 _UPPER = re.compile(r"[A-Z]")
 _CURRENCY_WORDS = ("$", "eur", "usd", "gbp", "chf", "jpy", "dollar", "pound")
 _PERCENT_WORDS = ("%", "percent", "per cent")
-_DATE_WORDS = ("-", "/", *(month[:3] for month in MONTHS))
+_MONTH_WORDS = tuple(month[:3] for month in MONTHS)
+_DIGIT_DASH_DIGIT = re.compile(r"[0-9]-[0-9]")  # what an ISO date holds ("ORD-102" does not)
 
 
 def _possible_kinds(text: str) -> frozenset[str]:
@@ -132,7 +133,7 @@ def _possible_kinds(text: str) -> frozenset[str]:
         kinds.add("name")
     if _DIGIT.search(text):
         kinds.update(("id", "quantity", "number"))
-        if any(word in lower for word in _DATE_WORDS):
+        if "/" in text or _DIGIT_DASH_DIGIT.search(text) or any(word in lower for word in _MONTH_WORDS):
             kinds.add("date")
         if any(word in lower for word in _CURRENCY_WORDS):
             kinds.add("money")
@@ -264,7 +265,18 @@ def _names(text: str, taken: list[bool]) -> list[tuple[int, Claim]]:
     found = []
     for match in _NAME.finditer(text):
         start, word = match.start(), match.group(0)
-        if any(taken[start:match.end()]) or word in _NOT_NAMES or _SENTENCE_START.search(text[:start]):
+        if any(taken[start:match.end()]) or word in _NOT_NAMES or _at_sentence_start(text, start):
             continue
         found.append((start, Claim("name", word, word.lower())))
     return found
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """``_SENTENCE_START.search(text[:start])``, looking back only over the blanks and
+    bullets just before ``start`` and the one character before them: every match of the
+    pattern starts there. WHY: searching the whole prefix for every capitalised word made
+    a long evidence text quadratic."""
+    begin = start
+    while begin > 0 and (text[begin - 1].isspace() or text[begin - 1] in "-*•"):
+        begin -= 1
+    return _SENTENCE_START.search(text, max(begin - 1, 0), start) is not None
