@@ -1,14 +1,20 @@
 """CPU per request of the HTTP clients an OpenAI-compatible provider could use.
 
-    python bench/client_cost.py [--requests 3000] [--concurrency 32]
+    python bench/client_cost.py [--requests 3000] [--concurrency 32] [--latency-ms 0]
 
-Starts the mock (0 ms latency) and sends the same agent request, 32 at a time,
-through: tracegrade's lean ``OpenAIHTTPModel`` (the ``openai:`` default), its
-``OpenAIModel`` (``openai-sdk:``, the openai SDK over its httpx client),
-a bare ``httpx.AsyncClient`` POST, and, if the packages are installed, the SDK
-over its aiohttp transport and a bare ``aiohttp`` POST. It prints the client
-process's CPU milliseconds per request: at 2.8 requests per case, this is most
-of what a `tracegrade run` over HTTP costs per case.
+Starts the mock (0 ms latency by default) and sends the same agent request, 32
+at a time, through: tracegrade's lean ``OpenAIHTTPModel`` (the ``openai:``
+default), its ``OpenAIModel`` (``openai-sdk:``, the openai SDK over its httpx
+client), a bare ``httpx.AsyncClient`` POST, and, if the packages are installed,
+the SDK over its aiohttp transport and a bare ``aiohttp`` POST; last, a floor
+that is not a client: a bare asyncio protocol on pooled connections (no TLS, no
+redirects, Content-Length bodies only). It prints the client process's CPU
+milliseconds per request: at 2.8 requests per case, this is most of what a
+`tracegrade run` over HTTP costs per case.
+
+``--latency-ms 200`` is the regime of ``bench/throughput.py``: every response
+then wakes the client on its own, and a request costs about twice what it does
+at 0 ms, where the answers arrive in batches.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import asyncio
 import json
 import sys
 import time
+import urllib.parse
 from typing import Awaitable, Callable
 
 from throughput import MockServer
@@ -83,15 +90,61 @@ async def measure(base_url: str, requests: int, concurrency: int) -> dict[str, f
                 return await response.json()
 
         rows["bare aiohttp POST"] = await cpu_ms_per_request(bare_aiohttp, requests, concurrency)
+    rows["floor: bare asyncio protocol (not a client)"] = await cpu_ms_per_request(
+        _protocol_floor(base_url, body), requests, concurrency)
     return rows
+
+
+class _OneResponse(asyncio.Protocol):
+    """Reads one Content-Length response at a time into ``waiter``."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.waiter: asyncio.Future[bytes] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        head_end = self.buffer.find(b"\r\n\r\n")
+        if head_end < 0 or self.waiter is None:
+            return
+        length = int(self.buffer[:head_end].lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        if len(self.buffer) >= head_end + 4 + length:
+            body, self.buffer = self.buffer[head_end + 4:head_end + 4 + length], self.buffer[head_end + 4 + length:]
+            self.waiter.set_result(body)
+
+
+def _protocol_floor(base_url: str, body: dict) -> Callable[[], Awaitable[object]]:
+    """WHY measured: what any client must spend (encode, one write, one parse, decode),
+    so the gap to the aiohttp rows is what a lighter transport could still save."""
+    url = urllib.parse.urlsplit(base_url)
+    idle: list[_OneResponse] = []
+
+    async def post() -> object:
+        loop = asyncio.get_running_loop()
+        data = json.dumps(body).encode()
+        protocol = idle.pop() if idle else (await loop.create_connection(_OneResponse, url.hostname, url.port))[1]
+        protocol.waiter = loop.create_future()
+        head = (f"POST {url.path}/chat/completions HTTP/1.1\r\nHost: {url.netloc}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n")
+        protocol.transport.write(head.encode() + data)  # type: ignore[attr-defined]
+        answer = json.loads(await protocol.waiter)
+        idle.append(protocol)
+        return answer
+
+    return post
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="the mock's latency (200: the regime of throughput.py)")
     args = parser.parse_args(argv)
-    with MockServer(0) as mock:
+    with MockServer(args.latency_ms) as mock:
         rows = asyncio.run(measure(mock.base_url, args.requests, args.concurrency))
     for name, ms in rows.items():
         print(f"{ms:6.2f} ms CPU per request  {name}")

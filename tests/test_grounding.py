@@ -120,3 +120,39 @@ def test_a_generic_acronym_is_not_a_name_claim_but_the_id_it_introduces_is():
     answer = "The order with ID ORD-999 was not found."
     assert ungrounded(answer, "Order ORD-999 not found.") == []
     assert [c.text for c in ungrounded(answer, "Order ORD-123 not found.")] == ["ORD-999"]
+
+
+# One text per trigger the quick pre-check looks for, each alone: a pre-check that
+# forgot a trigger ("per cent", "www.", a month) would skip a pattern that matches.
+ONE_TRIGGER_EACH = (
+    "write to help@shop.example", "see WWW.shop.example/faq", "see http://shop.example", "ask Maria",
+    "code AB12345", "paid $ 12", "12 euros back", "12 EUR back", "9 USD", "9 gbp", "9 chf", "9 JPY", "3 dollars",
+    "4 pounds", "5% off", "5 percent off", "5 per cent off", "on 16 Oct", "on Sept 3", "on 3 of december",
+    "on 2026-10-16", "on 16/10/26", "within 3 business days", "item 42", "the 3rd", "9,90 or 1,000.50",
+)
+
+
+@pytest.mark.parametrize("text", [*ONE_TRIGGER_EACH, *(i.answer for i in ITEMS), *(evidence_of(i) for i in ITEMS),
+                                  "Ünïcode: 16 Oct, 5 per cent, € 9, Ana"])
+def test_the_quick_pre_check_never_skips_a_pattern_that_matches(text):
+    from tracegrade.judge.grounding import _ALL_KINDS, _possible_kinds, _scan
+
+    assert _scan(text, _possible_kinds(text)) == _scan(text, _ALL_KINDS)
+
+
+def test_every_kind_of_claim_is_met_by_one_trigger_text():
+    found = {c.kind for text in ONE_TRIGGER_EACH for c in claims(text)}
+    assert found == {"email", "url", "name", "id", "money", "percent", "date", "quantity", "number"}
+
+
+@pytest.mark.parametrize("text", [
+    "Yes. Returns are free.\n- Standard shipping\n  * Express: Next day\n\u2022 Ana said \"Maria\" (Lisbon)",
+    "\nFirst\n\nSecond;  Third?\tFourth!\u00a0Fifth: Sixth ( Seventh ' Eighth",
+    "- Bullet at the start", "   Leading blanks", "Trailing dash -", "a.b Not after a dot without a blank",
+    *(i.answer for i in ITEMS[:20]), *(evidence_of(i) for i in ITEMS[:5]),
+])
+def test_the_sentence_start_test_looks_back_exactly_as_a_search_of_the_whole_prefix(text):
+    from tracegrade.judge.grounding import _SENTENCE_START, _at_sentence_start
+
+    assert [_at_sentence_start(text, i) for i in range(len(text) + 1)] == [
+        _SENTENCE_START.search(text[:i]) is not None for i in range(len(text) + 1)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 
 import pytest
 
@@ -364,3 +365,23 @@ async def test_completeness_is_the_share_of_the_reference_facts_the_answer_state
     plain = CASE.model_copy(update={"golden_answer": "Yes, you can return it."})
     (completeness,) = [m for m in (await judge.score(plain, Reply(answer="Sure."))).metrics if m.name == "completeness"]
     assert completeness.value == 1.0 and "states no specific fact" in completeness.detail
+
+
+def test_the_json_form_worked_out_once_asks_and_reads_exactly_as_the_per_call_functions():
+    asked = tuple(m for m in RUBRIC.metrics if m.kind != "code")
+    form = json_scores.form(asked)
+    assert (list(form.fields), form.schema, form.max_tokens, form.instructions) == (
+        json_scores.fields(asked), json_scores.schema(asked), json_scores.max_tokens(asked),
+        json_scores.instructions(asked))
+    replies = ['{"relevance": "yes", "correctness": "no", "completeness_1": "yes", "completeness_2": "no", '
+               '"tone": 4, "reason": "half"}', '{"relevance": "maybe", "completeness_2": "yes", "tone": 9}']
+    for reply in replies:
+        try:
+            expected = json_scores.parse_reply(asked, reply)
+        except Exception as exc:
+            with pytest.raises(type(exc), match=re.escape(str(exc))):
+                form.parse_reply(reply)
+        else:
+            assert form.parse_reply(reply) == expected == ({"relevance": 1.0, "correctness": 0.0,
+                                                            "completeness": 0.0, "tone": 4.0}, "half")
+    assert json_scores.form(asked) is form  # the same metrics again: worked out once

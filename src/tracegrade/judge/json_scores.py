@@ -19,7 +19,9 @@ checked in code anyway: a schema promises an integer, not one from 1 to 5.
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from tracegrade.core.errors import JudgeReplyError
@@ -68,11 +70,38 @@ def instructions(specs: Sequence[MetricSpec]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Form:
+    """One JSON call's questions for a set of metrics: its schema, output budget,
+    instructions and reply parser, worked out once (``form``)."""
+
+    specs: tuple[MetricSpec, ...]
+    fields: tuple[tuple[str, MetricSpec, str], ...]
+    schema: dict[str, Any]  # shared by every call: read it, never change it
+    max_tokens: int
+    instructions: str
+
+    def parse_reply(self, text: str) -> tuple[dict[str, float], str]:
+        return _parse(self.specs, self.fields, text)
+
+
+@functools.lru_cache(maxsize=64)
+def form(specs: tuple[MetricSpec, ...]) -> Form:
+    """The Form for ``specs``. WHY cached: a run asks the same metrics case after case,
+    and working out the fields, schema and instructions again cost ~30 us a case."""
+    return Form(specs, tuple(fields(specs)), schema(specs), max_tokens(specs), instructions(specs))
+
+
 def parse_reply(specs: Sequence[MetricSpec], text: str) -> tuple[dict[str, float], str]:
     """Each metric's value and the reason, or JudgeReplyError naming every bad field at once."""
+    return _parse(specs, fields(specs), text)
+
+
+def _parse(specs: Sequence[MetricSpec], asked: Sequence[tuple[str, MetricSpec, str]],
+           text: str) -> tuple[dict[str, float], str]:
     data = json_object(text)
     problems, answers = [], {}
-    for name, spec, _ in fields(specs):
+    for name, spec, _ in asked:
         value = data.get(name)
         if spec.kind == "scale":
             # bool is a subclass of int in Python, so True would pass as 1.
@@ -86,10 +115,11 @@ def parse_reply(specs: Sequence[MetricSpec], text: str) -> tuple[dict[str, float
             problems.append(f"{name} must be \"yes\" or \"no\", got {value!r}")
     if problems:
         raise JudgeReplyError("; ".join(problems))
-    values = {}
-    for spec in specs:
-        items = [answers[name] for name, s, _ in fields([spec])]
-        values[spec.name] = combine(items, spec.rule) if spec.kind == "checklist" else items[0]
+    items: dict[str, list[float]] = {spec.name: [] for spec in specs}
+    for name, spec, _ in asked:
+        items[spec.name].append(answers[name])
+    values = {spec.name: combine(items[spec.name], spec.rule) if spec.kind == "checklist" else items[spec.name][0]
+              for spec in specs}
     reason = data.get("reason", "")
     return values, reason.strip() if isinstance(reason, str) else ""
 

@@ -119,7 +119,17 @@ class MetricSpec(_Strict):
 
     @property
     def kind(self) -> str:
-        return next(k for k in KINDS if getattr(self, _field(k)) is not None)
+        # WHY plain branches, not a search over KINDS: the judge reads a metric's kind
+        # dozens of times per case (its range, threshold, questions, JSON field).
+        if self.yes_no is not None:
+            return "yesNo"
+        if self.scale is not None:
+            return "scale"
+        if self.checklist is not None:
+            return "checklist"
+        if self.code is not None:
+            return "code"
+        raise ValueError(f"metric {self.name!r} gives none of yesNo, scale, checklist, code")
 
     @property
     def threshold(self) -> float:

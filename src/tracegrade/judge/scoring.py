@@ -209,11 +209,11 @@ class Judge:
 
     async def _by_json(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
         sections = [s for s in self.rubric.headings if any(s in spec.evidence for spec in specs)]
-        user = f"{evidence_text(self.rubric.headings, texts, sections)}\n\n{json_scores.instructions(specs)}"
+        form = json_scores.form(tuple(specs))
+        user = f"{evidence_text(self.rubric.headings, texts, sections)}\n\n{form.instructions}"
         messages = [Message("system", self.rubric.instructions), Message("user", user)]
-        asked = await ask_json(self.model, messages, json_scores.schema(specs),
-                               lambda text: json_scores.parse_reply(specs, text), attempts=self.attempts,
-                               temperature=self.temperature, max_tokens=json_scores.max_tokens(specs), seed=self.seed)
+        asked = await ask_json(self.model, messages, form.schema, form.parse_reply, attempts=self.attempts,
+                               temperature=self.temperature, max_tokens=form.max_tokens, seed=self.seed)
         tally.input_tokens += asked.input_tokens
         tally.output_tokens += asked.output_tokens
         tally.attempts = max(tally.attempts, asked.attempts)
