@@ -42,6 +42,7 @@ correct). A typo is an error naming the file, the metric and the field.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -117,19 +118,11 @@ class MetricSpec(_Strict):
             raise ValueError(f"pass must be within {low:g}..{high:g} for a {self.kind} metric, got {self.pass_:g}")
         return self
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
-        # WHY plain branches, not a search over KINDS: the judge reads a metric's kind
-        # dozens of times per case (its range, threshold, questions, JSON field).
-        if self.yes_no is not None:
-            return "yesNo"
-        if self.scale is not None:
-            return "scale"
-        if self.checklist is not None:
-            return "checklist"
-        if self.code is not None:
-            return "code"
-        raise ValueError(f"metric {self.name!r} gives none of yesNo, scale, checklist, code")
+        # WHY cached: the judge reads a metric's kind dozens of times per case (its
+        # range, threshold, questions, JSON field), and the spec is frozen.
+        return next(k for k in KINDS if getattr(self, _field(k)) is not None)
 
     @property
     def threshold(self) -> float:
