@@ -146,6 +146,10 @@ class CaseResult:
     judge_cost_usd: float = 0.0
     # Every judge metric with its source, threshold and detail, the not-scored ones too.
     metrics: tuple[MetricScore, ...] = ()
+    # The stored form a Ray worker made already (tracegrade.store.runstore.StoredForm),
+    # so the driver only inserts it. Not part of the result: never compared or written
+    # out, and init=False so ``replace`` drops it (a changed copy is encoded afresh).
+    stored: Any = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -162,7 +166,7 @@ class CaseResult:
     def to_json(self) -> dict[str, Any]:
         # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
         # to_wire to replace it; at 10,000 cases that copy was most of the cost.
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
         data["checks"] = tuple(_flat(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
