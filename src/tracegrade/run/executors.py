@@ -30,6 +30,7 @@ import contextlib
 import itertools
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -128,6 +129,7 @@ def init_ray(num_cpus: int | None = None) -> None:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray  # optional dependency: pip install 'tracegrade[ray]'
 
+    _stopped()
     if ray.is_initialized():
         return
     if os.environ.get("RAY_ADDRESS"):
@@ -161,6 +163,7 @@ def ray_executor(recipe: Recipe, workers: int | None = None, concurrency: int = 
         import ray
     except ImportError:
         raise ConfigError("--executor ray needs the ray package: pip install 'tracegrade[ray]'") from None
+    _stopped()
     started_here = not ray.is_initialized()
     init_ray()
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -175,7 +178,27 @@ def ray_executor(recipe: Recipe, workers: int | None = None, concurrency: int = 
         for handle in actors:
             ray.kill(handle)
         if started_here:
-            ray.shutdown()
+            _shut_down(ray)
+
+
+# The Ray instance this process started and is still stopping, if any.
+_stopping: threading.Thread | None = None
+
+
+def _shut_down(ray) -> None:
+    """Stop the local Ray instance in a thread. WHY: ``ray.shutdown`` waits about
+    1.4 s for Ray's processes to go, while the driver has the run's totals and
+    reports to write; not a daemon thread, so the interpreter still waits for it."""
+    global _stopping
+    _stopping = threading.Thread(target=ray.shutdown, name="tracegrade-ray-shutdown")
+    _stopping.start()
+
+
+def _stopped() -> None:
+    """Wait until the instance this process was stopping has stopped: one still
+    stopping is not one to reuse."""
+    if _stopping is not None:
+        _stopping.join()
 
 
 def _wait_ready(ray, actors: list) -> None:
