@@ -21,9 +21,12 @@ from tracegrade.run.executors import local_executor, ray_executor
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.run.runner import RunSettings, run_cases
-from tracegrade.store.runstore import open_store
-from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.core.redact import register_secret
+from tracegrade.core.results import Manifest
+from tracegrade.eval.pricing import PriceTable
+from tracegrade.run.runner import Budget, RunSettings, run_cases
+from tracegrade.store.runstore import open_store, redaction_key, stored_text
+from tracegrade.core.trace import Reply, ToolCall, Usage
 
 CASES = tuple(
     GoldenCase(id=f"case-{n:02d}", question=f"Where is my order ORD-1{n:02d}?", golden_answer="It shipped.",
@@ -82,11 +85,14 @@ def run_with(executor, settings: RunSettings) -> list:
         return asyncio.run(run_cases(CASES, target, judge, settings, evaluate=evaluate))
 
 
-def test_ray_results_equal_local_results(ray_cluster):
+@pytest.mark.parametrize("batch", [1, 3])
+def test_ray_results_equal_local_results(ray_cluster, batch):
     settings = RunSettings(concurrency=8, repeat=2)
     local = run_with(local_executor(), settings)
-    remote = run_with(ray_executor(scripted_parts, concurrency=8), settings)
+    remote = run_with(ray_executor(scripted_parts, concurrency=8, batch=batch), settings)
     assert len(remote) == len(CASES) * 2
+    # Each job gets its own result, and the runner's order survives the batches.
+    assert [(r.case_id, r.repeat) for r in remote] == [(r.case_id, r.repeat) for r in local]
     assert comparable(remote) == comparable(local)
     statuses = {r.case_id: r.status for r in remote}
     # The contained failures travel back from the workers as data.
@@ -111,11 +117,15 @@ def test_jobs_run_in_ray_workers_not_in_the_driver(ray_cluster):
     assert len(pids) == 2 and str(os.getpid()) not in pids  # one actor per CPU, both used
 
 
-def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
-    dataset = tmp_path / "cases.json"
+def write_cases(folder) -> object:
+    dataset = folder / "cases.json"
     dataset.write_text(json.dumps([c.model_dump(mode="json", by_alias=True) for c in CASES]))
+    return dataset
+
+
+def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    common = ["run", str(dataset), "--target", f"{__name__}:scripted_target", "--checks-only", "--quiet",
+    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:scripted_target", "--checks-only", "--quiet",
               "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
     assert cli.main([*common, "--executor", "local"]) == 1  # three cases fail their checks
     assert cli.main([*common, "--executor", "ray"]) == 1
@@ -123,6 +133,87 @@ def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
         runs = [store.load_run(info.run_id) for info in store.runs()]
     assert len(runs) == 2 and all(len(run.results) == len(CASES) for run in runs)
     assert comparable(runs[0].results) == comparable(runs[1].results)
+
+
+def stored_json(db: str) -> list[list[dict]]:
+    """Each run's stored results as the store wrote them, without the seconds."""
+    with open_store(db) as store:
+        runs = [info.run_id for info in store.runs()]
+        texts = [store._query("SELECT result FROM case_results WHERE run_id = ? ORDER BY position", (run,))
+                 for run in runs]
+    return [[{**json.loads(text), "seconds": None} for (text,) in rows] for rows in texts]
+
+
+def test_ray_path_stores_the_same_json_and_the_driver_does_not_encode_it(ray_cluster, tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:scripted_target", "--checks-only",
+              "--quiet", "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
+    assert cli.main([*common, "--executor", "local"]) == 1
+    assert cli.main([*common, "--executor", "ray"]) == 1
+    local, remote = stored_json(db)
+    assert len(local) == len(CASES) and remote == local
+    # The worker made the stored form, under the redaction key this process stores with.
+    results = run_with(ray_executor(scripted_parts, concurrency=4), RunSettings(concurrency=4))
+    assert all(r.stored is not None and r.stored.key == redaction_key(raw=False) for r in results)
+    assert [r.stored.text for r in results] == [stored_text(r) for r in results]
+
+
+SECRET = "only-the-driver-knows-4321"
+
+
+async def secret_target(case: GoldenCase) -> Reply:
+    return Reply(answer=f"the code is {SECRET}")
+
+
+def test_a_secret_the_workers_do_not_know_is_redacted_by_the_driver(ray_cluster, tmp_path):
+    register_secret(SECRET)  # in the driver only, after the workers started
+    with ray_executor(lambda: (secret_target, None), concurrency=2) as evaluate:
+        results = asyncio.run(run_cases(CASES[:2], secret_target, None, RunSettings(concurrency=2), evaluate=evaluate))
+    assert all(SECRET in r.stored.text for r in results)  # what the workers made
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(Manifest("r", "d", "v", 2, "t", "a", None, None))
+        store.save_cases("r", [(r, n) for n, r in enumerate(results)])
+        rows = [text for (text,) in store._query("SELECT result FROM case_results", ())]
+    assert len(rows) == 2 and not any(SECRET in row for row in rows)
+
+
+async def dying_target(case: GoldenCase) -> Reply:
+    if case.id == "case-00":
+        os._exit(1)  # the worker process dies in the middle of its batch
+    await asyncio.sleep(0.01)
+    return Reply(answer="ok")
+
+
+def test_a_worker_killed_mid_batch_fails_only_its_cases(ray_cluster):
+    # Batches of 2 over 2 workers: case-00 and case-01 go to the first worker together.
+    with ray_executor(lambda: (dying_target, None), workers=2, concurrency=4, batch=2) as evaluate:
+        results = asyncio.run(run_cases(CASES, dying_target, None, RunSettings(concurrency=4, checks_only=True),
+                                        evaluate=evaluate))
+    assert [r.case_id for r in results] == [c.id for c in CASES]
+    errors = {r.case_id: r.error for r in results if r.status == "error"}
+    assert "case-00" in errors and set(errors) <= {"case-00", "case-01"}
+    assert "ray worker failed: " in errors["case-00"] and "Actor" in errors["case-00"]
+    assert all(r.reply.answer == "ok" for r in results[2:])  # the other worker took every later job
+
+
+async def costly_target(case: GoldenCase) -> Reply:
+    if case.id not in ("case-00", "case-01"):
+        await asyncio.sleep(120)  # still running when the budget runs out
+    return Reply(answer="paid", usage=Usage(cost_usd=0.5))
+
+
+def test_a_budget_stop_cancels_the_jobs_in_flight(ray_cluster):
+    budget = Budget(1.0, say=lambda message: None)
+    settings = RunSettings(concurrency=4, checks_only=True, prices=PriceTable({}))
+
+    async def run(evaluate):
+        # WHY wait_for: a stop that failed to cancel would wait for the sleeping jobs; fail instead
+        return await asyncio.wait_for(run_cases(CASES, costly_target, None, settings, budget=budget,
+                                                evaluate=evaluate), 60)
+
+    with ray_executor(lambda: (costly_target, None), workers=2, concurrency=4, batch=2) as evaluate:
+        results = asyncio.run(run(evaluate))
+    assert [r.case_id for r in results] == ["case-00", "case-01"] and budget.exhausted
 
 
 def test_unbuildable_recipe_is_a_config_error(ray_cluster):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
+import json
 import os
 import sqlite3
 import threading
@@ -21,7 +23,7 @@ from tracegrade.eval.provenance import now_iso
 from tracegrade.run.recording import record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked, hide_password, to_pyformat
-from tracegrade.store.runstore import open_store
+from tracegrade.store.runstore import open_store, stored_text, with_stored_form
 
 _databases = itertools.count()
 
@@ -302,6 +304,58 @@ def test_raw_data_is_kept_when_asked_but_secrets_never(store_url, monkeypatch):
         store.save_case("r1", leaky, 0)
         answer = store.load_run("r1").results[0].reply.answer
     assert answer == f"mail {PERSONAL['email']}, token [REDACTED_KEY]"
+
+
+def stored_rows(store) -> list[str]:
+    return [row[0] for row in store._query("SELECT result FROM case_results ORDER BY position", ())]
+
+
+def test_a_stored_form_made_ahead_is_stored_as_the_store_would_make_it(tmp_path, monkeypatch):
+    """A Ray worker encodes a result; the store inserts that text, identical to its own."""
+    monkeypatch.delenv("TRACEGRADE_RAW_DATA", raising=False)
+    made_ahead = with_stored_form(personal_result(), raw=False)
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(manifest("ahead"))
+        store.start_run(manifest("here"))
+        store.save_case("ahead", made_ahead, 0)
+        store.save_case("here", personal_result(), 0)
+        ahead, here = (store._query("SELECT result FROM case_results WHERE run_id = ?", (run,))[0][0]
+                       for run in ("ahead", "here"))
+    assert made_ahead.stored.text == ahead == here == stored_text(personal_result())
+    assert "[REDACTED_EMAIL]" in ahead and "stored" not in made_ahead.to_json()
+    assert made_ahead == personal_result()  # the form is no part of the result
+
+
+def test_a_stored_form_made_without_one_of_our_secrets_is_encoded_again(tmp_path, monkeypatch):
+    """A worker that did not know a secret of the storing process (set after the worker
+    started) made a text with it in clear: the store does not trust it."""
+    leaky = result("c", reply=Reply(answer="token worker-did-not-know-1234"))
+    made_ahead = with_stored_form(leaky, raw=False)
+    assert "worker-did-not-know-1234" in made_ahead.stored.text
+    monkeypatch.setenv("TRACEGRADE_TARGET_TOKEN", "worker-did-not-know-1234")
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(manifest())
+        store.save_case("r1", made_ahead, 0)
+        [row] = stored_rows(store)
+    assert "worker-did-not-know-1234" not in row and "token [REDACTED_KEY]" in row
+
+
+def test_a_stored_form_made_raw_is_not_used_by_a_store_that_redacts(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRACEGRADE_RAW_DATA", raising=False)
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(manifest())
+        store.save_case("r1", with_stored_form(personal_result(), raw=True), 0)
+        [row] = stored_rows(store)
+    assert not any(value in row for value in PERSONAL.values())
+
+
+def test_a_changed_copy_does_not_carry_the_stored_form_of_its_original(tmp_path):
+    changed = dataclasses.replace(with_stored_form(result("c"), raw=False), status="fail")
+    assert changed.stored is None
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.start_run(manifest())
+        store.save_case("r1", changed, 0)
+        assert json.loads(stored_rows(store)[0])["status"] == "fail"
 
 
 def test_results_json_of_a_run_has_no_personal_data(tmp_path, monkeypatch):

@@ -28,8 +28,9 @@ def _flat(data: Any) -> dict[str, Any]:
 
 @functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
-    """A dataclass's field names, looked up once (``dataclasses.fields`` walks every attribute)."""
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """A dataclass's fields given at construction (``init``), looked up once
+    (``dataclasses.fields`` walks every attribute)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
@@ -55,7 +56,8 @@ def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str], frozenset[str]
     fields = dataclasses.fields(cls)
     assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
     return ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
-            frozenset(f.name for f in fields if f.default is dataclasses.MISSING), frozenset(f.name for f in fields))
+            frozenset(f.name for f in fields if f.default is dataclasses.MISSING),
+            frozenset(f.name for f in fields if f.init))  # a value for a field not given at construction is refused
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,10 @@ class CaseResult:
     judge_cost_usd: float = 0.0
     # Every judge metric with its source, threshold and detail, the not-scored ones too.
     metrics: tuple[MetricScore, ...] = ()
+    # The stored form a Ray worker made already (tracegrade.store.runstore.StoredForm),
+    # so the driver only inserts it. Not part of the result: never compared or written
+    # out, and init=False so ``replace`` drops it (a changed copy is encoded afresh).
+    stored: Any = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -196,7 +202,7 @@ class CaseResult:
     def to_json(self) -> dict[str, Any]:
         # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
         # to_wire to replace it; at 10,000 cases that copy was most of the cost.
-        data = _flat(self)
+        data = _flat(self)  # the fields given at construction: not ``stored``, a cache of this very encoding
         data["checks"] = tuple(_flat(c) for c in self.checks)
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None

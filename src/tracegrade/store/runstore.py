@@ -24,6 +24,8 @@ inherit it. Ids, statuses and names (``STRUCTURE_KEYS``) are kept as they are.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import sys
@@ -34,7 +36,7 @@ from typing import Any, Iterator, Sequence
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
-from tracegrade.core.redact import redact_data
+from tracegrade.core.redact import configured_secrets, redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store.compact import CompactResults
@@ -170,7 +172,8 @@ class RunStore:
         """Cases with their dataset positions, in one transaction (one fsync): all
         of them or none. Saving a (case, repetition) again with other content is
         an error; the very same row again is a retried commit, accepted."""
-        rows = [(result, position, self._clean(result.to_json())) for result, position in finished]
+        key = redaction_key(self.raw)  # once per group: it reads the environment
+        rows = [(result, position, _stored_text(result, self.raw, key)) for result, position in finished]
         recorded_at = now_iso()  # one transaction: the cases of a group are recorded together
 
         def insert(run) -> None:
@@ -332,12 +335,63 @@ def _dump(data: Any) -> str:
     return jsontext.dump(data, sort_keys=True)
 
 
+def stored_text(result: CaseResult, raw: bool = False) -> str:
+    """The one definition of a case as stored: its JSON, redacted (personal data kept
+    only when ``raw``), keys sorted."""
+    return _dump(redact_data(result.to_json(), STRUCTURE_KEYS, personal=not raw))
+
+
+@dataclass(frozen=True)
+class StoredForm:
+    """``stored_text`` made where the result was (a Ray worker), with the ``redaction_key``
+    it was made under: the store uses ``text`` only if its own key is the same."""
+
+    key: str
+    text: str
+
+
+def with_stored_form(result: CaseResult, raw: bool) -> CaseResult:
+    """``result`` carrying its stored form, so the process that stores it inserts bytes.
+
+    WHY set on the frozen result: it is a cache of the result's own encoding, made
+    before anyone else sees the result, and ``replace`` drops it (see CaseResult.stored)."""
+    object.__setattr__(result, "stored", StoredForm(redaction_key(raw), stored_text(result, raw)))
+    return result
+
+
+def redaction_key(raw: bool) -> str:
+    """What a stored text depends on besides the result: the secrets this process
+    redacts by value (hashed: the key travels between processes) and the raw mode.
+    Two processes with the same key store the same text for the same result."""
+    return _key(configured_secrets(), raw)
+
+
+@functools.lru_cache(maxsize=8)
+def _key(secrets: tuple[str, ...], raw: bool) -> str:
+    digest = hashlib.sha256("\0".join(sorted(secrets)).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{'raw' if raw else 'redacted'}:{digest}"
+
+
+def _stored_text(result: CaseResult, raw: bool, key: str) -> str:
+    form = result.stored
+    if form is not None and form.key == key:
+        return form.text
+    # WHY not trust another key: a worker that did not know one of this process's
+    # secrets (one registered here at run time) may have stored it in clear.
+    return stored_text(result, raw)
+
+
+def raw_from_env() -> bool:
+    """Whether ``TRACEGRADE_RAW_DATA=1`` asks to keep personal data in what is stored."""
+    return os.environ.get(RAW_ENV_VAR, "") == "1"
+
+
 def open_store(url: str | None = None, raw: bool | None = None) -> RunStore:
     """The store at ``url``, else ``$TRACEGRADE_DB``, else ``.tracegrade/runs.db``.
 
     ``raw`` (default: ``TRACEGRADE_RAW_DATA=1``) keeps personal data in what is stored."""
     url = url or os.environ.get(ENV_VAR) or DEFAULT_URL
-    raw = os.environ.get(RAW_ENV_VAR, "") == "1" if raw is None else raw
+    raw = raw_from_env() if raw is None else raw
     if url.startswith(("postgresql://", "postgres://")):
         return RunStore(PostgresBackend(url, say=_say), raw)
     if url.startswith("sqlite:///"):
