@@ -145,3 +145,16 @@ def test_redact_data_keeps_structure_keys_and_can_keep_personal_data(monkeypatch
         "caseId": "ann@example.com", "answer": "mail [REDACTED_EMAIL]", "nested": [{"error": "[REDACTED_KEY]"}]}
     raw = redact_data(data, personal=False)
     assert raw["answer"] == "mail ann@example.com" and raw["nested"][0]["error"] == "[REDACTED_KEY]"
+
+
+def test_a_long_text_is_redacted_the_same_from_the_cache_and_a_new_secret_reaches_it(monkeypatch):
+    """Long texts (an agent's retrieved context) are cached too; the secrets known are part of the key."""
+    from tracegrade.core.redact import redact_data
+
+    context = "Refund policy. " * 100 + "Write to ann@example.com. Token tok-LONGCACHE-0123456789abcdef. " * 3
+    assert 512 < len(context) < 16_000
+    first = redact_data({"context": context})["context"]
+    assert "ann@example.com" not in first and "tok-LONGCACHE" not in first
+    assert redact_data({"context": context})["context"] == first  # from the cache: the same text
+    monkeypatch.setenv("LONGCACHE_API_KEY", "Refund policy")  # a secret that appears in the cached text
+    assert "Refund policy" not in redact_data({"context": context})["context"]

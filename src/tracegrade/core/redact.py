@@ -229,6 +229,8 @@ def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = 
     def clean(text: str) -> str:
         if len(text) <= CACHED_CHARS:
             return _clean_cached(text, known, personal)
+        if len(text) <= LONG_CACHED_CHARS:
+            return _clean_long_cached(text, known, personal)
         return _clean(text, known, personal)
 
     return _walk(data, keep, clean)
@@ -242,6 +244,17 @@ CACHED_CHARS = 512
 
 @functools.lru_cache(maxsize=4096)
 def _clean_cached(text: str, known: tuple[str, ...], personal: bool) -> str:
+    return _clean(text, known, personal)
+
+
+# WHY long texts too, in a small cache of their own: the context an agent saw (its
+# retrieved documents) repeats across cases and costs most of a stored case's
+# redaction; 256 texts of up to 16,000 characters bound it to ~8 MB.
+LONG_CACHED_CHARS = 16_000
+
+
+@functools.lru_cache(maxsize=256)
+def _clean_long_cached(text: str, known: tuple[str, ...], personal: bool) -> str:
     return _clean(text, known, personal)
 
 
