@@ -30,6 +30,8 @@ from typing import Any, Callable, Sequence
 
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from tracegrade.observe.destinations import otlp_destination  # noqa: F401 (re-exported: where spans go)
+
 # Seconds one export may take (the SDK's default is 10); OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT wins.
 EXPORT_TIMEOUT_S = 2.0
 PAUSE_S = 30.0
@@ -112,18 +114,6 @@ class FailFastExporter(SpanExporter):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
-
-
-def otlp_destination(endpoint: str | None = None) -> str | None:
-    """The URL spans go to: ``endpoint``, else the standard OTEL_EXPORTER_OTLP_*
-    variables; None when none is set."""
-    if endpoint:
-        return endpoint.rstrip("/") + "/v1/traces"
-    if traces := os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        return traces
-    if base := os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        return base.rstrip("/") + "/v1/traces"
-    return None
 
 
 def otlp_exporter(destination: str) -> SpanExporter:

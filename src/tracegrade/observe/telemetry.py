@@ -65,6 +65,7 @@ from tracegrade.core.names import (
 
 from tracegrade.core.redact import redact
 from tracegrade.observe.clock import CaseTimes, SpanClock  # noqa: F401  (SpanClock: re-exported for agents that time their requests)
+from tracegrade.observe.destinations import named_spans_db
 from tracegrade.observe.spanbatch import SpanBatch
 from tracegrade.core.trace import Reply, Step, ToolCall
 
@@ -295,7 +296,7 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     spans back from the local store (the monitor shows production requests), so
     by default it would be a second copy (~1 KB a case) that costs a fifth of a
     checks-only run's CPU."""
-    named = spans_db or _named_spans_db()
+    named = spans_db or named_spans_db()
     telemetry = open_telemetry("tracegrade", named, local_store=named is not None)
     if not telemetry.exporting:  # TRACEGRADE_SPANS_DB=off and no collector: build no spans at all
         yield
@@ -466,13 +467,7 @@ def spans_db_path(spans_db: Path | None = None) -> Path | None:
         return spans_db
     if os.environ.get("TRACEGRADE_SPANS_DB", "").lower() == "off":
         return None
-    return _named_spans_db() or DEFAULT_SPANS_DB
-
-
-def _named_spans_db() -> Path | None:
-    """The span store ``TRACEGRADE_SPANS_DB`` names, if it names one (not unset, not ``off``)."""
-    setting = os.environ.get("TRACEGRADE_SPANS_DB", "")
-    return Path(setting) if setting and setting.lower() != "off" else None
+    return named_spans_db() or DEFAULT_SPANS_DB
 
 
 def open_telemetry(

@@ -164,7 +164,9 @@ async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Ju
 
 
 def _run_spans(manifest: Manifest, on: bool) -> contextlib.AbstractContextManager[None]:
-    if not on:
+    from tracegrade.observe.destinations import eval_spans_wanted
+
+    if not on or not eval_spans_wanted():  # WHY asked first: OpenTelemetry loads only when spans will go somewhere
         return contextlib.nullcontext()
     from tracegrade.observe.telemetry import eval_run_spans
 
