@@ -69,7 +69,8 @@ def register(subparsers) -> None:
                    help="folder for results JSON, JUnit XML and Markdown (default .tracegrade/runs)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where cases run: local (this process, default) or ray (a Ray cluster: RAY_ADDRESS, "
-                   "else a local Ray instance; needs tracegrade[ray])")
+                   "else a local Ray instance; needs tracegrade[ray]). Ray pays when each case has CPU work to "
+                   "spread (an in-process agent, judging) over more cores; a local instance takes ~4 s to start")
     p.add_argument("--quiet", action="store_true", help="print only the final report")
     p.add_argument("--require-calibrated", action="store_true",
                    help="refuse to run when the judge (model + rubric) has no passing `tracegrade calibrate` "
