@@ -29,7 +29,7 @@ class Packed:
     def __init__(self, items: Iterable[bytes], batch: int = BATCH) -> None:
         self._batch = batch
         self._batches: list[bytes] = []
-        self._ends: list[array] = []  # per batch: where each item ends in the expanded batch
+        self._ends: list[array[int]] = []  # per batch: where each item ends in the expanded batch
         self._count = 0
         pending: list[bytes] = []
         for item in items:
@@ -42,7 +42,8 @@ class Packed:
         self._last: tuple[int, bytes] = (-1, b"")
 
     def _add(self, items: list[bytes]) -> None:
-        ends, end = array("I"), 0
+        ends: array[int] = array("I")
+        end = 0
         for item in items:
             end += len(item)
             ends.append(end)
@@ -79,5 +80,5 @@ class Packed:
         return self._batch == other._batch and self._batches == other._batches
 
 
-def _item(data: bytes, ends: array, position: int) -> bytes:
+def _item(data: bytes, ends: array[int], position: int) -> bytes:
     return data[ends[position - 1] if position else 0:ends[position]]

@@ -7,7 +7,6 @@ report read the same thing.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +25,15 @@ def _flat(data: Any) -> dict[str, Any]:
     return {name: getattr(data, name) for name in _field_names(type(data))}
 
 
-@functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's fields given at construction (``init``), looked up once
     (``dataclasses.fields`` walks every attribute)."""
-    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    if (names := _FIELD_NAMES.get(cls)) is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
@@ -49,15 +52,20 @@ def _rebuilt(cls: type[T], values: Mapping[str, Any]) -> T:
     return made
 
 
-@functools.cache
-def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+Defaults = tuple[dict[str, Any], frozenset[str], frozenset[str]]
+_DEFAULTS: dict[type, Defaults] = {}
+
+
+def _defaults(cls: type) -> Defaults:
     """The fields of dataclass ``cls`` with a default value (none may have a factory), those
-    without, and all of them."""
-    fields = dataclasses.fields(cls)
-    assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
-    return ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
-            frozenset(f.name for f in fields if f.default is dataclasses.MISSING),
-            frozenset(f.name for f in fields if f.init))  # a value for a field not given at construction is refused
+    without, and those given at construction; looked up once."""
+    if (found := _DEFAULTS.get(cls)) is None:
+        fields = dataclasses.fields(cls)
+        assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
+        found = _DEFAULTS[cls] = ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
+                                  frozenset(f.name for f in fields if f.default is dataclasses.MISSING),
+                                  frozenset(f.name for f in fields if f.init))  # a value for another is refused
+    return found
 
 
 @dataclass(frozen=True)
