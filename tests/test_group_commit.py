@@ -62,10 +62,10 @@ def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once
             if (done.case_id, done.repeat) not in store.done_keys("r1"):
                 reported_unstored.append(done.case_id)
 
-        run, status, *_ = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=8),
+        evaluation = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=8),
                                              store, manifest(len(cases)), on_result=on_result))
         stored = sorted(r.case_id for r in store.load_run("r1").results)
-    assert status == "finished"
+    assert evaluation.run.status == "finished"
     assert stored == [c.id for c in cases]  # each once
     assert sum(groups) == len(cases)
     assert len(groups) < len(cases) / 2 and max(groups) > 1, groups  # grouped, not one transaction per case
@@ -106,7 +106,7 @@ def test_workers_go_on_while_a_commit_runs_until_the_backlog_is_full(tmp_path, m
         recorded = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=2),
                                           store, manifest(len(cases)), on_result=lambda r: reported.append(r.case_id)))
         assert len(store.done_keys("r1")) == len(cases)
-    assert recorded.status == "finished" and sorted(reported) == [c.id for c in cases]
+    assert recorded.run.status == "finished" and sorted(reported) == [c.id for c in cases]
     if backlog == 5:
         assert finished_before[0] <= backlog + 2 + 1  # the backlog, the two workers, the case in the commit
     else:

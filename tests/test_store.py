@@ -113,9 +113,9 @@ def test_recorded_runs_are_identical_on_sqlite_and_postgres(tmp_path, postgres_s
     stored = []
     for store_url in (f"sqlite:///{tmp_path / 'runs.db'}", url.rsplit("/", 1)[0] + "/identical"):
         with open_store(store_url) as store:
-            run, status, *_ = asyncio.run(record_run(dataset.cases, slow_target, None, RunSettings(checks_only=True, repeat=2),
+            evaluation = asyncio.run(record_run(dataset.cases, slow_target, None, RunSettings(checks_only=True, repeat=2),
                                                  store, manifest("same", cases=len(dataset.cases))))
-            assert status == "finished"
+            assert evaluation.run.status == "finished"
             stored.append(store.load_run("same"))
     sqlite_run, postgres_run = stored
     # Timings differ between the two runs; everything else must be equal.

@@ -169,8 +169,8 @@ def test_two_resumes_of_one_run_pay_for_each_case_once(tmp_path, monkeypatch):
                 await record_run(dataset.cases, target, None, RunSettings(checks_only=True), b, manifest(), resume=True)
             return await first
 
-    run, status, *_ = asyncio.run(both())
-    assert status == "finished" and sorted(calls) == sorted(c.id for c in dataset.cases)
+    evaluation = asyncio.run(both())
+    assert evaluation.run.status == "finished" and sorted(calls) == sorted(c.id for c in dataset.cases)
 
 
 def test_saving_a_case_twice_says_so_plainly(store_url):

@@ -20,7 +20,7 @@ _EXPORTS = {
     "evaluate": ("tracegrade.run.evaluate", "evaluate"),
     "evaluate_async": ("tracegrade.run.evaluate", "evaluate_async"),
     "write_outputs": ("tracegrade.run.evaluate", "write_outputs"),
-    "Evaluation": ("tracegrade.run.evaluate", "Evaluation"),
+    "Evaluation": ("tracegrade.run.recording", "Evaluation"),
     "RunSettings": ("tracegrade.run.runner", "RunSettings"),
     "Dataset": ("tracegrade.eval.dataset", "Dataset"),
     "Case": ("tracegrade.eval.dataset", "GoldenCase"),
@@ -74,7 +74,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from tracegrade.core.trace import Reply, Step, ToolCall, Usage
     from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
     from tracegrade.eval.dataset import GoldenCase as Case
-    from tracegrade.run.evaluate import Evaluation, evaluate, evaluate_async, write_outputs
+    from tracegrade.run.evaluate import evaluate, evaluate_async, write_outputs
+    from tracegrade.run.recording import Evaluation
     from tracegrade.eval.plugins import Check, Target
     from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
 
@@ -22,7 +22,7 @@ from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
 from tracegrade.eval.plugins import Check, Target, installed_checks
 from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
-from tracegrade.run.recording import record_run, spent_usd
+from tracegrade.run.recording import Evaluation, record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
 from tracegrade.eval.targets import resolve_target
 from tracegrade.store.runstore import RunStore, open_store
@@ -37,16 +37,6 @@ if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
 JudgeLike: TypeAlias = "Judge | str | None"
 OUTPUT_FILES = ("results.json", "junit.xml", "summary.md")
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """A run as stored, with what reading it once gave: its tally, its metrics and the files written."""
-
-    run: Run
-    summary: RunTally
-    metrics: RunMetrics
-    files: tuple[Path, ...] = ()  # results.json, junit.xml, summary.md under ``out``/RUN_ID, when ``out`` was given
 
 
 def evaluate(
@@ -156,11 +146,12 @@ async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Ju
         return writers[0].per_result()
 
     with _run_spans(manifest, telemetry):
-        recorded = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
-                                    budget=budget, on_result=on_result, evaluate=executor, readers=outputs)
-    run = replace(recorded.run, status=recorded.status)
-    files = finish_outputs(writers[0], run, recorded.summary, recorded.metrics, out) if out is not None else ()
-    return Evaluation(run, recorded.summary, recorded.metrics, files)
+        evaluation = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
+                                      budget=budget, on_result=on_result, evaluate=executor, readers=outputs)
+    if out is None:
+        return evaluation
+    return replace(evaluation, files=finish_outputs(writers[0], evaluation.run, evaluation.summary,
+                                                    evaluation.metrics, out))
 
 
 def _run_spans(manifest: Manifest, on: bool) -> contextlib.AbstractContextManager[None]:

@@ -2,7 +2,7 @@
 it finishes, the totals when it ends. Resuming is the same call on a stored
 run: the cases already in the store are not run again.
 
-    >>> # recorded = asyncio.run(record_run(cases, target, judge, settings, store, manifest))
+    >>> # evaluation = asyncio.run(record_run(cases, target, judge, settings, store, manifest))
 
 The store is the truth: the Run returned is read back from it, so a resumed
 run reports the cases of every session that worked on it. It is read once:
@@ -13,8 +13,9 @@ every report given as a reader.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from tracegrade.stats.tally import RunTally
 from tracegrade.eval.dataset import GoldenCase, case_ids
@@ -31,13 +32,15 @@ if TYPE_CHECKING:
     from tracegrade.metrics import Reader, RunMetrics
 
 
-class Recorded(NamedTuple):
-    """A finished (or stopped) run as stored, with what its one read of the store gave."""
+@dataclass(frozen=True)
+class Evaluation:
+    """A run as stored (its status: finished, or stopped when the budget ran out
+    first), with what reading it once gave: its tally, its metrics and the files written."""
 
     run: Run
-    status: str  # finished, or stopped: the budget ran out first
     summary: RunTally
     metrics: RunMetrics
+    files: tuple[Path, ...] = ()  # results.json, junit.xml, summary.md under ``out``/RUN_ID, when asked for
 
 
 async def record_run(
@@ -52,10 +55,9 @@ async def record_run(
     on_result: Callable[[CaseResult], None] | None = None,
     evaluate: Evaluate = evaluate_with_retries,
     readers: Callable[[], Sequence[Reader]] = tuple,
-) -> Recorded:
-    """Run (or finish) the run ``manifest`` names; returns it as stored, its status
-    (``finished``, or ``stopped`` when the budget ran out first), its tally and its
-    metrics. The readers ``readers()`` makes once the cases are done (report
+) -> Evaluation:
+    """Run (or finish) the run ``manifest`` names; returns it as stored (with its
+    status), its tally and its metrics. The readers ``readers()`` makes once the cases are done (report
     writers, say: WHY made then, the report code loads after the first case)
     are fed every stored result in the same read."""
     # WHY a lock: two processes resuming one run would both pay for the same cases.
@@ -84,7 +86,7 @@ async def _record(cases, target, judge, settings, store, manifest, resume, budge
     summary, metrics = _read(stored.results, cases, readers())
     final = replace(manifest, ended_at=now_iso(), totals=_totals(summary, settings, manifest))
     await asyncio.to_thread(store.finish_run, final, status)
-    return Recorded(Run(final, stored.results), status, summary, metrics)
+    return Evaluation(Run(final, stored.results, status), summary, metrics)
 
 
 def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader]):
