@@ -309,7 +309,7 @@ class RunStore:
         return self._do(lambda run: run(sql, params))
 
     def _clean(self, data: dict[str, Any], personal: bool = True) -> str:
-        return _dump(redact_data(data, STRUCTURE_KEYS, personal=personal and not self.raw))
+        return _redacted_text(data, personal=personal and not self.raw)
 
 
 def _apply(run, migration: Migration) -> None:
@@ -338,7 +338,12 @@ def _dump(data: Any) -> str:
 def stored_text(result: CaseResult, raw: bool = False) -> str:
     """The one definition of a case as stored: its JSON, redacted (personal data kept
     only when ``raw``), keys sorted."""
-    return _dump(redact_data(result.to_json(), STRUCTURE_KEYS, personal=not raw))
+    return _redacted_text(result.to_json(), personal=not raw)
+
+
+def _redacted_text(data: Any, personal: bool) -> str:
+    """What the store writes of ``data``: redacted (``personal``: personal data too), keys sorted."""
+    return _dump(redact_data(data, STRUCTURE_KEYS, personal=personal))
 
 
 @dataclass(frozen=True)
