@@ -252,7 +252,7 @@ def load_dataset(path: str | Path) -> Dataset:
         records.append(_pack(raw))
         ids.append(case.id)
         canonical = _canonical_text(case.canonical())
-        hashes.append(hashlib.sha256(canonical).hexdigest())  # the case's content_hash(), from the same bytes
+        hashes.append(_digest(canonical))  # the case's content_hash(), from the same bytes
         version.update((", " if index else "[").encode() + canonical)
     if not ids:
         raise DatasetError(f"{path}: no cases")
@@ -277,9 +277,9 @@ class CompactCases(Sequence[GoldenCase]):
 
     __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
 
-    def __init__(self, records: Iterable[bytes] | Packed, ids: Sequence[str], context: dict[str, Any],
+    def __init__(self, records: Iterable[bytes], ids: Sequence[str], context: dict[str, Any],
                  hashes: Sequence[str | None] = ()) -> None:
-        self._records = records if isinstance(records, Packed) else Packed(records)
+        self._records = Packed(records)
         self.ids, self._context = tuple(ids), context
         self._hashes = tuple(hashes) or (None,) * len(self._records)  # each case's content hash, when known
         self._index: dict[str, int] | None = None
@@ -292,7 +292,7 @@ class CompactCases(Sequence[GoldenCase]):
             return self.take(range(*index.indices(len(self))))
         case = GoldenCase.model_validate(pickle.loads(self._records[index]), context=self._context)
         if (known := self._hashes[index]) is not None:
-            case.__dict__[_HASH] = known  # WHY: hashing the case again cost as much as a check
+            case.remember(_HASH, known)  # WHY: hashing the case again cost as much as a check
         return case
 
     def __iter__(self) -> Iterator[GoldenCase]:
@@ -495,7 +495,11 @@ def write_golden_case_schema(path: Path = SCHEMA_PATH) -> Path:
 
 
 def _hash(data: Any) -> str:
-    return hashlib.sha256(_canonical_text(data)).hexdigest()
+    return _digest(_canonical_text(data))
+
+
+def _digest(canonical: bytes) -> str:
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def _canonical_text(data: Any) -> bytes:

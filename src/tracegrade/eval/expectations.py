@@ -50,6 +50,10 @@ class Strict(BaseModel):
             kept[name] = work_out()
         return kept[name]
 
+    def remember(self, name: str, value: Any) -> None:
+        """What ``memo(name, ...)`` would work out, known already (worked out elsewhere)."""
+        self.__dict__[name] = value
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         copy = super().model_copy(update=update, deep=deep)
         if update:
