@@ -15,7 +15,7 @@ from tracegrade.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracegrade.core.results import Manifest
-    from tracegrade.run.evaluate import Evaluation
+    from tracegrade.run.recording import Evaluation
     from tracegrade.eval.dataset import Dataset
     from tracegrade.run.runner import RunSettings
     from tracegrade.judge.scoring import Judge

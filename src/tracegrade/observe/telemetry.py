@@ -298,7 +298,7 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
     checks-only run's CPU."""
     named = spans_db or named_spans_db()
     telemetry = open_telemetry("tracegrade", named, local_store=named is not None)
-    if not telemetry.exporting:  # TRACEGRADE_SPANS_DB=off and no collector: build no spans at all
+    if not telemetry.exporting:  # no store named and no collector: build no spans at all
         yield
         return
     activate(telemetry)
