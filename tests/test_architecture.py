@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "tracegrade"
 LAYERS = [
     {"core", "defaults", "schemas"},            # the types: trace, results, errors
     {"models"},                                 # chat model providers
-    {"eval"},                                   # dataset, targets, checks, verdict, plugins
+    {"eval", "capture"},                        # dataset, targets, checks, verdict, plugins
     {"judge", "stats", "metrics", "store", "observe"},  # judging, numbers, the run store, spans
     {"run"},                                    # the runner and evaluate(): composes the above
     {"compare", "report", "observe.monitor"},   # reading runs: gates, reports, the dashboard

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # The flags that define what a run measures: stored in its manifest, and
 # restored from there by --resume so the finished run is one consistent run.
 RUN_FLAGS = ("target", "agent_model", "judge_model", "prompt_version", "rubric", "pass_score", "concurrency",
-             "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget")
+             "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget", "capture")
 EXIT_STOPPED = 3
 
 
@@ -39,6 +39,11 @@ def register(subparsers) -> None:
     p.add_argument("dataset", type=Path, help="dataset file (.json, .jsonl, .yaml)")
     p.add_argument("--target", default="shopnest",
                    help="shopnest (in-process, default), module:function, or http://HOST:PORT/chat")
+    p.add_argument("--capture", action="append", default=[], choices=("openai", "anthropic", "otel"),
+                   help="record the agent's model calls per case and build its trace from them (repeatable): "
+                   "the openai or anthropic SDK's calls, or the OpenTelemetry spans it emits (GenAI or "
+                   "OpenInference conventions); the target (module:function) may then take the question "
+                   "and return just the answer. See docs/agents.md")
     p.add_argument("--agent-model", help="agent model for --target shopnest: local (default), local:/path.gguf, "
                    "openai:MODEL, anthropic:MODEL (env TRACEGRADE_AGENT_MODEL)")
     p.add_argument("--judge-model", help="judge model, same forms (env TRACEGRADE_JUDGE_MODEL; default local)")
@@ -193,7 +198,7 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
             evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
-                     record=record, telemetry=True)
+                     record=record, telemetry=True, capture=tuple(args.capture or ()))
         return finished[0]
     except KeyboardInterrupt:
         if started:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -121,6 +121,37 @@ class Reply(_Wire):
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Reply:
         return cls.model_validate(data)
+
+    @classmethod
+    def from_openai_messages(cls, messages: Iterable[Any], **fields: Any) -> Reply:
+        """The Reply of an OpenAI chat message list or Responses API items:
+        assistant ``tool_calls`` (arguments parsed), ``tool`` results paired by
+        id, the last assistant text as the answer. ``fields`` set the rest
+        (``model=``, ``context=`` ...). See ``tracegrade.core.from_messages``."""
+        from tracegrade.core.from_messages import openai_messages_wire
+
+        return cls.model_validate({**openai_messages_wire(messages), **fields})
+
+    @classmethod
+    def from_anthropic_messages(cls, messages: Iterable[Any], **fields: Any) -> Reply:
+        """The Reply of an Anthropic message list (``tool_use`` / ``tool_result`` blocks)."""
+        from tracegrade.core.from_messages import anthropic_messages_wire
+
+        return cls.model_validate({**anthropic_messages_wire(messages), **fields})
+
+    @classmethod
+    def from_otel(cls, spans: Iterable[Any] | str | Path) -> Reply:
+        """The Reply of one trace's OpenTelemetry spans (GenAI or OpenInference
+        conventions): SDK spans, OTLP JSON span dicts, or the path of an OTLP
+        JSON export file. See ``tracegrade.core.from_otel``."""
+        from tracegrade.core.from_otel import otel_traces, spans_of_otlp_json
+
+        if isinstance(spans, (str, Path)):
+            spans = spans_of_otlp_json(json.loads(Path(spans).read_text(encoding="utf-8")))
+        traces = otel_traces(spans)
+        if not traces:
+            raise ValueError("no spans to build a Reply from")
+        return cls.from_wire(traces[0].wire)
 
     def tool_names(self) -> list[str]:
         return [call.name for call in self.tool_calls]

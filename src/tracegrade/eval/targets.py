@@ -16,15 +16,16 @@ import json
 import os
 import sys
 import urllib.parse
+from typing import Any, Callable, Sequence, cast
 
-
+from tracegrade.capture.target import captured_target, wants_question
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.core.trace import Reply
 from tracegrade.eval.plugins import Target, installed_targets, load_target_factory
 
-__all__ = ["Target", "callable_target", "http_target", "resolve_target"]
+__all__ = ["Target", "callable_target", "function_target", "http_target", "resolve_target"]
 
 # What an HTTP target may send back. WHY limits: a target that streams forever
 # took a run to 2.6 GB in 20 s; a limit ends that case as an error, not the run.
@@ -33,10 +34,11 @@ MAX_ANSWER_CHARS = 100_000  # env TRACEGRADE_TARGET_MAX_ANSWER_CHARS
 _ERROR_BODY_BYTES = 4096  # of a non-200 answer, enough to say why
 
 
-def callable_target(spec: str) -> Target:
+def callable_target(spec: str, capture: Sequence[str] = ()) -> Target:
     """``module:function`` as a target; the module is looked up in the working
     directory too (as ``python -m`` and uvicorn do), so a project's own agent
-    needs no PYTHONPATH."""
+    needs no PYTHONPATH. See :func:`function_target` for what the function may
+    take and return."""
     module_name, _, attribute = spec.partition(":")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -44,14 +46,19 @@ def callable_target(spec: str) -> Target:
         function = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"target {spec!r}: cannot import: {exc}") from None
+    return function_target(function, capture)
 
-    async def ask(case: GoldenCase) -> Reply:
-        reply = function(case)
-        if inspect.isawaitable(reply):
-            reply = await reply
-        return reply if isinstance(reply, Reply) else Reply.from_wire(reply)
 
-    return ask
+def function_target(function: Callable[..., Any], capture: Sequence[str] = ()) -> Target:
+    """A Python function as a target. It takes the case or the question string,
+    may be sync (run in a worker thread, so it never blocks the other cases) or
+    async, and returns a Reply, its wire dict, the answer string, or nothing
+    when its model calls are captured (``capture``: "openai", "anthropic",
+    "otel"; see ``tracegrade.capture``). An async ``case -> Reply`` function
+    without capture is used as it is."""
+    if not capture and inspect.iscoroutinefunction(function) and not wants_question(function):
+        return cast(Target, function)
+    return captured_target(function, capture)
 
 
 def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
@@ -135,18 +142,23 @@ async def probe_url(url: str, timeout_s: float = 5.0) -> None:
     writer.close()
 
 
-def resolve_target(spec: str, **options: str) -> Target:
+def resolve_target(spec: str, capture: Sequence[str] = (), **options: str) -> Target:
     """The target ``spec`` names; ``options`` (e.g. ``agent_model``) go to a
-    registered target's factory, which takes the ones it knows."""
+    registered target's factory, which takes the ones it knows. ``capture``
+    records a ``module:function`` or registered target's model calls."""
     registered = installed_targets()
     if spec in registered:
-        return _build(spec, load_target_factory(spec), options)
+        built = _build(spec, load_target_factory(spec), options)
+        return captured_target(built, capture) if capture else built
     if spec.startswith(("http://", "https://")):
+        if capture:
+            raise ConfigError(f"--capture records model calls made in this process; the agent at {spec} runs in "
+                              "another one (grade its exported traces with `tracegrade grade`, or use module:function)")
         return http_target(spec, token=os.environ.get("TRACEGRADE_TARGET_TOKEN"),
                            max_response_bytes=_limit("TRACEGRADE_TARGET_MAX_BYTES", MAX_RESPONSE_BYTES),
                            max_answer_chars=_limit("TRACEGRADE_TARGET_MAX_ANSWER_CHARS", MAX_ANSWER_CHARS))
     if ":" in spec:
-        return callable_target(spec)
+        return callable_target(spec, capture)
     names = ", ".join(sorted(registered)) or "none installed"
     raise ConfigError(f"unknown target {spec!r}: use a registered target ({names}), "
                       "module:function or http://host:port/chat")

@@ -12,10 +12,11 @@ so a notebook gets the same stored, resumable run as the command line.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
 
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult, Manifest, Run
@@ -24,7 +25,7 @@ from tracegrade.eval.plugins import Check, Target, installed_checks
 from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
-from tracegrade.eval.targets import resolve_target
+from tracegrade.eval.targets import function_target, resolve_target
 from tracegrade.store.runstore import RunStore, open_store
 
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
@@ -57,6 +58,7 @@ def evaluate(
     record: Mapping[str, Any] | None = None,
     telemetry: bool = False,
     on_finish: Callable[[Evaluation], None] | None = None,
+    capture: Sequence[str] = (),
 ) -> Run:
     """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
 
@@ -75,11 +77,27 @@ def evaluate(
     ``on_finish`` sees the Evaluation at the end (the run's tally, component
     metrics and files, from the one read of the store that made them).
     ``telemetry``: record the run's spans (OTLP when configured; see docs/observability.md).
+    ``capture``: record the agent's model calls per case and build its Reply from
+    them: "openai", "anthropic" (the SDKs) and/or "otel" (its GenAI/OpenInference
+    spans); the target may then take the question and return only the answer
+    (docs/agents.md).
     """
-    return asyncio.run(evaluate_async(
+    return _run_to_end(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
         budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
-        telemetry=telemetry, on_finish=on_finish))
+        telemetry=telemetry, on_finish=on_finish, capture=capture))
+
+
+def _run_to_end(work: Coroutine[Any, Any, Run]) -> Run:
+    """Run ``work`` on a new event loop. WHY a thread when a loop already runs
+    here (a notebook, an async web handler): asyncio.run refuses to nest, and a
+    user of the sync API should not have to know which kind of caller they are."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tracegrade-evaluate") as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 async def evaluate_async(
@@ -100,11 +118,12 @@ async def evaluate_async(
     record: Mapping[str, Any] | None = None,
     telemetry: bool = False,
     on_finish: Callable[[Evaluation], None] | None = None,
+    capture: Sequence[str] = (),
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
     options = {k: v for k, v in (target_options or {}).items() if v is not None}
-    agent = resolve_target(target, **options) if isinstance(target, str) else target
+    agent = resolve_target(target, capture, **options) if isinstance(target, str) else function_target(target, capture)
     if probe := getattr(agent, "probe", None):
         await probe()  # before the run exists: a wrong target stores nothing
     the_judge = as_judge(judge)

@@ -1,0 +1,119 @@
+"""A user's agent function as a target, its model calls captured.
+
+    def answer(question: str) -> str:        # or (case) -> str | Reply | dict | None
+        ...the agent's own openai / anthropic tool loop...
+
+    target = captured_target(answer, ("openai",))
+
+The function takes the question (a first parameter annotated ``str`` or named
+``question``, ``prompt``, ``query``, ``text``, ``message`` or ``input``) or
+the case; it may be sync (run in a worker thread, so it never blocks other
+cases and the case timeout stops waiting for it) or async. It returns the
+answer string, nothing (the last assistant message captured is the answer),
+a Reply or its wire dict. What it returns explicitly wins over what was
+captured: a returned Reply is taken whole; a returned answer replaces the
+captured answer only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+from typing import Any, Callable, Iterable, Sequence
+
+from tracegrade.capture.assemble import reply_of
+from tracegrade.capture.recorder import Recorder, recording
+from tracegrade.core.errors import AgentError, ConfigError
+from tracegrade.core.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.plugins import Target
+
+SOURCES = ("openai", "anthropic", "otel")
+_QUESTION_NAMES = {"question", "prompt", "query", "text", "message", "input", "q"}
+
+
+def check_sources(sources: Iterable[str]) -> tuple[str, ...]:
+    """``sources`` checked and without repeats; ConfigError naming the unknown one."""
+    chosen: list[str] = []
+    for source in sources:
+        if source not in SOURCES:
+            raise ConfigError(f"unknown capture source {source!r}: use one of {', '.join(SOURCES)}")
+        if source not in chosen:
+            chosen.append(source)
+    return tuple(chosen)
+
+
+def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -> Target:
+    """``function`` as a target whose model calls (``sources``) are captured per case."""
+    sources = check_sources(sources)
+    takes_question = wants_question(function)
+
+    async def ask(case: GoldenCase) -> Reply:
+        with recording() as recorder, _hooks(sources), _case_span(sources, case.id, recorder):
+            returned = await call_agent(function, case.question if takes_question else case)
+        return merge(returned, recorder, sources)
+
+    ask.capture = sources  # type: ignore[attr-defined]
+    return ask
+
+
+def wants_question(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` takes the question string rather than the case."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not parameters:
+        raise ConfigError(f"target {getattr(function, '__name__', function)!r} takes no argument: "
+                          "it must take the question (str) or the case")
+    first = parameters[0]
+    return first.annotation in (str, "str") or first.name in _QUESTION_NAMES
+
+
+async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
+    """Call ``function``: awaited if async, else in a worker thread that carries
+    the case's context (its Recorder, its span)."""
+    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
+        return await function(argument)
+    context = contextvars.copy_context()
+    result = await asyncio.to_thread(context.run, function, argument)
+    return await result if inspect.isawaitable(result) else result
+
+
+def merge(returned: Any, recorder: Recorder, sources: Sequence[str]) -> Reply:
+    """The Reply of a case: what the function returned, filled in from what was captured."""
+    if isinstance(returned, Reply):
+        return returned
+    if isinstance(returned, dict):
+        return Reply.from_wire(returned)
+    captured = reply_of(recorder) if sources else None
+    if returned is None:
+        if captured is None:
+            raise AgentError("the target returned nothing and no model call was captured "
+                             "(return the answer string, or run with --capture openai|anthropic|otel)")
+        return captured
+    if not isinstance(returned, str):
+        raise AgentError(f"the target returned a {type(returned).__name__}; expected the answer (str), "
+                         "a Reply, its JSON dict, or nothing (the captured answer)")
+    return captured.model_copy(update={"answer": returned}) if captured is not None else Reply(answer=returned)
+
+
+@contextlib.contextmanager
+def _hooks(sources: Sequence[str]) -> Any:
+    from tracegrade.capture.hooks import hooked
+
+    with contextlib.ExitStack() as stack:
+        for source in sources:
+            if source != "otel":
+                stack.enter_context(hooked(source))
+        yield
+
+
+def _case_span(sources: Sequence[str], case_id: str, recorder: Recorder) -> Any:
+    if "otel" not in sources:
+        return contextlib.nullcontext()
+    from tracegrade.capture.otel import case_span
+
+    return case_span(case_id, recorder)

@@ -1,0 +1,231 @@
+"""Capture: an agent written with the openai / anthropic SDK is graded with no
+hand-written trace; concurrent cases never mix their calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import httpx
+import pytest
+
+import tracegrade
+from tracegrade.capture.target import captured_target, wants_question
+from tracegrade.core.errors import AgentError, ConfigError
+from tracegrade.eval.dataset import GoldenCase
+
+openai = pytest.importorskip("openai")
+anthropic = pytest.importorskip("anthropic")
+httpx2 = pytest.importorskip("httpx2")  # what the anthropic SDK speaks HTTP with
+
+WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "weather of a city",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+def city_of(question: str) -> str:
+    return question.rstrip("?").split()[-1]
+
+
+def chat_model(request: httpx.Request) -> httpx.Response:
+    """A scripted chat-completions model: asks get_weather for the question's last
+    word, then answers with the tool's result. Slow enough that cases overlap."""
+    body = json.loads(request.content)
+    messages = body["messages"]
+    question = next(m["content"] for m in messages if m["role"] == "user")
+    last = messages[-1]
+    if last["role"] == "user":
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{city_of(question)}", "type": "function",
+             "function": {"name": "get_weather", "arguments": json.dumps({"city": city_of(question)})}}]}
+    else:
+        message = {"role": "assistant", "content": f"It is {last['content']}."}
+    return httpx.Response(200, json={
+        "id": "x", "object": "chat.completion", "created": 0, "model": "scripted-1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+
+def weather(city: str) -> str:
+    return f"sunny in {city}"
+
+
+def openai_agent(client):
+    def answer(question: str) -> str:
+        messages = [{"role": "system", "content": "You answer weather questions."},
+                    {"role": "user", "content": question}]
+        while True:
+            response = client.chat.completions.create(model="scripted-1", messages=messages, tools=[WEATHER_TOOL])
+            message = response.choices[0].message
+            if not message.tool_calls:
+                return message.content
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                result = weather(**json.loads(call.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    return answer
+
+
+def cases(n: int) -> list[GoldenCase]:
+    cities = ["Paris", "Oslo", "Rome", "Lima", "Cairo", "Quito", "Hanoi", "Dakar", "Minsk", "Perth"][:n]
+    return [GoldenCase.model_validate({"id": f"w{i}", "question": f"What is the weather in {c}?",
+                                       "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": c}}]},
+                                       "answerMustInclude": [f"sunny in {c}"]})
+            for i, c in enumerate(cities)]
+
+
+def test_an_openai_sdk_agent_is_graded_with_capture_at_concurrency_8(tmp_path):
+    client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(chat_model)))
+    run = tracegrade.evaluate(cases(10), openai_agent(client), judge=None, capture=("openai",),
+                              settings=tracegrade.RunSettings(concurrency=8), store=f"sqlite:///{tmp_path}/r.db")
+    assert [r.passed for r in run.results] == [True] * 10, [r.checks for r in run.results if not r.passed]
+    for result in run.results:
+        city = city_of(result.question)
+        calls = result.reply.tool_calls
+        assert [(c.name, c.arguments, c.result, c.id) for c in calls] == [
+            ("get_weather", {"city": city}, f"sunny in {city}", f"call_{city}")]
+        assert result.reply.usage.input_tokens == 20 and len(result.reply.steps) == 2
+        assert result.reply.model == "scripted-1"
+
+
+def test_a_case_whose_calls_are_wrong_fails_on_its_own_calls(tmp_path):
+    client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(chat_model)))
+    wrong = GoldenCase.model_validate({"id": "bad", "question": "What is the weather in Oslo?",
+                                       "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": "Bergen"}}]}})
+    run = tracegrade.evaluate([wrong, *cases(2)], openai_agent(client), judge=None, capture=("openai",),
+                              settings=tracegrade.RunSettings(concurrency=3), store=f"sqlite:///{tmp_path}/r.db")
+    verdicts = {r.case_id: r.passed for r in run.results}
+    assert verdicts == {"bad": False, "w0": True, "w1": True}
+
+
+def test_an_async_openai_agent_with_streaming_is_captured():
+    def streamed(request: httpx.Request) -> httpx.Response:
+        reply = json.loads(chat_model(request).content)["choices"][0]["message"]
+        chunks = []
+        if reply.get("tool_calls"):
+            call = reply["tool_calls"][0]
+            half = len(call["function"]["arguments"]) // 2
+            chunks.append({"index": 0, "id": call["id"], "type": "function",
+                           "function": {"name": "get_weather", "arguments": call["function"]["arguments"][:half]}})
+            chunks.append({"index": 0, "function": {"arguments": call["function"]["arguments"][half:]}})
+            deltas = [{"tool_calls": [c]} for c in chunks]
+        else:
+            deltas = [{"content": reply["content"][:5]}, {"content": reply["content"][5:]}]
+        lines = "".join("data: " + json.dumps({"id": "x", "object": "chat.completion.chunk", "created": 0,
+                                               "model": "scripted-1", "choices": [{"index": 0, "delta": d}]}) + "\n\n"
+                        for d in deltas) + "data: [DONE]\n\n"
+        return httpx.Response(200, content=lines.encode(), headers={"content-type": "text/event-stream"})
+
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                                http_client=httpx.AsyncClient(transport=httpx.MockTransport(streamed)))
+
+    async def answer(question: str) -> None:
+        messages = [{"role": "user", "content": question}]
+        for _ in range(3):
+            stream = await client.chat.completions.create(model="m", messages=messages, tools=[WEATHER_TOOL],
+                                                          stream=True)
+            text, calls = "", {}
+            async for chunk in stream:
+                delta = chunk.choices[0].delta
+                text += delta.content or ""
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": call.id, "args": ""})
+                    slot["args"] += call.function.arguments or ""
+            if not calls:
+                return None  # the captured last assistant message is the answer
+            messages.append({"role": "assistant", "tool_calls": [
+                {"id": c["id"], "type": "function", "function": {"name": "get_weather", "arguments": c["args"]}}
+                for c in calls.values()]})
+            for c in calls.values():
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": weather(**json.loads(c["args"]))})
+
+    target = captured_target(answer, ("openai",))
+    reply = asyncio.run(target(cases(1)[0]))
+    assert reply.answer == "It is sunny in Paris."
+    assert [(c.name, c.arguments, c.result) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "sunny in Paris")]
+
+
+def anthropic_model(request):
+    body = json.loads(request.content)
+    last = body["messages"][-1]
+    question = body["messages"][0]["content"]
+    if isinstance(last["content"], str):
+        content = [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": city_of(question)}}]
+    else:
+        content = [{"type": "text", "text": f"It is {last['content'][0]['content']}."}]
+    return httpx2.Response(200, json={"id": "m", "type": "message", "role": "assistant", "model": "claude-scripted",
+                                     "content": content, "stop_reason": "end_turn",
+                                     "usage": {"input_tokens": 7, "output_tokens": 3}})
+
+
+def test_an_anthropic_sdk_agent_is_captured_and_its_returned_answer_wins():
+    client = anthropic.Anthropic(api_key="k", base_url="http://model.test",
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(anthropic_model)))
+
+    def answer(case):  # takes the case, returns its own wording of the answer
+        messages = [{"role": "user", "content": case.question}]
+        response = client.messages.create(model="c", max_tokens=100, messages=messages)
+        use = response.content[0]
+        messages += [{"role": "assistant", "content": [use.model_dump()]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                                   "content": weather(**use.input)}]}]
+        client.messages.create(model="c", max_tokens=100, messages=messages)
+        return "Mine: sunny."
+
+    reply = asyncio.run(captured_target(answer, ("anthropic",))(cases(1)[0]))
+    assert reply.answer == "Mine: sunny."
+    assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "sunny in Paris", "toolu_1")]
+    assert reply.usage.input_tokens == 14 and reply.model == "claude-scripted"
+
+
+def test_a_sync_target_runs_off_the_event_loop():
+    """Two sync agents that each wait for the other can only finish if they run at once."""
+    barrier = threading.Barrier(2, timeout=10)
+
+    def answer(question: str) -> str:
+        barrier.wait()
+        return "ok"
+
+    target = captured_target(answer, ())
+
+    async def both():
+        return await asyncio.gather(target(cases(2)[0]), target(cases(2)[1]))
+
+    assert [r.answer for r in asyncio.run(both())] == ["ok", "ok"]
+
+
+def test_nothing_returned_and_nothing_captured_is_a_named_agent_error():
+    with pytest.raises(AgentError, match="returned nothing and no model call was captured"):
+        asyncio.run(captured_target(lambda question: None, ("openai",))(cases(1)[0]))
+
+
+def test_a_wrong_return_type_is_named():
+    with pytest.raises(AgentError, match="returned a list"):
+        asyncio.run(captured_target(lambda question: ["x"], ())(cases(1)[0]))
+
+
+def test_an_unknown_capture_source_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown capture source 'langchain'"):
+        captured_target(lambda q: "x", ("langchain",))
+
+
+def test_the_question_or_the_case_is_given_by_the_signature():
+    def by_name(question): ...
+    def by_type(q2: str): ...
+    def by_case(case): ...
+    assert (wants_question(by_name), wants_question(by_type), wants_question(by_case)) == (True, True, False)
+
+
+def test_calls_outside_a_case_are_not_recorded_and_the_hook_is_removed_after():
+    from openai.resources.chat.completions.completions import Completions
+
+    original = Completions.create
+    client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(chat_model)))
+    reply = asyncio.run(captured_target(openai_agent(client), ("openai",))(cases(1)[0]))
+    assert len(reply.tool_calls) == 1
+    assert Completions.create is original
