@@ -18,8 +18,9 @@ import contextlib
 import threading
 from typing import Any, Iterator
 
+from opentelemetry.sdk.trace import SpanProcessor
+
 from tracegrade.capture.recorder import Recorder
-from tracegrade.core.errors import ConfigError
 from tracegrade.core.from_otel import CASE_ID_ATTRIBUTE
 
 _lock = threading.Lock()
@@ -52,12 +53,9 @@ def _the_processor() -> Any:
 
 
 def _install() -> Any:
-    try:
-        from opentelemetry import trace
-        from opentelemetry.sdk.trace import TracerProvider
-    except ImportError:
-        raise ConfigError("--capture otel needs opentelemetry-sdk (a tracegrade dependency): "
-                          "reinstall tracegrade") from None
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
         provider = TracerProvider()
@@ -67,7 +65,7 @@ def _install() -> Any:
     return processor
 
 
-class _ByTrace:
+class _ByTrace(SpanProcessor):
     """A span processor that gives each watched trace's finished spans to its Recorder."""
 
     def __init__(self) -> None:
@@ -82,17 +80,8 @@ class _ByTrace:
         with self._lock:
             self._watched.pop(trace_id, None)
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        return None
-
     def on_end(self, span: Any) -> None:
         with self._lock:
             recorder = self._watched.get(span.context.trace_id)
         if recorder is not None and len(recorder.spans) < 100_000:
             recorder.spans.append(span)
-
-    def shutdown(self) -> None:
-        return None
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True

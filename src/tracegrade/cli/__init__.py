@@ -20,6 +20,7 @@ from tracegrade.core.errors import TracegradeError
 COMMANDS = {
     "init": "write a starter evals/ folder (dataset, rubric, gate file) into this project",
     "run": "run a golden dataset against an agent, check traces, judge answers",
+    "grade": "grade recorded traces (JSONL of Replies, OTLP JSON) against a dataset, without the agent",
     "history": "list the last runs; compare the latest run's aggregates with the previous run's",
     "compare": "compare two runs case by case and gate the candidate",
     "calibrate": "validate the judge: agreement with human labels, known-bad breaks, stability",

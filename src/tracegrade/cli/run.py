@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tracegrade.run.recording import Evaluation
     from tracegrade.eval.dataset import Dataset
     from tracegrade.run.runner import RunSettings
+    from tracegrade.eval.plugins import Target
     from tracegrade.judge.scoring import Judge
     from tracegrade.store.runstore import RunStore
 
@@ -172,7 +173,9 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
     return replace(judge, thresholds=gates.thresholds, not_gating=gates.not_gating) if gates.notes else judge
 
 
-def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Evaluation:
+def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings,
+             target: Target | None = None) -> Evaluation:
+    """Run and store; ``target`` replaces the one ``--target`` names (``tracegrade grade``'s recorded traces)."""
     from pydantic.alias_generators import to_camel
 
     from tracegrade.eval.progress import CaseProgress
@@ -195,7 +198,7 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
     try:
         progress = CaseProgress(todo, render=lambda r: "" if args.quiet else case_block(r))
         with _executor(args, judge) as executor:
-            evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
+            evaluate(dataset, target or args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
                      record=record, telemetry=True, capture=tuple(args.capture or ()))

@@ -1,0 +1,75 @@
+"""`tracegrade grade TRACES --dataset DATASET`: grade traces recorded elsewhere,
+without running the agent again.
+
+Reads tracegrade's JSONL of Replies and OTLP JSON exports (GenAI or
+OpenInference spans), matches each trace to its case (a case id, else the exact
+question), says what did not match, then checks, judges, stores and reports
+exactly like ``tracegrade run`` (the same flags, report and exit codes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "grade", help="grade recorded traces (JSONL of Replies, OTLP JSON) against a dataset, without the agent",
+        description="Grade traces recorded elsewhere against DATASET's cases without running the agent: "
+        "tracegrade's JSONL of Replies (one per line, with its caseId) or OTLP JSON exports of an agent's "
+        "OpenTelemetry spans (GenAI or OpenInference conventions, one trace per case; a span attribute "
+        "tracegrade.case_id names the case, else the question must equal the case's). Traces that match no "
+        "case are listed; cases without a trace are left out of the run. The run is checked, judged, stored "
+        "and reported exactly like `tracegrade run`; exit 0 when every graded case passed, 1 when some "
+        "failed, 2 for bad input (also when no trace matches any case).",
+    )
+    p.add_argument("traces", type=Path, nargs="+", help="trace files (.jsonl, .json)")
+    p.add_argument("--dataset", type=Path, required=True, help="the dataset the traces answer (.json, .jsonl, .yaml)")
+    p.add_argument("--judge-model", help="judge model (env TRACEGRADE_JUDGE_MODEL; default local)")
+    p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
+    p.add_argument("--checks-only", action="store_true", help="skip the judge: only the checks by code")
+    p.add_argument("--concurrency", type=int, default=4, help="cases judged at once (default 4)")
+    p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
+    p.add_argument("--out", type=Path, default=Path(".tracegrade/runs"),
+                   help="folder for results.json, junit.xml, summary.md (default .tracegrade/runs)")
+    p.add_argument("--quiet", action="store_true", help="print only the final report")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from tracegrade.capture.recorded import load_recorded, match, replay_target
+    from tracegrade.cli import run
+    from tracegrade.core.errors import DatasetError
+    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.store.runstore import open_store
+
+    dataset = load_dataset(args.dataset)
+    matched = match(dataset.cases, load_recorded(args.traces))
+    for line in matched.unmatched + matched.duplicates:
+        print(f"tracegrade: not graded: {line}", file=sys.stderr)
+    if not matched.replies:
+        raise DatasetError(f"no trace in {', '.join(map(str, args.traces))} matches a case of {args.dataset}")
+    missing = [c.id for c in dataset.cases if c.id not in matched.replies]
+    if missing:
+        print(f"tracegrade: {len(missing)} case(s) have no trace and are not graded: {', '.join(missing[:20])}"
+              + (" ..." if len(missing) > 20 else ""), file=sys.stderr)
+    args = _as_run_args(args)
+    selected = dataset.select([c.id for c in dataset.cases if c.id in matched.replies]) if missing else dataset
+    with open_store(args.db) as store:
+        judge = None if args.checks_only else run._judge(args)
+        judge = run._check_calibration(store, judge, args.require_calibrated)
+        evaluation = run._execute(args, store, selected, judge, run._settings(args), replay_target(matched.replies))
+    return run._report(args, evaluation)
+
+
+def _as_run_args(args: argparse.Namespace) -> argparse.Namespace:
+    """``tracegrade run``'s flags at their defaults, with the ones given here."""
+    from tracegrade.cli import run
+
+    parser = argparse.ArgumentParser()
+    run.register(parser.add_subparsers())
+    defaults = parser.parse_args(["run", str(args.dataset)])
+    given = {k: v for k, v in vars(args).items() if k not in ("handler", "traces")}
+    return argparse.Namespace(**{**vars(defaults), **given, "target": "recorded:" + ",".join(map(str, args.traces))})

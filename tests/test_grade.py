@@ -1,0 +1,165 @@
+"""`tracegrade grade`: recorded traces (JSONL of Replies, OTLP JSON exports) are
+matched to their cases and graded like a live run, with the same verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from google.protobuf.json_format import MessageToDict
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import tracegrade
+from tracegrade.cli import main
+from tracegrade.core.from_otel import otel_traces, spans_of_otlp_json
+from tracegrade.core.trace import Reply
+
+DATASET = [
+    {"id": "paris", "question": "What is the weather in Paris?",
+     "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": "Paris"}}]},
+     "answerMustInclude": ["sunny"]},
+    {"id": "oslo", "question": "What is the weather in Oslo?",
+     "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": "Oslo"}}]},
+     "answerMustInclude": ["snow"]},
+    {"id": "rome", "question": "Book me a table in Rome",
+     "calls": {"expected": [{"tool": "book_table", "arguments": {"city": "Rome"}}]}},
+]
+
+
+def genai_agent(tracer):
+    """An agent instrumented the way OpenTelemetry's GenAI instrumentors do it:
+    an invoke_agent span, a chat span per model round, an execute_tool span per call.
+    It answers Oslo wrongly and calls the wrong tool for Rome."""
+
+    def answer(question: str) -> str:
+        city = question.rstrip("?").split()[-1]
+        with tracer.start_as_current_span("invoke_agent weather", attributes={
+                "gen_ai.operation.name": "invoke_agent", "input.value": question}) as agent:
+            with tracer.start_as_current_span("chat", attributes={
+                    "gen_ai.operation.name": "chat", "gen_ai.request.model": "m1", "gen_ai.usage.input_tokens": 12,
+                    "gen_ai.usage.output_tokens": 4,
+                    "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+                        {"type": "tool_call", "id": f"call_{city}", "name": "get_weather",
+                         "arguments": {"city": city}}]}])}):
+                pass
+            with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.id": f"call_{city}", "gen_ai.tool.call.result": "sunny"}):
+                pass
+            text = "It is sunny." if city == "Paris" else "It is mild."
+            with tracer.start_as_current_span("chat", attributes={
+                    "gen_ai.operation.name": "chat", "gen_ai.request.model": "m1",
+                    "gen_ai.output.messages": json.dumps([{"role": "assistant",
+                                                           "parts": [{"type": "text", "content": text}]}])}):
+                pass
+            agent.set_attribute("output.value", text)
+        return None  # the captured spans hold the answer
+
+    return answer
+
+
+@pytest.fixture(scope="module")
+def exported():
+    """The global tracer provider (the one instrumentors use), exporting to memory too."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    return memory
+
+
+def test_a_recorded_otlp_export_is_graded_with_the_live_run_verdicts(tmp_path, exported, capsys):
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    agent = genai_agent(trace.get_tracer("weather-agent"))
+    exported.clear()
+    live = tracegrade.evaluate(str(dataset), agent, judge=None, capture=("otel",), store=f"sqlite:///{tmp_path}/a.db")
+    live_verdicts = {r.case_id: r.passed for r in live.results}
+    assert live_verdicts == {"paris": True, "oslo": False, "rome": False}
+    assert live.results[0].reply.tool_calls[0].arguments == {"city": "Paris"}  # from the chat span's tool_call part
+
+    # The agent's own spans only (a collector sees those, not tracegrade's case span), one OTLP JSON per line.
+    agent_spans = [s for s in exported.get_finished_spans() if s.instrumentation_scope.name == "weather-agent"]
+    export = tmp_path / "traces.jsonl"
+    export.write_text("\n".join(json.dumps(MessageToDict(encode_spans([s]))) for s in agent_spans) + "\n")
+
+    code = main(["grade", str(export), "--dataset", str(dataset), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path}/b.db", "--out", str(tmp_path / "out")])
+    assert code == 1
+    results = json.loads((tmp_path / "out").rglob("results.json").__next__().read_text())
+    graded = {c["case_id"]: c["status"] == "pass" for c in results["results"]}
+    assert graded == live_verdicts
+
+
+def test_a_jsonl_of_replies_matches_by_case_id_and_by_question_and_lists_the_rest(tmp_path, capsys):
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    ok = Reply(answer="Sunny.", tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}]).to_wire()
+    lines = [{"caseId": "paris", **ok},
+             {"question": "Book me a table in Rome", "reply": {"answer": "Booked.", "toolCalls": [
+                 {"name": "book_table", "arguments": {"city": "Rome"}}]}},
+             {"caseId": "nope", "answer": "?"}]
+    traces = tmp_path / "replies.jsonl"
+    traces.write_text("\n".join(json.dumps(line) for line in lines))
+    code = main(["grade", str(traces), "--dataset", str(dataset), "--checks-only",
+                 "--db", f"sqlite:///{tmp_path}/c.db", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "case id 'nope' is not in the dataset" in err
+    assert "1 case(s) have no trace and are not graded: oslo" in err
+
+
+def test_a_bad_line_is_named_by_file_and_line(tmp_path, capsys):
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    traces = tmp_path / "bad.jsonl"
+    traces.write_text('{"caseId": "paris", "answer": "x"}\n{"caseId": "oslo", "anwser": "x"}\n')
+    code = main(["grade", str(traces), "--dataset", str(dataset), "--checks-only", "--db", f"sqlite:///{tmp_path}/d.db"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{traces}:2: not a Reply" in err
+
+
+def test_openinference_spans_become_a_reply():
+    """What OpenInference's instrumentors (OpenAI Agents SDK, LangChain) emit."""
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "t", "spanId": "1", "name": "Agent workflow", "startTimeUnixNano": "0", "endTimeUnixNano": "90",
+         "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
+                        {"key": "input.value", "value": {"stringValue": "Weather in Lima?"}},
+                        {"key": "output.value", "value": {"stringValue": "Warm in Lima."}}]},
+        {"traceId": "t", "spanId": "2", "parentSpanId": "1", "name": "llm", "startTimeUnixNano": "10",
+         "endTimeUnixNano": "20",
+         "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+                        {"key": "llm.model_name", "value": {"stringValue": "gpt-x"}},
+                        {"key": "llm.token_count.prompt", "value": {"intValue": "30"}}]},
+        {"traceId": "t", "spanId": "3", "parentSpanId": "1", "name": "get_weather", "startTimeUnixNano": "30",
+         "endTimeUnixNano": "40",
+         "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "TOOL"}},
+                        {"key": "tool.name", "value": {"stringValue": "get_weather"}},
+                        {"key": "input.value", "value": {"stringValue": "{\"city\": \"Lima\"}"}},
+                        {"key": "output.value", "value": {"stringValue": "warm"}}]},
+        {"traceId": "t", "spanId": "4", "parentSpanId": "1", "name": "retrieve", "startTimeUnixNano": "41",
+         "endTimeUnixNano": "45",
+         "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}},
+                        {"key": "retrieval.documents.0.document.id", "value": {"stringValue": "climate.md"}},
+                        {"key": "retrieval.documents.0.document.content", "value": {"stringValue": "Lima is warm."}}]},
+    ]}]}]}
+    [found] = otel_traces(spans_of_otlp_json(document))
+    reply = Reply.from_wire(found.wire)
+    assert found.question == "Weather in Lima?"
+    assert reply.answer == "Warm in Lima."
+    assert [(c.name, c.arguments, c.result, c.round) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Lima"}, "warm", 0)]
+    assert reply.model == "gpt-x" and reply.usage.input_tokens == 30
+    assert reply.retrieved_sources == ("climate.md",) and reply.context == "Lima is warm."
+
+
+def test_not_an_otlp_export_is_refused():
+    with pytest.raises(ValueError, match="no 'resourceSpans'"):
+        spans_of_otlp_json({"spans": []})
