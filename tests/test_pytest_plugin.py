@@ -50,3 +50,39 @@ def test_the_fixture_without_a_dataset_is_a_usage_error(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*tracegrade_case fixture needs --tracegrade DATASET*"])
+
+
+def test_an_async_case_test_runs_with_tracegrade_alone_and_reads_the_ini_options(pytester, monkeypatch):
+    """The README's async form: no pytest-asyncio; the dataset from pytest's ini options."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    pytester.makeini(f"[pytest]\ntracegrade_dataset = {GOLDEN}\n")
+    pytester.makepyfile(test_mine="""
+        import asyncio
+        from tracegrade import assert_checks_pass
+        from support import golden_reply, one_wrong_argument
+
+        async def test_golden(tracegrade_case):
+            await asyncio.sleep(0)
+            assert_checks_pass(tracegrade_case, golden_reply(tracegrade_case))
+
+        async def test_broken(tracegrade_case):
+            await asyncio.sleep(0)
+            assert_checks_pass(tracegrade_case, one_wrong_argument(tracegrade_case))
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-p", "no:asyncio")
+    result.assert_outcomes(passed=12 + 11, failed=1)
+
+
+def test_the_target_and_capture_come_from_the_ini_options(pytester, tmp_path, monkeypatch):
+    """A target that returns only its answer string, named in the ini file."""
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    pytester.makepyfile(agent="""
+        def answer(question: str) -> str:
+            return "Sunny in " + question.rstrip("?").split()[-1]
+    """)
+    pytester.makefile(".json", cases='[{"id": "a", "question": "Weather in Oslo?", "answerMustInclude": ["Oslo"]},'
+                                     ' {"id": "b", "question": "Weather in Rome?", "answerMustInclude": ["Paris"]}]')
+    pytester.makeini("[pytest]\ntracegrade_dataset = cases.json\ntracegrade_target = agent:answer\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*case b: FAIL*"])

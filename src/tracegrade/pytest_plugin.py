@@ -1,6 +1,9 @@
 """pytest integration: each case of a dataset is a test item.
 
-    pytest --tracegrade evals/golden.json --target mypkg.agent:answer
+    pytest --tracegrade evals/golden.json --target mypkg.agent:answer [--tracegrade-capture openai]
+
+(or ``tracegrade_dataset``, ``tracegrade_target`` and ``tracegrade_capture`` in
+``[tool.pytest.ini_options]``)
 
 runs every case through :func:`tracegrade.evaluate` (stored in the run store
 as usual, checks only unless ``--tracegrade-judge`` names a model) and reports
@@ -37,10 +40,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="judge model spec (local, openai:MODEL, ...); default: checks only")
     group.addoption("--tracegrade-db", metavar="URL", default=None,
                     help="run store URL (default $TRACEGRADE_DB, else .tracegrade/runs.db)")
+    group.addoption("--tracegrade-capture", action="append", default=None, metavar="SOURCE",
+                    help="record the agent's model calls (openai, anthropic, otel; repeatable) and build its "
+                    "trace from them; the target may then return just the answer (docs/agents.md)")
+    parser.addini("tracegrade_dataset", "dataset for --tracegrade when the flag gives none")
+    parser.addini("tracegrade_target", "the agent (module:function, registered name or URL) when --target gives none")
+    parser.addini("tracegrade_capture", "capture sources (openai anthropic otel)", type="args", default=[])
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    """A flag's value, else the ini option of the same name (``[tool.pytest.ini_options]``)."""
+    given = config.getoption(name)
+    if given:
+        return given
+    return config.getini(_INI.get(name, name)) or None
+
+
+_INI = {"tracegrade": "tracegrade_dataset"}  # the flags whose ini option has another name
 
 
 def _dataset(config: pytest.Config) -> Dataset | None:
-    path = config.getoption("tracegrade")
+    path = _option(config, "tracegrade")
     if not path:
         return None
     cached = getattr(config, "_tracegrade_dataset", None)
@@ -66,10 +86,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from tracegrade.eval.dataset import case_ids
 
     dataset = _dataset(config)
-    if dataset is None or not config.getoption("tracegrade_target"):
+    if dataset is None or not _option(config, "tracegrade_target"):
         return
     collector = DatasetCollector.from_parent(session, name=str(config.getoption("tracegrade")))
     items.extend(CaseItem.from_parent(collector, name=case_id, case_id=case_id) for case_id in case_ids(dataset.cases))
+
+
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """``async def test_...(tracegrade_case)`` runs with tracegrade alone (no
+    pytest-asyncio needed). WHY only tests that take a tracegrade fixture: the
+    plugin loads in every project, and other async tests are not ours to run;
+    with pytest-asyncio installed, its own items are no coroutines here."""
+    import asyncio
+    import inspect
+
+    if "tracegrade_case" not in pyfuncitem.fixturenames or not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(pyfuncitem.obj(**arguments))
+    return True
 
 
 class DatasetCollector(pytest.Collector):
@@ -85,8 +120,9 @@ class DatasetCollector(pytest.Collector):
             from tracegrade.run.evaluate import evaluate
 
             config = self.config
-            self.run = evaluate(_dataset(config), config.getoption("tracegrade_target"),
-                                judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"))
+            self.run = evaluate(_dataset(config), _option(config, "tracegrade_target"),
+                                judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
+                                capture=tuple(_option(config, "tracegrade_capture") or ()))
         return {r.case_id: r for r in self.run.results}
 
 
