@@ -19,7 +19,7 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch
-	$(PIP) install -q -c constraints.txt -e '.[local,openai,anthropic,test]' -e examples/shopnest
+	$(PIP) install -q -c constraints.txt -e '.[local,openai,anthropic,frameworks,test]' -e examples/shopnest
 	$(PY) -m tracegrade.models.weights --check
 	@touch $@
 

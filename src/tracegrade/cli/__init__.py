@@ -27,6 +27,7 @@ COMMANDS = {
     "pairwise": "compare two runs answer by answer with the judge, in both orders",
     "report": "report on a run: console, or one self-contained HTML file",
     "monitor": "serve a dashboard over the production traces in the local span store",
+    "serve-model": "serve the local model as an OpenAI-compatible endpoint (chat completions, tools)",
 }
 
 
@@ -42,7 +43,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     chosen = _command_in(argv)
     for name, summary in COMMANDS.items():
         if chosen is None or name == chosen:
-            importlib.import_module(f"tracegrade.cli.{name}").register(subparsers)
+            importlib.import_module(f"tracegrade.cli.{name.replace('-', '_')}").register(subparsers)
         else:
             subparsers.add_parser(name, help=summary)
     return parser

@@ -1,0 +1,47 @@
+"""A library desk written with the OpenAI Agents SDK.
+
+Nothing in it knows tracegrade. Grade it with its model calls captured:
+
+    tracegrade serve-model &
+    tracegrade run examples/agents_sdk/dataset.json --target examples.agents_sdk.agent:answer \\
+        --capture openai --checks-only
+
+The SDK's chat-completions model runs on whatever ``OPENAI_BASE_URL`` serves.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from openai import AsyncOpenAI
+
+# WHY: the SDK sends its own traces to OpenAI's servers by default; offline, nothing is sent.
+set_tracing_disabled(True)
+
+SHELF = {"dune": "2 copies on the shelf, aisle 4", "emma": "on loan until 12 December",
+         "beloved": "1 copy on the shelf, aisle 2"}
+
+
+@function_tool
+def check_availability(title: str) -> str:
+    """Whether the library has a book on its shelf now.
+
+    Args:
+        title: the book's title
+    """
+    return SHELF.get(title.strip().lower(), f"{title} is not in the catalogue")
+
+
+def library_agent() -> Agent:
+    client = AsyncOpenAI(base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8200/v1"),
+                         api_key=os.environ.get("OPENAI_API_KEY", "local"))
+    model = OpenAIChatCompletionsModel(model=os.environ.get("EXAMPLE_MODEL", "local"), openai_client=client)
+    return Agent(name="library desk", model=model, tools=[check_availability],
+                 instructions="You answer questions about the library's books. For a book, call "
+                 "check_availability with its title, then answer in one sentence with what it said.")
+
+
+async def answer(question: str) -> str:
+    result = await Runner.run(library_agent(), question, max_turns=4)
+    return str(result.final_output)

@@ -1,0 +1,49 @@
+"""`tracegrade serve-model`: the embedded local model (or any model spec) as an
+OpenAI-compatible endpoint on loopback, so any agent runs offline on it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from tracegrade.core.errors import ConfigError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "serve-model", help="serve the local model as an OpenAI-compatible endpoint (chat completions, tools)",
+        description="Serve a model as an OpenAI-compatible endpoint: POST /v1/chat/completions (messages, tools "
+        "answered as tool_calls, response_format json_schema, logprobs, stream) and GET /v1/models. Point any "
+        "agent at it: OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_API_KEY=local. The default model is the "
+        "embedded Qwen2.5-Coder-1.5B on the CPU (the 'local' extra); requests run one at a time. Binds "
+        "127.0.0.1; another interface needs TRACEGRADE_MODEL_TOKEN, which clients then send as their API key.",
+    )
+    p.add_argument("--model", default="local",
+                   help="model spec: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8200, help="port (default 8200)")
+    from tracegrade.observe.serving import add_server_flags
+
+    add_server_flags(p, "TRACEGRADE_MODEL")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from tracegrade.models import load_model
+    from tracegrade.observe.model_server import create_model_app
+    from tracegrade.observe.serving import HostGuard, serve, server_settings
+
+    token = os.environ.get("TRACEGRADE_MODEL_TOKEN") or None
+    if args.host not in LOOPBACK and not token:
+        raise ConfigError(f"--host {args.host} serves beyond this machine: set TRACEGRADE_MODEL_TOKEN first")
+    allowed_hosts, limits = server_settings(args, "TRACEGRADE_MODEL")
+    model = load_model(args.model, role="agent")
+    where = f"http://{'127.0.0.1' if args.host in LOOPBACK else args.host}:{args.port}/v1"
+    print(f"tracegrade serve-model: {model.model_id} at {where}  "
+          f"(OPENAI_BASE_URL={where} OPENAI_API_KEY={'$TRACEGRADE_MODEL_TOKEN' if token else 'local'})",
+          file=sys.stderr)
+    serve(HostGuard(create_model_app(model, token), allowed_hosts), args.host, args.port, limits)
+    return 0
