@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,43 @@ def test_served_tool_calls_and_json_schema_reach_the_model(model_url):
     assert ok.json()["choices"][0]["finish_reason"] == "tool_calls"
     assert bad.status_code == 400 and "messages[0]" in bad.json()["error"]["message"]
     assert models.json()["data"][0]["id"] == "scripted-competent"
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tracegrade.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _verdicts(out: Path) -> dict[str, tuple[bool, list]]:
+    [results] = out.rglob("results.json")
+    return {c["case_id"]: (c["status"] == "pass", [(t["name"], t["arguments"], t["result"])
+                                                   for t in c["reply"]["toolCalls"]])
+            for c in json.loads(results.read_text())["results"]}
+
+
+@pytest.mark.parametrize("example", ["agents_sdk", "langgraph_agent"])
+def test_a_traced_framework_agent_is_graded_from_its_spans_live_and_recorded(example, model_url, tmp_path):
+    """--capture otel reads the spans OpenInference's instrumentor emits; the same agent's
+    spans recorded to OTLP JSON and graded with `tracegrade grade` give the same verdicts."""
+    pytest.importorskip("openinference.instrumentation")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    dataset = f"examples/{example}/dataset.json"
+    live = _cli("run", dataset, "--target", f"examples.{example}.traced:answer", "--capture", "otel",
+                "--checks-only", "--quiet", "--db", f"sqlite:///{tmp_path}/live.db", "--out", str(tmp_path / "live"),
+                env=env)
+    assert live.returncode == 0, live.stdout[-3000:] + live.stderr[-2000:]
+
+    traces = tmp_path / "traces.jsonl"
+    record = ("import asyncio, inspect, json, sys\n"
+              f"from examples.{example}.traced import answer\n"
+              "for case in json.load(open(sys.argv[1])):\n"
+              "    result = answer(case['question'])\n"
+              "    asyncio.run(result) if inspect.isawaitable(result) else None\n")
+    recorded = subprocess.run([sys.executable, "-c", record, dataset], cwd=ROOT, env={**env, "TRACES_FILE": str(traces)},
+                              capture_output=True, text=True, timeout=300)
+    assert recorded.returncode == 0, recorded.stderr[-2000:]
+    graded = _cli("grade", str(traces), "--dataset", dataset, "--checks-only", "--quiet",
+                  "--db", f"sqlite:///{tmp_path}/graded.db", "--out", str(tmp_path / "graded"), env=env)
+    assert graded.returncode == 0, graded.stderr[-2000:]
+    assert _verdicts(tmp_path / "graded") == _verdicts(tmp_path / "live")
+    assert all(passed and calls for passed, calls in _verdicts(tmp_path / "live").values())

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
 from openai import AsyncOpenAI
 
-# WHY: the SDK sends its own traces to OpenAI's servers by default; offline, nothing is sent.
-set_tracing_disabled(True)
+# WHY: the SDK sends its traces to OpenAI's servers by default; offline, nothing is sent. Its
+# tracing stays on, so an OpenTelemetry instrumentor installed after this import (OpenInference's
+# OpenAIAgentsInstrumentor) still sees every run: `--capture otel` grades it from those spans.
+set_trace_processors([])
 
 SHELF = {"dune": "2 copies on the shelf, aisle 4", "emma": "on loan until 12 December",
          "beloved": "1 copy on the shelf, aisle 2"}

@@ -35,9 +35,13 @@ def case_span(case_id: str, recorder: Recorder) -> Iterator[None]:
     and a trace id is never reused."""
     processor = _the_processor()
     from opentelemetry import trace
+    from opentelemetry.context import Context
 
     tracer = trace.get_tracer("tracegrade.capture")
-    with tracer.start_as_current_span("tracegrade.case", attributes={CASE_ID_ATTRIBUTE: case_id}) as span:
+    # WHY a new root (an empty parent context): inside an eval run's own span every
+    # case would share its trace id, and the agents' spans could not be told apart.
+    with tracer.start_as_current_span("tracegrade.case", context=Context(),
+                                      attributes={CASE_ID_ATTRIBUTE: case_id}) as span:
         trace_id = span.get_span_context().trace_id
         processor.watch(trace_id, recorder)
         yield

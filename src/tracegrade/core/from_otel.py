@@ -193,15 +193,31 @@ def _tokens(span: Span) -> tuple[int, int]:
 def _tool_call(span: Span, spans: list[Span]) -> dict[str, Any]:
     name = str(_first(span, "gen_ai.tool.name", "tool.name") or span.name.removeprefix("execute_tool ").strip())
     call_id = _first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
-    raw_arguments = _first(span, "gen_ai.tool.call.arguments", "tool.parameters", "input.value")
+    # WHY not tool.parameters: in OpenInference that is the tool's schema, not this call's arguments
+    raw_arguments = _first(span, "gen_ai.tool.call.arguments", "input.value", "tool_call.function.arguments")
     if raw_arguments is None and call_id:
         raw_arguments = _requested_arguments(str(call_id), spans)
     arguments = parse_arguments(raw_arguments)
     result = _first(span, "gen_ai.tool.call.result", "output.value")
     first = next(iter(arguments.values()), None)
     return {"name": name, "arguments": arguments, "argument": first if isinstance(first, str) else None,
-            "result": result if isinstance(result, str) else text_of(result),
+            "result": _tool_output(result),
             "status": "error" if span.error else "ok", "id": str(call_id)[:200] if call_id else None}
+
+
+def _tool_output(value: Any) -> str:
+    """A tool span's output as the text the model saw. LangChain's instrumentor
+    records the whole ToolMessage as JSON (``{"type": "tool", "data": {"content": ...}}``)."""
+    if not isinstance(value, str):
+        return text_of(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    message = parsed.get("data", parsed) if isinstance(parsed, Mapping) else None
+    if isinstance(message, Mapping) and message.get("type") == "tool" and "content" in message:
+        return text_of(message["content"])
+    return value
 
 
 def _requested_arguments(call_id: str, spans: list[Span]) -> Any:
@@ -291,7 +307,7 @@ def _question(spans: list[Span]) -> str:
     for span in _outer(spans):
         value = _first(span, "input.value", "gen_ai.input.text")
         if isinstance(value, str) and value:
-            return _unwrap(value)
+            return _unwrap(value, last=False)
     for span in spans:
         for message in _messages(span, "gen_ai.input.messages"):
             if message.get("role") == "user":
@@ -305,9 +321,10 @@ def _question(spans: list[Span]) -> str:
     return ""
 
 
-def _unwrap(value: str) -> str:
+def _unwrap(value: str, last: bool = True) -> str:
     """An ``input.value``/``output.value`` that is JSON holding one text (a
-    framework's ``{"input": "..."}``) gives that text; plain text is itself."""
+    framework's ``{"input": "..."}``, or a message list whose first message is
+    the question and last the answer) gives that text; plain text is itself."""
     try:
         parsed = json.loads(value)
     except ValueError:
@@ -315,10 +332,22 @@ def _unwrap(value: str) -> str:
     if isinstance(parsed, str):
         return parsed
     if isinstance(parsed, Mapping):
+        messages = parsed.get("messages")
+        if isinstance(messages, list) and messages:
+            return _message_content(messages[-1] if last else messages[0])
         texts = [v for v in parsed.values() if isinstance(v, str)]
         if len(texts) == 1:
             return texts[0]
-        messages = parsed.get("messages")
-        if isinstance(messages, list) and messages:
-            return text_of(messages[-1].get("content") if isinstance(messages[-1], Mapping) else messages[-1])
     return value
+
+
+def _message_content(message: Any) -> str:
+    """A message's text in the forms frameworks serialise it: a dict with
+    ``content``, LangChain's ``{"kwargs": {"content": ...}}`` or
+    ``{"type": "ai", "data": {"content": ...}}``, a ``[role, text]`` pair."""
+    if isinstance(message, Mapping):
+        inner = next((message[k] for k in ("kwargs", "data") if isinstance(message.get(k), Mapping)), message)
+        return text_of(inner.get("content"))
+    if isinstance(message, list) and len(message) == 2 and isinstance(message[0], str):
+        return text_of(message[1])
+    return text_of(message)
