@@ -229,3 +229,43 @@ def test_calls_outside_a_case_are_not_recorded_and_the_hook_is_removed_after():
     reply = asyncio.run(captured_target(openai_agent(client), ("openai",))(cases(1)[0]))
     assert len(reply.tool_calls) == 1
     assert Completions.create is original
+
+
+def responses_model(request: httpx.Request) -> httpx.Response:
+    """A scripted Responses API model: a function_call first, then the answer."""
+    items = json.loads(request.content)["input"]
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    if not outputs:
+        city = city_of(items[0]["content"])
+        output = [{"type": "function_call", "id": "fc_1", "call_id": f"call_{city}", "name": "get_weather",
+                   "arguments": json.dumps({"city": city}), "status": "completed"}]
+    else:
+        output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": f"It is {outputs[-1]['output']}.", "annotations": []}]}]
+    return httpx.Response(200, json={"id": "resp_1", "object": "response", "created_at": 0, "model": "scripted-r",
+                                     "status": "completed", "output": output,
+                                     "usage": {"input_tokens": 9, "output_tokens": 4, "total_tokens": 13}})
+
+
+def test_a_responses_api_agent_is_captured():
+    client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(responses_model)))
+
+    def answer(question: str) -> str:
+        items: list = [{"role": "user", "content": question}]
+        for _ in range(3):
+            response = client.responses.create(model="r", input=items, tools=[{
+                "type": "function", "name": "get_weather", "parameters": WEATHER_TOOL["function"]["parameters"]}])
+            calls = [o for o in response.output if o.type == "function_call"]
+            if not calls:
+                return response.output_text
+            for c in calls:
+                items += [c.model_dump(), {"type": "function_call_output", "call_id": c.call_id,
+                                           "output": weather(**json.loads(c.arguments))}]
+        return ""
+
+    reply = asyncio.run(captured_target(answer, ("openai",))(cases(2)[1]))
+    assert reply.answer == "It is sunny in Oslo."
+    assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Oslo"}, "sunny in Oslo", "call_Oslo")]
+    assert reply.usage.input_tokens == 18 and reply.model == "scripted-r"
