@@ -69,4 +69,38 @@ failed = [r.case_id for r in run.results if not r.passed]
 assert failed == [], [tracegrade.pytest_plugin.failure_message(r) for r in run.results if not r.passed]
 print("wheel-check: the Python API ran", len(run.results), "cases:", run.pass_rate)
 PY
+echo "wheel-check: an openai-SDK agent of the user's own, graded with --capture openai (no Reply written)"
+cat > sdk_agent.py <<'PY'
+"""A user's tool loop on the openai SDK; it knows nothing of tracegrade."""
+import json
+import os
+
+from openai import OpenAI
+
+
+def answer(question: str) -> str:
+    client = OpenAI(base_url=os.environ["AGENT_BASE_URL"], api_key="sk-wheel-check")
+    tools = [{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": {"orderId": {"type": "string"}}}}}
+        for name in ("getOrderStatus", "getRefundStatus")]
+    messages = [{"role": "user", "content": question}]
+    for _ in range(3):
+        message = client.chat.completions.create(model="mock", messages=messages, tools=tools).choices[0].message
+        if not message.tool_calls:
+            return message.content
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            order = json.loads(call.function.arguments)["orderId"]
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": f"{order} shipped on 2 May"})
+    return ""
+PY
+cat > orders.json <<'JSON'
+[{"id": "o1", "question": "Where is my order ORD-7?",
+  "calls": {"expected": [{"tool": "getOrderStatus", "arguments": {"orderId": "ORD-7"}}]}, "answerMustInclude": ["2 May"]},
+ {"id": "o2", "question": "Has the refund for ORD-9 gone through?",
+  "calls": {"expected": [{"tool": "getRefundStatus", "arguments": {"orderId": "ORD-9"}}]}}]
+JSON
+AGENT_BASE_URL=$base "$venv/tracegrade" run orders.json --target sdk_agent:answer --capture openai --checks-only \
+  --concurrency 2 --quiet --out capture-out
+grep -q '"orderId": *"ORD-9"' capture-out/*/results.json || { echo "wheel-check: the captured call is missing"; exit 1; }
 echo "wheel-check: passed"
