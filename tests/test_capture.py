@@ -4,6 +4,7 @@ hand-written trace; concurrent cases never mix their calls."""
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 import threading
 
@@ -269,3 +270,70 @@ def test_a_responses_api_agent_is_captured():
     assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
         ("get_weather", {"city": "Oslo"}, "sunny in Oslo", "call_Oslo")]
     assert reply.usage.input_tokens == 18 and reply.model == "scripted-r"
+
+
+def test_an_openai_message_returned_as_the_reply_is_named_once_with_the_fix(tmp_path):
+    def answer(case):
+        return {"role": "assistant", "content": "Sunny."}
+
+    with pytest.warns(UserWarning) as warned:
+        run = tracegrade.evaluate(cases(3), answer, judge=None, store=f"sqlite:///{tmp_path}/r.db",
+                                  settings=tracegrade.RunSettings(concurrency=1))
+    assert [r.status for r in run.results] == ["error"] * 3
+    assert {r.error for r in run.results} == {
+        "agent failed: AgentError: the target's reply is not a Reply: it is a chat message (it has 'role'), not a Reply"}
+    shape = [str(w.message) for w in warned if "not a Reply" in str(w.message)]
+    assert len(shape) == 1 and "Reply.from_openai_messages" in shape[0]
+
+
+def test_a_wrong_field_is_named_without_pydantic_noise():
+    async def answer(case):
+        return {"anwser": "Sunny."}
+
+    with pytest.warns(UserWarning), pytest.raises(AgentError) as raised:
+        asyncio.run(captured_target(answer, ())(cases(1)[0]))
+    assert str(raised.value) == "the target's reply is not a Reply: answer is missing; anwser is not a Reply field"
+    assert "pydantic" not in str(raised.value)
+
+
+def lookup(city: str) -> str:
+    raise ValueError(f"no forecast for {city}")
+
+
+def test_a_crashing_agent_keeps_its_file_and_line(tmp_path):
+    def answer(question: str) -> str:
+        return lookup(city_of(question))
+
+    run = tracegrade.evaluate(cases(1), answer, judge=None, store=f"sqlite:///{tmp_path}/r.db")
+    [result] = run.results
+    assert result.status == "error"
+    assert re.fullmatch(r"agent failed: ValueError: no forecast for Paris "
+                        r"\(at \S*test_capture\.py:\d+ in lookup <- \S*test_capture\.py:\d+ in answer\)", result.error)
+
+
+def test_a_hung_sync_agent_is_stopped_by_the_case_timeout_and_the_others_finish(tmp_path):
+    release = threading.Event()
+
+    def answer(question: str) -> str:
+        if "Paris" in question:
+            release.wait(60)  # hangs until the test is over
+        return f"sunny in {city_of(question)}"
+
+    try:
+        run = tracegrade.evaluate(cases(3), answer, judge=None, store=f"sqlite:///{tmp_path}/r.db",
+                                  settings=tracegrade.RunSettings(concurrency=3, timeout_s=0.5))
+    finally:
+        release.set()
+    statuses = {r.case_id: (r.status, r.error) for r in run.results}
+    assert statuses["w0"] == ("error", "agent timed out after 0.5 s")
+    assert statuses["w1"][0] == statuses["w2"][0] == "fail"  # they ran: no call made, so expectedCalls fails
+
+
+def test_evaluate_works_inside_a_running_event_loop(tmp_path):
+    """A notebook: the cell already runs in an event loop."""
+    async def cell():
+        return tracegrade.evaluate(cases(2), lambda question: f"sunny in {city_of(question)}", judge=None,
+                                   store=f"sqlite:///{tmp_path}/r.db")
+
+    run = asyncio.run(cell())
+    assert [r.reply.answer for r in run.results] == ["sunny in Paris", "sunny in Oslo"]

@@ -21,10 +21,12 @@ import asyncio
 import contextlib
 import contextvars
 import inspect
+import threading
 from typing import Any, Callable, Iterable, Sequence
 
 from tracegrade.capture.assemble import reply_of
 from tracegrade.capture.recorder import Recorder, recording
+from tracegrade.capture.shape import reply_from_dict
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
@@ -73,13 +75,43 @@ def wants_question(function: Callable[..., Any]) -> bool:
 
 
 async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
-    """Call ``function``: awaited if async, else in a worker thread that carries
-    the case's context (its Recorder, its span)."""
+    """Call ``function``: awaited if async, else in a thread of its own that
+    carries the case's context (its Recorder, its span)."""
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
         return await function(argument)
-    context = contextvars.copy_context()
-    result = await asyncio.to_thread(context.run, function, argument)
+    result = await in_daemon_thread(function, argument)
     return await result if inspect.isawaitable(result) else result
+
+
+def in_daemon_thread(function: Callable[..., Any], argument: Any) -> asyncio.Future[Any]:
+    """``function(argument)`` on a daemon thread, as a future of this loop.
+    WHY not asyncio.to_thread: the loop's executor is joined when the run ends,
+    so one sync agent hung past its case timeout would hold the whole run (and
+    the process) until it returned; a daemon thread is left behind instead."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():  # cancelled by the case timeout: nobody waits any more
+            outcome()
+
+    def hand_over(outcome: Callable[[], None]) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
+            pass
+
+    def work() -> None:
+        try:
+            value = context.run(function, argument)
+        except BaseException as exc:  # handed to the case, which turns it into data
+            hand_over(lambda: future.set_exception(exc))
+        else:
+            hand_over(lambda: future.set_result(value))
+
+    threading.Thread(target=work, name="tracegrade-agent", daemon=True).start()
+    return future
 
 
 def merge(returned: Any, recorder: Recorder, sources: Sequence[str]) -> Reply:
@@ -87,7 +119,7 @@ def merge(returned: Any, recorder: Recorder, sources: Sequence[str]) -> Reply:
     if isinstance(returned, Reply):
         return returned
     if isinstance(returned, dict):
-        return Reply.from_wire(returned)
+        return reply_from_dict(returned)
     captured = reply_of(recorder) if sources else None
     if returned is None:
         if captured is None:

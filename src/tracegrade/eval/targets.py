@@ -16,9 +16,9 @@ import json
 import os
 import sys
 import urllib.parse
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Sequence
 
-from tracegrade.capture.target import captured_target, wants_question
+from tracegrade.capture.target import captured_target
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.redact import redact_secrets
@@ -54,11 +54,12 @@ def function_target(function: Callable[..., Any], capture: Sequence[str] = ()) -
     may be sync (run in a worker thread, so it never blocks the other cases) or
     async, and returns a Reply, its wire dict, the answer string, or nothing
     when its model calls are captured (``capture``: "openai", "anthropic",
-    "otel"; see ``tracegrade.capture``). An async ``case -> Reply`` function
-    without capture is used as it is."""
-    if not capture and inspect.iscoroutinefunction(function) and not wants_question(function):
-        return cast(Target, function)
-    return captured_target(function, capture)
+    "otel"; see ``tracegrade.capture``). A wrong return shape ends its case as
+    an error that says what came and how to fix it."""
+    target = captured_target(function, capture)
+    if probe := getattr(function, "probe", None):
+        target.probe = probe  # type: ignore[attr-defined]
+    return target
 
 
 def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,

@@ -23,6 +23,7 @@ from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
+from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
 from tracegrade.core.results import Scores, Unscored
@@ -115,7 +116,7 @@ async def _evaluate_case(
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")
-        return CaseResult(status="error", error=redact_secrets(f"agent failed: {type(exc).__name__}: {exc}"),
+        return CaseResult(status="error", error=redact_secrets(f"agent failed: {type(exc).__name__}: {exc}{raised_at(exc)}"),
                           seconds=time.perf_counter() - started, **base)
     checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
     times.mark("checks")
