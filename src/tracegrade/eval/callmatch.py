@@ -81,7 +81,7 @@ def meets(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool
         partial = expected.other_arguments == "allow"
     if expected.arguments is None:
         return True
-    return not _shape(case, expected, partial).match(call.arguments, "", case.normalize)
+    return not _shape(case, expected, partial).match(call.arguments, "", case.comparison)
 
 
 def problems(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool = False) -> list[tuple[str, str]]:
@@ -102,7 +102,7 @@ def problems(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: b
         partial = expected.other_arguments == "allow"
     if expected.arguments is not None:
         shape = _shape(case, expected, partial)
-        found += [(ARGUMENT_CODES[m.kind], m.describe()) for m in shape.match(call.arguments, "", case.normalize)]
+        found += [(ARGUMENT_CODES[m.kind], m.describe()) for m in shape.match(call.arguments, "", case.comparison)]
     return found + late
 
 
@@ -207,31 +207,67 @@ def _extra(case: GoldenCase, call: ToolCall, index: int, others: str) -> Failure
     return None
 
 
-def in_order(case: GoldenCase, reply: Reply, ordered: bool, parallel: bool) -> bool:
-    """Whether one assignment meets every expected call in the list's order
-    (calls of one model round count as simultaneous) and puts each parallel
-    group in one round."""
+@dataclass(frozen=True)
+class Before:
+    """Expected call ``first`` comes before expected call ``then`` (indices in the
+    list); ``strict``: in a later slot, not in the same model round."""
+
+    first: int
+    then: int
+    strict: bool
+
+
+def order_pairs(case: GoldenCase) -> list[Before]:
+    """The order the case asks for: each neighbour pair of the list under
+    "inOrder" (a model round counts as simultaneous), then each ``after``."""
+    config = settings(case)
+    expected = config.expected or ()
+    pairs = [Before(i - 1, i, False) for i in range(1, len(expected))] if config.order == "inOrder" else []
+    index = {e.id: i for i, e in enumerate(expected) if e.id is not None}
+    return pairs + [Before(index[name], i, True) for i, e in enumerate(expected) for name in e.after]
+
+
+def in_order(case: GoldenCase, reply: Reply, pairs: Sequence[Before], parallel: bool) -> bool:
+    """Whether one assignment meets every expected call, keeps every pair in
+    order, and (``parallel``) puts each parallel group in one round."""
     expected = settings(case).expected or ()
     matched = fits(case, reply)
     slots = _slots(reply.tool_calls)
     rounds = [c.round for c in reply.tool_calls]
+    # WHY by the later index: a pair is tested when both of its calls are chosen.
+    due: dict[int, list[Before]] = {}
+    for pair in pairs:
+        due.setdefault(max(pair.first, pair.then), []).append(pair)
     chosen: list[int] = []
+
+    def keeps(pair: Before) -> bool:
+        a, b = slots[chosen[pair.first]], slots[chosen[pair.then]]
+        return a < b if pair.strict else a <= b
 
     def extend(i: int) -> bool:
         if i == len(expected):
             return True
         for j in matched[i]:
-            if j in chosen or (ordered and chosen and slots[j] < slots[chosen[-1]]):
-                continue
-            if parallel and not _same_round(expected, chosen, i, j, rounds):
+            if j in chosen or (parallel and not _same_round(expected, chosen, i, j, rounds)):
                 continue
             chosen.append(j)
-            if extend(i + 1):
+            if all(keeps(pair) for pair in due.get(i, ())) and extend(i + 1):
                 return True
             chosen.pop()
         return False
 
     return extend(0)
+
+
+def first_broken(case: GoldenCase, reply: Reply, pairs: Sequence[Before]) -> Before | None:
+    """The pair that makes the order impossible: pairs are added in the order the
+    case states them, and the first one no assignment can keep with those before it."""
+    kept: list[Before] = []
+    for pair in pairs:
+        if not in_order(case, reply, kept + [pair], parallel=True):
+            return pair
+        kept.append(pair)
+    return None
 
 
 def _slots(calls: Sequence[ToolCall]) -> list[int]:
