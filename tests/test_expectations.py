@@ -66,6 +66,28 @@ BAD_CASES = [
     ({"tools": [{"name": "x", "parameters": {"type": "object", "properties": {"a": {"type": "text"}}}}]},
      "tools.0.parameters", "'text' is not a JSON Schema type"),
     ({"tools": [{"name": "x", "approval": True}]}, "tools.0", "only a tool that writes"),
+    # Round two: exact numbers, $never, separators, partial order.
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": 3}}}]}},
+     "calls.expected.0.arguments", "$approx must be"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": 3}}}}]}},
+     "calls.expected.0.arguments", "abs or rel"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": 3, "abs": -1}}}}]}},
+     "calls.expected.0.arguments", "cannot be negative"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": "3", "abs": 1}}}}]}},
+     "calls.expected.0.arguments", "$approx must be"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$never": False}}}]}},
+     "calls.expected.0.arguments", "$never must be true"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$eq": "A", "$normalize": [{"remove": ""}]}}}]}},
+     "calls.expected.0.arguments", '{"remove": "<characters>"}'),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$number": float("inf")}}}]}},
+     "calls.expected.0.arguments", "$number must be a number"),
+    ({"calls": {"expected": [{"tool": "book_flight", "after": ["search"]}]}}, "calls", "no expected call has the id 'search'"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "b"}, {"tool": "book_flight", "id": "b"}]}}, "calls",
+     "id 'b' names two expected calls"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "a", "after": ["b"]},
+                             {"tool": "book_flight", "id": "b", "after": ["a"]}]}}, "calls", "cycle among a, b"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "a", "after": ["a"]}]}}, "calls", "cycle among a"),
+    ({"strictIntegers": "sometimes"}, "strictIntegers", "boolean"),
 ]
 
 
