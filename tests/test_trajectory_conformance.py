@@ -9,6 +9,8 @@ apply to the case).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,6 +138,22 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "ok"),
     ("3 set with an item short", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Bo"]}})),
      {"calls": [C("book_flight", flightId="LH1", passengers=["Ana"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 set with an item too many", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Bo"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana", "Cy"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $contains allows others", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$contains": ["Ana"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "ok"),
+    ("3 $contains needs each", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$contains": ["Ana", "Cy"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $money in an argument", expect(call("book_flight", {**BOOK, "note": {"$money": {"amount": 95, "currency": "EUR"}}})),
+     {"calls": [C("book_flight", **BOOK, note="EUR 95.00")]}, "expectedCalls", "ok"),
+    ("3 $money: another currency", expect(call("book_flight", {**BOOK, "note": {"$money": {"amount": 95, "currency": "EUR"}}})),
+     {"calls": [C("book_flight", **BOOK, note="USD 95.00")]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $has: other keys free", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"name": "Ana", "age": 30})]}, "expectedCalls", "ok"),
+    ("3 $has: a listed key wrong", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"name": "Bo", "age": 30})]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $has: a listed key missing", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"age": 30})]}, "expectedCalls", "missing_argument"),
     ("3 set is a multiset", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Ana"]}})),
      {"calls": [C("book_flight", flightId="LH1", passengers=["Ana", "Bo"])]}, "expectedCalls", "wrong_argument_value"),
     ("3 nested object, keys in any order", expect(call("book_flight", {**BOOK, "traveller": {"name": "Ana", "age": 30}})),
@@ -364,6 +382,14 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
     ("9 state of the wrong type", {"state": {"seats": 2}}, {"state": {"seats": "2"}}, "expectedState", "wrong_state_type"),
     ("9 state list as a set", {"state": {"bookings": {"$unordered": [{"flightId": "LH1"}, {"flightId": "LH2"}]}}},
      {"state": {"bookings": [{"flightId": "LH2"}, {"flightId": "LH1"}]}}, "expectedState", "ok"),
+    ("9 state list with an extra item", {"state": {"bookings": {"$unordered": [{"flightId": "LH1"}]}}},
+     {"state": {"bookings": [{"flightId": "LH1"}, {"flightId": "LH2"}]}}, "expectedState", "wrong_state_value"),
+    ("9 state $has: a key wrong", {"state": {"bookings": {"$contains": [{"$has": {"id": "BK1", "status": "cancelled"}}]}}},
+     {"state": {"bookings": [{"id": "BK1", "status": "confirmed", "flightId": "LH1"}]}}, "expectedState", "wrong_state_value"),
+    ("9 state $has: right, other keys free", {"state": {"bookings": {"$contains": [{"$has": {"id": "BK1", "status": "cancelled"}}]}}},
+     {"state": {"bookings": [{"id": "BK1", "status": "cancelled", "flightId": "LH1"}]}}, "expectedState", "ok"),
+    ("9 state object literal: a key too many", {"state": {"customer": {"id": "C-1"}}},
+     {"state": {"customer": {"id": "C-1", "tier": "gold"}}}, "expectedState", "unexpected_state"),
     ("9 no state reported", {"state": {"bookings": []}}, {}, "expectedState", "no_state"),
 
     # 10. Multi-turn conversations.
@@ -451,6 +477,16 @@ def test_the_table_has_at_least_80_rows_and_covers_every_rule():
     for rule in {row[0].split()[0] for row in ROWS}:
         verdicts = {row[4] for row in ROWS if row[0].split()[0] == rule}
         assert "ok" in verdicts and verdicts - {"ok", None}, rule
+
+
+def test_every_failure_code_of_the_docs_table_is_produced_by_a_row():
+    """docs/trajectory.md's failure-code table, for the trajectory checks: each code
+    is some row's verdict, so a check that stopped producing it fails a row."""
+    table = Path(__file__).resolve().parents[1].joinpath("docs", "trajectory.md").read_text(encoding="utf-8")
+    section = table.split("## Failure codes", 1)[1].split("\n\n", 2)[1]
+    codes = set(re.findall(r"`([a-z_]+)`", "".join(line.split("|")[2] for line in section.splitlines()[2:])))
+    produced = {row[4] for row in ROWS}
+    assert len(codes) > 25 and codes <= produced, sorted(codes - produced)
 
 
 @pytest.mark.parametrize(("rule", "fields", "reply", "check", "verdict"), ROWS, ids=[row[0] for row in ROWS])
