@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from pg_server import Unavailable, postgres_server
+from pg_server import Unavailable, cannot_start, import_psycopg, postgres_server
 from runs_support import GOLDEN_PATH, result
 from tracegrade.cli import main
 from tracegrade.core.errors import StoreError
@@ -30,12 +30,12 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="module")
 def pg():
-    pytest.importorskip("psycopg", reason="psycopg not installed (pip install -e '.[test]')")
+    import_psycopg()
     try:
         with postgres_server() as server:
             yield server
     except Unavailable as exc:
-        pytest.skip(f"Postgres cannot start here: {exc}")
+        cannot_start(f"Postgres cannot start here: {exc}")
 
 
 def new_database(server) -> str:
