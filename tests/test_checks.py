@@ -8,7 +8,7 @@ import pytest
 
 from tracegrade.eval.checks import (
     Approval, AnswerMustInclude, AnswerMustNotInclude, AnswerPresent, CheckResult, DuplicateCalls,
-    ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
+    FaultRecorded, ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
     checks_for, run_checks,
 )
 from tracegrade.eval.dataset import GoldenCase, ToolOrder
@@ -311,3 +311,12 @@ def test_checks_are_frozen_and_return_new_results_each_time():
     assert first.passed and not second.passed and check == AnswerPresent()
     with pytest.raises(AttributeError):
         check.name = "other"  # type: ignore[misc]
+
+
+def test_fault_recorded_fails_when_the_target_ignored_the_injected_fault():
+    outage = case(faults={"getOrderStatus": "timeout"})
+    assert FaultRecorded().applies(outage) and not FaultRecorded().applies(case())
+    assert outcome(FaultRecorded()(outage, reply(tool("getOrderStatus", status="error")))) == (True, "ok")
+    ignored = FaultRecorded()(outage, reply(tool("getOrderStatus", status="ok"), tool("getDeliveryDate")))
+    assert outcome(ignored) == (False, "fault_not_applied")
+    assert ignored.detail == "injected fault not seen: getOrderStatus ended ok"
