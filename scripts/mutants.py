@@ -86,6 +86,8 @@ MUTANTS = (
            "return a <= b", TRAJECTORY_TESTS),
     Mutant("order-pairs-ignored", "src/tracegrade/eval/callmatch.py",
            "if all(keeps(pair) for pair in due.get(i, ())) and extend(i + 1):", "if extend(i + 1):", TRAJECTORY_TESTS),
+    Mutant("pairs-truncated", "src/tracegrade/eval/callmatch.py", "itertools.zip_longest(*given, fillvalue=MISSING)",
+           "zip(*given)", TRAJECTORY_TESTS),
     Mutant("failed-calls-count", "src/tracegrade/eval/callmatch.py",
            'return call.status in EFFECTIVE or settings(case).counted == "attempted"', "return True", TRAJECTORY_TESTS),
     Mutant("unstated-means-no-tool", "src/tracegrade/eval/checks.py",

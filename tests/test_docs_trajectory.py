@@ -90,6 +90,12 @@ BOOK = {"flightId": "LH100", "passengers": ["Ana Silva"], "seat": "window", "pay
     ("doc-rule-11", "answerText", {"answer": "Two seats, €1,250.00 in total; you fly on May 1, 2026 with 2 bags."}, "ok"),
     ("doc-rule-11", "answerText", {"answer": "Two seats, $1,250 in total; you fly on May 1, 2026 with 2 bags."},
      "missing_text"),
+    ("doc-rule-3-pairs", "expectedCalls", {"calls": [("book_flight", {
+        "flightId": "LH100", "payment": "card", "passengers": ["Ben Okafor", "Ana Silva"], "seats": ["aisle", "window"]},
+        "ok", None, None)]}, "ok"),
+    ("doc-rule-3-pairs", "expectedCalls", {"calls": [("book_flight", {
+        "flightId": "LH100", "payment": "card", "passengers": ["Ben Okafor", "Ana Silva"], "seats": ["window", "aisle"]},
+        "ok", None, None)]}, "wrong_argument_value"),
     ("doc-rule-6-partial", "callOrder", {"calls": [
         ("book_flight", {"flightId": "LH102", "passengers": ["Ana Silva"], "payment": "card"}, "ok", None, 0),
         ("cancel_booking", {"bookingId": "BK-1001"}, "ok", None, 1),

@@ -88,6 +88,14 @@ BAD_CASES = [
                              {"tool": "book_flight", "id": "b", "after": ["a"]}]}}, "calls", "cycle among a, b"),
     ({"calls": {"expected": [{"tool": "book_flight", "id": "a", "after": ["a"]}]}}, "calls", "cycle among a"),
     ({"strictIntegers": "sometimes"}, "strictIntegers", "boolean"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a"]], "arguments": {"a": [1]}}]}},
+     "calls.expected.0", "at least two arguments"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"]], "arguments": {"a": [1], "b": {"$any": True}}}]}},
+     "calls.expected.0", "'b' must be an expected argument written as a list"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"]], "arguments": {"a": [1], "b": [1, 2]}}]}},
+     "calls.expected.0", "must have one length"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"], ["b", "c"]],
+                              "arguments": {"a": [1], "b": [2], "c": [3]}}]}}, "calls.expected.0", "'b' is in two groups"),
 ]
 
 

@@ -68,6 +68,7 @@ def call(tool: str, arguments: dict[str, Any] | None = None, **more: Any) -> dic
 
 BOOK = {"flightId": "LH1", "passengers": ["Ana"]}
 SEARCH = {"origin": "BER", "destination": "LIS", "date": "2026-05-01"}
+PAIRED = {"itemIds": ["a", "b"], "newItemIds": ["x", "y"]}  # item a becomes x, b becomes y
 TWO_TURNS = (Message(role="user", content="Find flights"), Message(role="assistant", content="LH1 costs 1,000 EUR."),
              Message(role="user", content="Book it"), Message(role="assistant", content="Booked LH1."))
 NO_OPTIONS = {"yes": ["^yes", "can return", "can still return"], "no": ["^no", "cannot return", "can't return"]}
@@ -154,6 +155,16 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      {"calls": [C("book_flight", **BOOK, traveller={"name": "Bo", "age": 30})]}, "expectedCalls", "wrong_argument_value"),
     ("3 $has: a listed key missing", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
      {"calls": [C("book_flight", **BOOK, traveller={"age": 30})]}, "expectedCalls", "missing_argument"),
+    ("3 paired lists, pairs in any order", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["y", "x"])]}, "expectedCalls", "ok"),
+    ("3 paired lists, a pair broken", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["x", "y"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 paired lists, an item too many", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["a", "b"], newItemIds=["x", "y", "z"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 paired lists, one missing", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["a", "b"])]}, "expectedCalls", "missing_argument"),
+    ("3 without pairs the lists keep their order", expect(call("log_note", PAIRED)),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["y", "x"])]}, "expectedCalls", "wrong_argument_value"),
     ("3 set is a multiset", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Ana"]}})),
      {"calls": [C("book_flight", flightId="LH1", passengers=["Ana", "Bo"])]}, "expectedCalls", "wrong_argument_value"),
     ("3 nested object, keys in any order", expect(call("book_flight", {**BOOK, "traveller": {"name": "Ana", "age": 30}})),

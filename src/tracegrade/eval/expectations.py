@@ -147,6 +147,25 @@ class ExpectedCall(CallPattern):
     # (in a later model round: a call cannot use the result of one asked for beside it).
     id: str | None = Field(None, min_length=1)
     after: tuple[str, ...] = ()
+    # Arguments whose lists pair by position (item ids and their replacements),
+    # compared as a set of pairs: the pairs in any order, each pair intact.
+    pairs: tuple[tuple[str, ...], ...] = ()
+
+    @model_validator(mode="after")
+    def _paired_lists(self) -> "ExpectedCall":
+        named: set[str] = set()
+        for n, group in enumerate(self.pairs):
+            if len(group) < 2:
+                raise ValueError(f"pairs.{n}: name at least two arguments whose lists pair by position")
+            for key in group:
+                if key in named:
+                    raise ValueError(f"pairs.{n}: {key!r} is in two groups")
+                named.add(key)
+                if not isinstance((self.arguments or {}).get(key), list):
+                    raise ValueError(f"pairs.{n}: {key!r} must be an expected argument written as a list")
+            if len({len((self.arguments or {})[key]) for key in group}) > 1:
+                raise ValueError(f"pairs.{n}: the lists of {', '.join(group)} must have one length")
+        return self
 
 
 class CallExpectations(Strict):
