@@ -16,7 +16,7 @@ longer matches the source (the list went stale).
 WHY hand-written and not a mutation tool: the mutants are the bugs a
 reviewer fears in this code (a tolerance on integers, an ignored currency, a
 regime boundary moved), each checked against the tests that claim to guard it,
-in about three minutes on two cores rather than hours of generated operators.
+in a few minutes on two cores rather than hours of generated operators.
 """
 
 from __future__ import annotations
