@@ -53,7 +53,7 @@ async def test_one_bad_case_never_stops_the_run():
     garbage_judge = judge(scores_by_case({"tool-status-02": "I would rate this answer highly."}))
     settings = RunSettings(timeout_s=0.3, concurrency=4)
 
-    results = await asyncio.wait_for(run_cases(CASES, troubled_agent, garbage_judge, settings), 10)
+    results = await asyncio.wait_for(run_cases(CASES, troubled_agent, garbage_judge, settings), BOUND_S)
 
     assert [r.case_id for r in results] == IDS
     found = by_id(results)
