@@ -151,3 +151,13 @@ def test_the_published_schema_rejects_what_the_loader_rejects(tmp_path, bad):
     path.write_text(json.dumps(bad))
     with pytest.raises(DatasetError):
         load_dataset(path)
+
+
+def test_the_dataset_strict_integer_switch_reaches_every_case_and_a_case_overrides_it(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"tools": TOOLS, "strictIntegers": True, "cases": [
+        {"id": "a", "question": "q"}, {"id": "b", "question": "q", "strictIntegers": False}]}))
+    a, b = load_dataset(path).cases
+    assert a.strict_integers and not b.strict_integers
+    assert a.content_hash() != b.content_hash()
+    jsonschema.validate(json.loads(path.read_text()), golden_case_json_schema(), cls=jsonschema.Draft202012Validator)
