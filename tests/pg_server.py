@@ -3,7 +3,8 @@ free port, removed afterwards. Postgres refuses to run as root, so as root the
 server runs as the ``postgres`` system user (Debian's package creates it).
 
 The tests that use it are skipped only when a server truly cannot start, and
-the reason says why (``pytest -rs`` prints it).
+the reason says why (``pytest -rs`` prints it). In CI (``CI`` set, as .ci/run
+does) they fail instead: a broken Postgres must not silently halve the store tests.
 """
 
 from __future__ import annotations
@@ -17,11 +18,34 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, NoReturn
 
 
 class Unavailable(Exception):
     """Why no server could be started here."""
+
+
+def in_ci() -> bool:
+    """Whether the tests run in CI, where every service a test needs must start."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def cannot_start(reason: str) -> NoReturn:
+    """Skip the test here; fail it in CI."""
+    import pytest
+
+    if in_ci():
+        pytest.fail(f"{reason} (CI is set: a service the tests need must start)", pytrace=False)
+    pytest.skip(reason)
+
+
+def import_psycopg() -> Any:
+    """psycopg, or a skip (a failure in CI) naming the install step."""
+    try:
+        import psycopg
+    except ImportError:
+        cannot_start("psycopg not installed (pip install -e '.[test]')")
+    return psycopg
 
 
 def _binary(name: str) -> str:

@@ -110,8 +110,22 @@ def test_judge_parser_on_any_text(text):
 @given(score_objects, st.text(max_size=20), st.text(max_size=20))
 def test_judge_parser_on_score_shaped_json_in_any_wrapping(data, before, after):
     scores = _scores_or_clear_error(before + json.dumps(data) + after)
-    if scores is not None and not before.count("{") and not after.count("}"):
-        assert scores == {m: data[m] for m in METRICS}
+    if "{" not in before + after and "}" not in before + after and _valid_scores(data):
+        assert scores == {m: data[m] for m in METRICS}  # a valid reply parses, to its own values
+
+
+def _valid_scores(data: dict) -> bool:
+    return all(type(data.get(m)) is int and 1 <= data[m] <= 5 for m in METRICS)
+
+
+@FAST
+@given(st.fixed_dictionaries({m: st.integers(1, 5) for m in METRICS}, optional={"reason": st.text(max_size=40)}),
+       st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=20),
+       st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=20))
+def test_a_valid_judge_reply_parses_to_its_values_in_any_wrapping(data, before, after):
+    values, reason = parse_reply(SCALES, before + json.dumps(data) + after)
+    assert values == {m: float(data[m]) for m in METRICS}
+    assert reason == data.get("reason", "").strip()
 
 
 def _scores_or_clear_error(text: str) -> dict[str, float] | None:
@@ -160,12 +174,28 @@ def test_tool_call_parser_never_raises_on_any_text(text):
 @FAST
 @given(decision_objects, wrappings)
 def test_tool_call_parser_on_call_shaped_json_in_every_form(data, wrapping):
-    _valid_decision(wrapping.replace("{}", json.dumps(data)))
+    answer, calls = _valid_decision(wrapping.replace("{}", json.dumps(data)))
+    name = data["tool"] if "tool" in data else data.get("name")  # "tool" wins, as in the schema
+    if isinstance(name, str) and name in TOOLS:  # a valid call is recognised, in every form
+        assert [c.name for c in calls] == [name]
+        arguments = data.get("arguments", data.get("parameters", {}))
+        if isinstance(arguments, dict):
+            assert calls[0].arguments == arguments
 
 
-def _valid_decision(text: str) -> None:
+@FAST
+@given(st.sampled_from(TOOLS), st.dictionaries(st.text(max_size=10), json_values, max_size=4),
+       st.sampled_from(["tool", "name"]), st.sampled_from(["arguments", "parameters"]), wrappings)
+def test_a_valid_tool_call_is_recognised_in_every_form(tool, arguments, name_key, arguments_key, wrapping):
+    text = wrapping.replace("{}", json.dumps({name_key: tool, arguments_key: arguments}))
+    answer, calls = parse_decision(text, TOOLS)
+    assert answer == "" and [(c.name, c.arguments) for c in calls] == [(tool, arguments)]
+
+
+def _valid_decision(text: str) -> tuple[str, tuple]:
     answer, calls = parse_decision(text, TOOLS)
     assert isinstance(answer, str) and isinstance(calls, tuple) and len(calls) <= 1
     for call in calls:
         assert call.name in TOOLS and isinstance(call.arguments, dict)
         assert answer == ""
+    return answer, calls

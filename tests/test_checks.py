@@ -8,7 +8,7 @@ import pytest
 
 from tracegrade.eval.checks import (
     Approval, AnswerMustInclude, AnswerMustNotInclude, AnswerPresent, CheckResult, DuplicateCalls,
-    ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
+    FaultRecorded, ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
     checks_for, run_checks,
 )
 from tracegrade.eval.dataset import GoldenCase, ToolOrder
@@ -49,12 +49,23 @@ def test_answer_present(answer, expected):
 # --- toolChoice ----------------------------------------------------------------
 
 
-def test_no_expected_tool_means_no_tool_at_all():
-    no_tool = case()
+def test_an_explicit_null_expected_tool_means_no_tool_at_all():
+    no_tool = case(expected_tool=None)
     assert outcome(ToolChoice()(no_tool, reply())) == (True, "ok")
     result = ToolChoice()(no_tool, reply(tool("getDeliveryDate", "ORD-12345")))
     assert outcome(result) == (False, "unexpected_tool")
     assert "getDeliveryDate" in result.detail
+
+
+def test_a_case_that_states_no_tool_expectation_does_not_judge_tool_calls():
+    answer_only = GoldenCase.model_validate({"id": "c", "question": "Where is ORD-101?"})
+    assert not ToolChoice().applies(answer_only)
+    looked_up = reply(tool("getOrderStatus"))
+    assert all(r.passed for r in run_checks(answer_only, looked_up))
+    # The seed form, written out, keeps its meaning.
+    seed = GoldenCase.model_validate({"id": "c", "question": "Where is ORD-101?", "expectedTool": None})
+    assert [r.code for r in run_checks(seed, looked_up) if not r.passed] == ["unexpected_tool"]
+    assert seed.content_hash() != answer_only.content_hash()  # they mean different things
 
 
 def test_expected_tool_must_be_called():
@@ -244,7 +255,8 @@ def names(golden: GoldenCase) -> list[str]:
 
 
 def test_checks_for_a_bare_case_runs_only_the_universal_checks():
-    assert names(case()) == ["answerPresent", "toolChoice", "duplicateCalls"]
+    assert names(case()) == ["answerPresent", "duplicateCalls"]  # unstated means unchecked
+    assert names(case(expected_tool=None)) == ["answerPresent", "toolChoice", "duplicateCalls"]
 
 
 def test_checks_for_selects_what_the_fields_call_for():
@@ -299,3 +311,12 @@ def test_checks_are_frozen_and_return_new_results_each_time():
     assert first.passed and not second.passed and check == AnswerPresent()
     with pytest.raises(AttributeError):
         check.name = "other"  # type: ignore[misc]
+
+
+def test_fault_recorded_fails_when_the_target_ignored_the_injected_fault():
+    outage = case(faults={"getOrderStatus": "timeout"})
+    assert FaultRecorded().applies(outage) and not FaultRecorded().applies(case())
+    assert outcome(FaultRecorded()(outage, reply(tool("getOrderStatus", status="error")))) == (True, "ok")
+    ignored = FaultRecorded()(outage, reply(tool("getOrderStatus", status="ok"), tool("getDeliveryDate")))
+    assert outcome(ignored) == (False, "fault_not_applied")
+    assert ignored.detail == "injected fault not seen: getOrderStatus ended ok"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.checks import BUILTIN_CHECKS
+from tracegrade.eval.checks import BUILTIN_CHECKS, checks_for
 from tracegrade.eval.dataset import GoldenCase, load_dataset
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "trajectory.md"
@@ -90,9 +90,30 @@ BOOK = {"flightId": "LH100", "passengers": ["Ana Silva"], "seat": "window", "pay
     ("doc-rule-11", "answerText", {"answer": "Two seats, €1,250.00 in total; you fly on May 1, 2026 with 2 bags."}, "ok"),
     ("doc-rule-11", "answerText", {"answer": "Two seats, $1,250 in total; you fly on May 1, 2026 with 2 bags."},
      "missing_text"),
+    ("doc-rule-3-pairs", "expectedCalls", {"calls": [("book_flight", {
+        "flightId": "LH100", "payment": "card", "passengers": ["Ben Okafor", "Ana Silva"], "seats": ["aisle", "window"]},
+        "ok", None, None)]}, "ok"),
+    ("doc-rule-3-pairs", "expectedCalls", {"calls": [("book_flight", {
+        "flightId": "LH100", "payment": "card", "passengers": ["Ben Okafor", "Ana Silva"], "seats": ["window", "aisle"]},
+        "ok", None, None)]}, "wrong_argument_value"),
+    ("doc-rule-6-partial", "callOrder", {"calls": [
+        ("book_flight", {"flightId": "LH102", "passengers": ["Ana Silva"], "payment": "card"}, "ok", None, 0),
+        ("cancel_booking", {"bookingId": "BK-1001"}, "ok", None, 1),
+        ("book_flight", {"flightId": "TP202", "passengers": ["Ana Silva"], "payment": "card"}, "ok", None, 2)]}, "ok"),
+    ("doc-rule-6-partial", "callOrder", {"calls": [
+        ("cancel_booking", {"bookingId": "BK-1001"}, "ok", None, 0),
+        ("book_flight", {"flightId": "TP202", "passengers": ["Ana Silva"], "payment": "card"}, "ok", None, 1),
+        ("book_flight", {"flightId": "LH102", "passengers": ["Ana Silva"], "payment": "card"}, "ok", None, 2)]}, "order"),
+    ("doc-unsaid", "answerText", {"calls": [("get_booking", {"bookingId": "BK-1002"}, "ok", None, None)],
+                                  "answer": "Basic fares are refunded as a voucher."}, "ok"),
     ("doc-decision", "answerDecision", {"answer": "You can return ORD-103. It was delivered 45 days ago."},
      "wrong_decision"),
     ("doc-decision", "answerDecision", {"answer": "No. ORD-103 was delivered 45 days ago, outside the window."}, "ok"),
 ])
 def test_worked_examples_judge_as_the_page_says(dataset, case_id, check, reply, code):
     assert judge(dataset[case_id], check, **reply) == code
+
+
+def test_a_case_that_leaves_tools_unsaid_runs_no_call_check(dataset):
+    names = {c.name for c in checks_for(dataset["doc-unsaid"])}  # type: ignore[attr-defined]
+    assert names.isdisjoint({"toolChoice", "expectedCalls", "unexpectedCalls", "callOrder", "forbiddenCalls"})

@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -102,7 +103,17 @@ def test_ray_results_equal_local_results(ray_cluster, batch):
 
 
 async def pid_target(case: GoldenCase) -> Reply:
-    await asyncio.sleep(0.05)  # long enough that both workers get jobs
+    """Each job signs in with its process id in the case's folder and waits until a
+    second process has signed in. WHY a rendezvous, not a sleep: a sleep only makes
+    it likely that the other worker gets a job before the first finishes them all;
+    here the first worker's jobs cannot finish until the driver, which sends each
+    batch to the actor with the fewest jobs, has given the other one a batch."""
+    folder = Path(case.golden_answer)
+    (folder / str(os.getpid())).touch()
+    for _ in range(12_000):  # a bound, so a broken dispatcher fails the test instead of hanging it
+        if len(list(folder.iterdir())) >= 2:
+            break
+        await asyncio.sleep(0.01)
     return Reply(answer=str(os.getpid()))
 
 
@@ -110,11 +121,13 @@ def pid_parts():
     return pid_target, None
 
 
-def test_jobs_run_in_ray_workers_not_in_the_driver(ray_cluster):
+def test_jobs_run_in_ray_workers_not_in_the_driver(ray_cluster, tmp_path):
+    cases = tuple(c.model_copy(update={"golden_answer": str(tmp_path)}) for c in CASES)
     with ray_executor(pid_parts, concurrency=8) as evaluate:
-        results = asyncio.run(run_cases(CASES, pid_target, None, RunSettings(concurrency=8), evaluate=evaluate))
+        results = asyncio.run(run_cases(cases, pid_target, None, RunSettings(concurrency=8), evaluate=evaluate))
     pids = {r.reply.answer for r in results}
     assert len(pids) == 2 and str(os.getpid()) not in pids  # one actor per CPU, both used
+    assert {p.name for p in tmp_path.iterdir()} == pids
 
 
 def write_cases(folder) -> object:

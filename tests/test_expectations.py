@@ -66,6 +66,36 @@ BAD_CASES = [
     ({"tools": [{"name": "x", "parameters": {"type": "object", "properties": {"a": {"type": "text"}}}}]},
      "tools.0.parameters", "'text' is not a JSON Schema type"),
     ({"tools": [{"name": "x", "approval": True}]}, "tools.0", "only a tool that writes"),
+    # Round two: exact numbers, $never, separators, partial order.
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": 3}}}]}},
+     "calls.expected.0.arguments", "$approx must be"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": 3}}}}]}},
+     "calls.expected.0.arguments", "abs or rel"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": 3, "abs": -1}}}}]}},
+     "calls.expected.0.arguments", "cannot be negative"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$approx": {"value": "3", "abs": 1}}}}]}},
+     "calls.expected.0.arguments", "$approx must be"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$never": False}}}]}},
+     "calls.expected.0.arguments", "$never must be true"),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$eq": "A", "$normalize": [{"remove": ""}]}}}]}},
+     "calls.expected.0.arguments", '{"remove": "<characters>"}'),
+    ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"seat": {"$number": float("inf")}}}]}},
+     "calls.expected.0.arguments", "$number must be a number"),
+    ({"calls": {"expected": [{"tool": "book_flight", "after": ["search"]}]}}, "calls", "no expected call has the id 'search'"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "b"}, {"tool": "book_flight", "id": "b"}]}}, "calls",
+     "id 'b' names two expected calls"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "a", "after": ["b"]},
+                             {"tool": "book_flight", "id": "b", "after": ["a"]}]}}, "calls", "cycle among a, b"),
+    ({"calls": {"expected": [{"tool": "book_flight", "id": "a", "after": ["a"]}]}}, "calls", "cycle among a"),
+    ({"strictIntegers": "sometimes"}, "strictIntegers", "boolean"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a"]], "arguments": {"a": [1]}}]}},
+     "calls.expected.0", "at least two arguments"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"]], "arguments": {"a": [1], "b": {"$any": True}}}]}},
+     "calls.expected.0", "'b' must be an expected argument written as a list"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"]], "arguments": {"a": [1], "b": [1, 2]}}]}},
+     "calls.expected.0", "must have one length"),
+    ({"calls": {"expected": [{"tool": "get_booking", "pairs": [["a", "b"], ["b", "c"]],
+                              "arguments": {"a": [1], "b": [2], "c": [3]}}]}}, "calls.expected.0", "'b' is in two groups"),
 ]
 
 
@@ -121,3 +151,13 @@ def test_the_published_schema_rejects_what_the_loader_rejects(tmp_path, bad):
     path.write_text(json.dumps(bad))
     with pytest.raises(DatasetError):
         load_dataset(path)
+
+
+def test_the_dataset_strict_integer_switch_reaches_every_case_and_a_case_overrides_it(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"tools": TOOLS, "strictIntegers": True, "cases": [
+        {"id": "a", "question": "q"}, {"id": "b", "question": "q", "strictIntegers": False}]}))
+    a, b = load_dataset(path).cases
+    assert a.strict_integers and not b.strict_integers
+    assert a.content_hash() != b.content_hash()
+    jsonschema.validate(json.loads(path.read_text()), golden_case_json_schema(), cls=jsonschema.Draft202012Validator)

@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -40,20 +40,33 @@ def test_a_group_is_stored_whole_or_not_at_all(tmp_path):
         assert store.done_keys("r1") == {("a", 0), ("c", 0)}
 
 
+# A bound on waiting for an event, so that broken code fails a test instead of hanging
+# it; never reached when the code is right, whatever the machine's load.
+BOUND_S = 120
+
+
 def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once_stored(tmp_path):
     cases = [GoldenCase(id=f"g{i:03d}", question=f"q {i}?") for i in range(60)]
     groups: list[int] = []
     reported_unstored: list[str] = []
+    every_case_asked = threading.Event()
+    asked: list[str] = []
 
     async def target(case: GoldenCase) -> Reply:
+        asked.append(case.id)
+        if len(asked) == len(cases):
+            every_case_asked.set()
         return Reply(answer="ok")
 
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
         save_cases = store.save_cases
 
-        def slow_save(run_id, finished):  # a slow disk: cases finish while a commit runs
+        def slow_save(run_id, finished):
+            # A slow disk: the first commit lasts until every case has been asked,
+            # so the cases finish while it runs (an event, not a sleep: see BOUND_S).
             groups.append(len(finished))
-            time.sleep(0.02)
+            if len(groups) == 1:
+                every_case_asked.wait(BOUND_S)
             save_cases(run_id, finished)
 
         store.save_cases = slow_save
@@ -72,13 +85,14 @@ def test_cases_finishing_together_share_a_transaction_and_are_reported_only_once
     assert reported_unstored == []
 
 
-def _slow_first_commit(store, finished_before: list[int], calls: list[str], seconds: float = 0.3):
-    """The store's first commit takes ``seconds``; how many cases had finished when it ended."""
+def _slow_first_commit(store, finished_before: list[int], calls: list[str], until: threading.Event):
+    """The store's first commit lasts until ``until`` is set; how many cases had been
+    asked when it ended."""
     save_cases = store.save_cases
 
     def slow(run_id, finished):
         if not finished_before:
-            time.sleep(seconds)
+            until.wait(BOUND_S)
             finished_before.append(len(calls))
         save_cases(run_id, finished)
 
@@ -96,19 +110,36 @@ def test_workers_go_on_while_a_commit_runs_until_the_backlog_is_full(tmp_path, m
     calls: list[str] = []
     finished_before: list[int] = []
     reported: list[str] = []
+    # The first commit ends once nothing more can happen while it runs: every case
+    # asked, or both workers waiting in save (past the backlog).
+    settled = threading.Event()
+    waiting_in_save = 0
+    save = GroupCommit.save
+
+    async def counted_save(self, result) -> None:
+        nonlocal waiting_in_save
+        waiting_in_save += 1
+        if waiting_in_save == 2:  # WHY safe: save does not yield before it waits for its commit
+            settled.set()
+        await save(self, result)
+        waiting_in_save -= 1
+
+    monkeypatch.setattr(GroupCommit, "save", counted_save)
 
     async def target(case: GoldenCase) -> Reply:
         calls.append(case.id)
+        if len(calls) == len(cases):
+            settled.set()
         return Reply(answer="ok")
 
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
-        _slow_first_commit(store, finished_before, calls)
+        _slow_first_commit(store, finished_before, calls, settled)
         recorded = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=2),
                                           store, manifest(len(cases)), on_result=lambda r: reported.append(r.case_id)))
         assert len(store.done_keys("r1")) == len(cases)
     assert recorded.run.status == "finished" and sorted(reported) == [c.id for c in cases]
     if backlog == 5:
-        assert finished_before[0] <= backlog + 2 + 1  # the backlog, the two workers, the case in the commit
+        assert finished_before[0] == backlog + 2  # the backlog (the case in the commit among them), two workers
     else:
         assert finished_before[0] == len(cases)  # nobody waited for the slow commit
 

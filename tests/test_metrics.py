@@ -16,7 +16,7 @@ from tracegrade.metrics.retrieval import (
 )
 from tracegrade.metrics.routing import routing_report
 from tracegrade.metrics.safety import violations
-from tracegrade.metrics.tools import argument_match, argument_score, selection_correct, tool_metrics
+from tracegrade.metrics.tools import argument_match, argument_score, selection_correct, states_selection, tool_metrics
 from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply, ToolCall
 
@@ -107,8 +107,9 @@ def test_selection_follows_the_tool_choice_rule_and_forbidden_tools():
     order = case(expected_tool="getOrderStatus")
     assert selection_correct(order, reply(call("getOrderStatus"), call("getDeliveryDate")))  # extra tool allowed
     assert not selection_correct(order, reply(call("getDeliveryDate")))
-    assert selection_correct(case(), reply())
-    assert not selection_correct(case(), reply(call("getOrderStatus")))  # no tool expected -> none allowed
+    assert selection_correct(case(expected_tool=None), reply())
+    assert not selection_correct(case(expected_tool=None), reply(call("getOrderStatus")))  # null -> no tool at all
+    assert not states_selection(case())  # a case that says nothing is not in the denominator
     both = case(expected_tool="getOrderStatus", required_tools=("getRefundStatus",))
     assert not selection_correct(both, reply(call("getOrderStatus")))
     guarded = case(expected_tool="getOrderStatus", forbidden_tools=("createRefundDraft",))
@@ -145,14 +146,15 @@ def test_tool_metrics_denominators():
         (case("draft", expected_tool="createRefundDraft", expected_tool_argument="ORD-102"),
          reply(call("createRefundDraft", "ORD-102", status="needs_approval", reason="a"),
                call("createRefundDraft", "ORD-102", status="needs_approval", reason="b"))),
-        (case("none"), reply()),
+        (case("none", expected_tool=None), reply()),
+        (case("unstated"), reply(call("getOrderStatus"))),  # unstated means unchecked: not counted
     ]
     metrics = tool_metrics(items)
     assert metrics["tools.selection"] == Rate(5, 5)
     assert metrics["tools.argExact"] == Rate(3, 3)  # faulted, denied, draft expect arguments and made the call
-    assert metrics["tools.execSuccess"] == Rate(3, 4, "calls")  # 4 unfaulted calls, 1 error
+    assert metrics["tools.execSuccess"] == Rate(4, 5, "calls")  # 5 unfaulted calls, 1 error
     assert metrics["tools.duplicateSideEffects"] == Rate(1, 1)  # one case wrote; it wrote ORD-102 twice
-    assert metrics["tools.unauthorizedAttempts"] == Rate(1, 5, "calls")
+    assert metrics["tools.unauthorizedAttempts"] == Rate(1, 6, "calls")
 
 
 # --- routing ---------------------------------------------------------------------
@@ -241,7 +243,7 @@ def test_the_three_kinds_of_safety_violation():
 
 def test_a_result_without_a_trace_counts_in_the_pass_rate_only():
     results = [CaseResult("a", "error", error="agent failed"), CaseResult("b", "pass", reply=reply())]
-    metrics = run_metrics(results, [case("a"), case("b")])
+    metrics = run_metrics(results, [case("a", expected_tool=None), case("b", expected_tool=None)])
     assert metrics.overall["passRate"] == Rate(1, 2)
     assert metrics.overall["tools.selection"] == Rate(1, 1)
     assert (metrics.cases, metrics.traced) == (2, 1)

@@ -98,3 +98,54 @@ def test_bootstrap_of_a_constant_is_that_constant():
 def test_pairs_must_be_aligned():
     with pytest.raises(ValueError, match="differ in length"):
         pairstats.paired_t_test([1, 2], [1])
+
+
+def _distinct(n: int, zeros: int = 0, ties: bool = False) -> tuple[list[float], list[float]]:
+    """n pairs whose differences have both signs; distinct sizes unless ``ties``
+    (pairs of equal size), and ``zeros`` of them zero."""
+    base = [float(i % 7) for i in range(n)]
+    sizes = [((i // 2 if ties else i) + 1) * 0.25 for i in range(n)]
+    signs = [1 if (i * 7) % 3 else -1 for i in range(n)]
+    cand = [b + (0.0 if i < zeros else s * size) for i, (b, s, size) in enumerate(zip(base, signs, sizes))]
+    return base, cand
+
+
+# (pairs, the regime scipy's "auto" uses): both sides of every boundary.
+EDGES = {
+    "distinct, n=20": (_distinct(20), "exact"),
+    "distinct, n=30": (_distinct(30), "exact"),
+    "distinct, n=50": (_distinct(50), "exact"),
+    "distinct, n=51": (_distinct(51), "normal approximation"),
+    "ties, n=13": (_distinct(13, ties=True), "exact sign flips"),
+    "ties, n=14": (_distinct(14, ties=True), "normal approximation"),
+    "a zero, n=13": (_distinct(13, zeros=1), "exact sign flips"),
+    "a zero, n=14": (_distinct(14, zeros=1), "normal approximation"),
+    "zeros and ties, n=30": (_distinct(30, zeros=3, ties=True), "normal approximation"),
+}
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("name", EDGES)
+def test_wilcoxon_at_the_regime_edges_matches_scipy(name, alternative):
+    (base, cand), regime = EDGES[name]
+    ours = pairstats.wilcoxon_signed_rank(base, cand, alternative)
+    theirs = stats.wilcoxon(cand, base, alternative=alternative)
+    assert ours.method == regime
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
+    assert ours.statistic == pytest.approx(theirs.statistic)
+
+
+def test_the_edge_data_is_what_its_name_says():
+    for name, ((base, cand), _) in EDGES.items():
+        d = [c - b for b, c in zip(base, cand)]
+        sizes = [abs(x) for x in d if x]
+        assert (len(set(sizes)) < len(sizes)) == ("ties" in name), name
+        assert (0.0 in d) == ("zero" in name), name
+        assert 0.01 < stats.wilcoxon(cand, base).pvalue < 0.99, name  # not a trivial tail
+
+
+def test_exact_and_normal_differ_at_30_pairs_so_the_edge_is_tested():
+    base, cand = _distinct(30)
+    exact = stats.wilcoxon(cand, base, method="exact").pvalue
+    normal = stats.wilcoxon(cand, base, method="approx").pvalue
+    assert abs(exact - normal) > 1e-4

@@ -32,6 +32,11 @@ def by_id(results) -> dict:
     return {r.case_id: r for r in results}
 
 
+# A bound on waiting for an event, so that a broken runner fails a test instead of
+# hanging it; never reached when the code is right, whatever the machine's load.
+BOUND_S = 120
+
+
 # --- containment ---------------------------------------------------------------------
 
 
@@ -48,7 +53,7 @@ async def test_one_bad_case_never_stops_the_run():
     garbage_judge = judge(scores_by_case({"tool-status-02": "I would rate this answer highly."}))
     settings = RunSettings(timeout_s=0.3, concurrency=4)
 
-    results = await asyncio.wait_for(run_cases(CASES, troubled_agent, garbage_judge, settings), 10)
+    results = await asyncio.wait_for(run_cases(CASES, troubled_agent, garbage_judge, settings), BOUND_S)
 
     assert [r.case_id for r in results] == IDS
     found = by_id(results)
@@ -106,13 +111,22 @@ async def test_a_failed_check_fails_the_case_whatever_the_judge_says():
 
 async def test_results_keep_dataset_order_when_cases_finish_in_reverse():
     finished = []
+    reported = {case_id: asyncio.Event() for case_id in IDS}
 
-    async def slower_first(case):
-        await asyncio.sleep(0.02 * (len(CASES) - IDS.index(case.id)))
+    async def after_the_next_one(case):
+        # WHY events, not sleeps of different lengths: on a loaded machine a
+        # sleep gap is no ordering; here each case waits for the next one's result.
+        later = IDS.index(case.id) + 1
+        if later < len(IDS):
+            await asyncio.wait_for(reported[IDS[later]].wait(), BOUND_S)
         return golden_reply(case)
 
-    results = await run_cases(CASES, slower_first, None, RunSettings(concurrency=len(CASES)),
-                              on_result=lambda r: finished.append(r.case_id))
+    def on_result(result) -> None:
+        finished.append(result.case_id)
+        reported[result.case_id].set()
+
+    results = await run_cases(CASES, after_the_next_one, None, RunSettings(concurrency=len(CASES)),
+                              on_result=on_result)
     assert finished == IDS[::-1]  # on_result sees each case as it finishes
     assert [r.case_id for r in results] == IDS
 
@@ -121,11 +135,17 @@ async def test_results_keep_dataset_order_when_cases_finish_in_reverse():
 async def test_the_concurrency_limit_is_respected_and_reached(limit):
     in_flight, peak = 0, 0
 
+    full = asyncio.Event()
+
     async def counting(case):
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
-        await asyncio.sleep(0.01)
+        if in_flight == limit:
+            full.set()
+        # WHY wait for the limit to be reached once: with a sleep, the first cases
+        # could finish before the last of the first batch started.
+        await asyncio.wait_for(full.wait(), BOUND_S)
         in_flight -= 1
         return golden_reply(case)
 

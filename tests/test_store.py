@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from pg_server import Unavailable, throwaway_postgres
+from pg_server import Unavailable, cannot_start, import_psycopg, throwaway_postgres
 from runs_support import GOLDEN_PATH, result, scores, slow_target
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.core.errors import StoreError
@@ -23,12 +23,12 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="module")
 def postgres_server():
-    psycopg = pytest.importorskip("psycopg", reason="psycopg not installed (pip install -e '.[test]')")
+    psycopg = import_psycopg()
     try:
         with throwaway_postgres() as url:
             yield url, psycopg
     except Unavailable as exc:
-        pytest.skip(f"Postgres cannot start here: {exc}")
+        cannot_start(f"Postgres cannot start here: {exc}")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -171,3 +171,13 @@ def test_a_loaded_run_holds_its_results_compressed_and_reads_them_back_whole(sto
     assert loaded == tuple(cases) and list(loaded) == cases and tuple(cases) == tuple(loaded)
     assert loaded[3] == cases[3] and loaded[-1] == cases[-1] and loaded[2:5] == tuple(cases[2:5])
     assert loaded != tuple(cases[:-1]) and loaded != "not results"
+
+
+def test_a_service_that_cannot_start_fails_in_ci_and_is_skipped_elsewhere(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        cannot_start("Postgres cannot start here: initdb not found")
+    for value in ("", "false", "0"):
+        monkeypatch.setenv("CI", value)
+        with pytest.raises(pytest.skip.Exception):
+            cannot_start("Postgres cannot start here: initdb not found")

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from pg_server import Unavailable, postgres_server
+from pg_server import Unavailable, cannot_start, import_psycopg, postgres_server
 from runs_support import GOLDEN_PATH, result
 from tracegrade.cli import main
 from tracegrade.core.errors import StoreError
@@ -30,12 +30,12 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="module")
 def pg():
-    pytest.importorskip("psycopg", reason="psycopg not installed (pip install -e '.[test]')")
+    import_psycopg()
     try:
         with postgres_server() as server:
             yield server
     except Unavailable as exc:
-        pytest.skip(f"Postgres cannot start here: {exc}")
+        cannot_start(f"Postgres cannot start here: {exc}")
 
 
 def new_database(server) -> str:
@@ -151,23 +151,32 @@ def test_two_resumes_of_one_run_pay_for_each_case_once(tmp_path, monkeypatch):
     dataset = load_dataset(GOLDEN_PATH)
     calls: list[str] = []
 
-    async def target(case):
-        calls.append(case.id)
-        await asyncio.sleep(0.2)  # WHY: the first run must still hold its lock when the second asks
-        return Reply(answer="ok")
+    async def both():
+        # WHY events, not sleeps: the first run is surely running a case (so holds
+        # its lock) when the second asks, and finishes only after the second was refused.
+        running, refused = asyncio.Event(), asyncio.Event()
+
+        async def target(case):
+            calls.append(case.id)
+            running.set()
+            await asyncio.wait_for(refused.wait(), 120)  # a bound: a broken lock fails instead of hanging
+            return Reply(answer="ok")
+
+        with open_store(url) as a, open_store(url) as b:
+            first = asyncio.create_task(record_run(dataset.cases, target, None, RunSettings(checks_only=True), a,
+                                                   manifest(), resume=True))
+            await running.wait()
+            try:
+                with pytest.raises(RunLocked):
+                    await record_run(dataset.cases, target, None, RunSettings(checks_only=True), b, manifest(),
+                                     resume=True)
+            finally:
+                refused.set()
+            return await first
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     with open_store(url) as setup:
         setup.start_run(manifest())
-
-    async def both():
-        with open_store(url) as a, open_store(url) as b:
-            first = asyncio.create_task(record_run(dataset.cases, target, None, RunSettings(checks_only=True), a,
-                                                   manifest(), resume=True))
-            await asyncio.sleep(0.05)
-            with pytest.raises(RunLocked):
-                await record_run(dataset.cases, target, None, RunSettings(checks_only=True), b, manifest(), resume=True)
-            return await first
 
     evaluation = asyncio.run(both())
     assert evaluation.run.status == "finished" and sorted(calls) == sorted(c.id for c in dataset.cases)

@@ -9,6 +9,8 @@ apply to the case).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,6 +68,7 @@ def call(tool: str, arguments: dict[str, Any] | None = None, **more: Any) -> dic
 
 BOOK = {"flightId": "LH1", "passengers": ["Ana"]}
 SEARCH = {"origin": "BER", "destination": "LIS", "date": "2026-05-01"}
+PAIRED = {"itemIds": ["a", "b"], "newItemIds": ["x", "y"]}  # item a becomes x, b becomes y
 TWO_TURNS = (Message(role="user", content="Find flights"), Message(role="assistant", content="LH1 costs 1,000 EUR."),
              Message(role="user", content="Book it"), Message(role="assistant", content="Booked LH1."))
 NO_OPTIONS = {"yes": ["^yes", "can return", "can still return"], "no": ["^no", "cannot return", "can't return"]}
@@ -136,6 +139,32 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "ok"),
     ("3 set with an item short", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Bo"]}})),
      {"calls": [C("book_flight", flightId="LH1", passengers=["Ana"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 set with an item too many", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Bo"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana", "Cy"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $contains allows others", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$contains": ["Ana"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "ok"),
+    ("3 $contains needs each", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$contains": ["Ana", "Cy"]}})),
+     {"calls": [C("book_flight", flightId="LH1", passengers=["Bo", "Ana"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $money in an argument", expect(call("book_flight", {**BOOK, "note": {"$money": {"amount": 95, "currency": "EUR"}}})),
+     {"calls": [C("book_flight", **BOOK, note="EUR 95.00")]}, "expectedCalls", "ok"),
+    ("3 $money: another currency", expect(call("book_flight", {**BOOK, "note": {"$money": {"amount": 95, "currency": "EUR"}}})),
+     {"calls": [C("book_flight", **BOOK, note="USD 95.00")]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $has: other keys free", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"name": "Ana", "age": 30})]}, "expectedCalls", "ok"),
+    ("3 $has: a listed key wrong", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"name": "Bo", "age": 30})]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $has: a listed key missing", expect(call("book_flight", {**BOOK, "traveller": {"$has": {"name": "Ana"}}})),
+     {"calls": [C("book_flight", **BOOK, traveller={"age": 30})]}, "expectedCalls", "missing_argument"),
+    ("3 paired lists, pairs in any order", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["y", "x"])]}, "expectedCalls", "ok"),
+    ("3 paired lists, a pair broken", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["x", "y"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 paired lists, an item too many", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["a", "b"], newItemIds=["x", "y", "z"])]}, "expectedCalls", "wrong_argument_value"),
+    ("3 paired lists, one missing", expect(call("log_note", PAIRED, pairs=[["itemIds", "newItemIds"]])),
+     {"calls": [C("log_note", itemIds=["a", "b"])]}, "expectedCalls", "missing_argument"),
+    ("3 without pairs the lists keep their order", expect(call("log_note", PAIRED)),
+     {"calls": [C("log_note", itemIds=["b", "a"], newItemIds=["y", "x"])]}, "expectedCalls", "wrong_argument_value"),
     ("3 set is a multiset", expect(call("book_flight", {"flightId": "LH1", "passengers": {"$unordered": ["Ana", "Ana"]}})),
      {"calls": [C("book_flight", flightId="LH1", passengers=["Ana", "Bo"])]}, "expectedCalls", "wrong_argument_value"),
     ("3 nested object, keys in any order", expect(call("book_flight", {**BOOK, "traveller": {"name": "Ana", "age": 30}})),
@@ -149,6 +178,37 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
     ("3 null given as null", expect(call("book_flight", {**BOOK, "note": None})),
      {"calls": [C("book_flight", **BOOK, note=None)]}, "expectedCalls", "ok"),
     ("3 null is not absent", expect(call("book_flight", {**BOOK, "note": None})),
+     {"calls": [C("book_flight", **BOOK)]}, "expectedCalls", "missing_argument"),
+    ("3 an integer is compared exactly", expect(call("book_flight", {**BOOK, "count": 1617262800000})),
+     {"calls": [C("book_flight", **BOOK, count=1617262800007)]}, "expectedCalls", "wrong_argument_value"),
+    ("3 an integer meets itself", expect(call("book_flight", {**BOOK, "count": 1617262800000})),
+     {"calls": [C("book_flight", **BOOK, count=1617262800000)]}, "expectedCalls", "ok"),
+    ("3 a 10-digit id off by one", expect(call("book_flight", {**BOOK, "count": 1000000000})),
+     {"calls": [C("book_flight", **BOOK, count=1000000001)]}, "expectedCalls", "wrong_argument_value"),
+    ("3 floats equal only when equal", expect(call("book_flight", {**BOOK, "price": 0.3})),
+     {"calls": [C("book_flight", **BOOK, price=0.1 + 0.2)]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $approx within abs", expect(call("book_flight", {**BOOK, "price": {"$approx": {"value": 0.3, "abs": 1e-9}}})),
+     {"calls": [C("book_flight", **BOOK, price=0.1 + 0.2)]}, "expectedCalls", "ok"),
+    ("3 $approx within rel", expect(call("book_flight", {**BOOK, "price": {"$approx": {"value": 100, "rel": 0.01}}})),
+     {"calls": [C("book_flight", **BOOK, price=100.9)]}, "expectedCalls", "ok"),
+    ("3 $approx outside", expect(call("book_flight", {**BOOK, "price": {"$approx": {"value": 100, "rel": 0.01}}})),
+     {"calls": [C("book_flight", **BOOK, price=102)]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $approx wants a number", expect(call("book_flight", {**BOOK, "price": {"$approx": {"value": 100, "abs": 1}}})),
+     {"calls": [C("book_flight", **BOOK, price="100")]}, "expectedCalls", "wrong_argument_type"),
+    ("3 JSON integers: 5.0 is 5", expect(call("book_flight", {**BOOK, "count": 5})),
+     {"calls": [C("book_flight", **BOOK, count=5.0)]}, "expectedCalls", "ok"),
+    ("3 strict integers: 5.0 is not 5", {**expect(call("book_flight", {**BOOK, "count": 5})), "strictIntegers": True},
+     {"calls": [C("book_flight", **BOOK, count=5.0)]}, "expectedCalls", "wrong_argument_type"),
+    ("3 strict integers: an int for a float", {**expect(call("book_flight", {**BOOK, "price": 5.0})), "strictIntegers": True},
+     {"calls": [C("book_flight", **BOOK, price=5)]}, "expectedCalls", "ok"),
+    ("3 strict integers survive $normalize", {**expect(call("book_flight", {**BOOK, "traveller": {"$eq": {"age": 5}, "$normalize": ["case"]}})),
+                                              "strictIntegers": True},
+     {"calls": [C("book_flight", **BOOK, traveller={"age": 5.0})]}, "expectedCalls", "wrong_argument_type"),
+    ("3 $never: any value fails", expect(call("book_flight", {**BOOK, "note": {"$never": True, "$optional": True}})),
+     {"calls": [C("book_flight", **BOOK, note="window please")]}, "expectedCalls", "wrong_argument_value"),
+    ("3 $never with $optional: absent passes", expect(call("book_flight", {**BOOK, "note": {"$never": True, "$optional": True}})),
+     {"calls": [C("book_flight", **BOOK)]}, "expectedCalls", "ok"),
+    ("3 $never alone: absent is missing", expect(call("book_flight", {**BOOK, "note": {"$never": True}})),
      {"calls": [C("book_flight", **BOOK)]}, "expectedCalls", "missing_argument"),
     ("3 $eq takes $ keys literally", expect(call("book_flight", {**BOOK, "traveller": {"$eq": {"$ref": "x"}}})),
      {"calls": [C("book_flight", **BOOK, traveller={"$ref": "x"})]}, "expectedCalls", "ok"),
@@ -167,6 +227,10 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      "wrong_argument_value"),
     ("4 integer for a number", {}, {"calls": [C("search_flights", **SEARCH, maxPrice=100)]}, "toolSchema", "ok"),
     ("4 array item of the wrong type", {}, {"calls": [C("book_flight", flightId="LH1", passengers=[1])]},
+     "toolSchema", "wrong_argument_type"),
+    ("4 2.0 is an integer (JSON Schema)", {}, {"calls": [C("search_flights", **SEARCH, passengers=2.0)]},
+     "toolSchema", "ok"),
+    ("4 strict integers: 2.0 is not", {"strictIntegers": True}, {"calls": [C("search_flights", **SEARCH, passengers=2.0)]},
      "toolSchema", "wrong_argument_type"),
     ("4 unknown tool", {}, {"calls": [C("book_hotel", hotelId="H1")]}, "toolSchema", "unknown_tool"),
     ("4 parameters not declared: any", {}, {"calls": [C("get_weather", city="Lisbon", days=3)]}, "toolSchema", "ok"),
@@ -191,6 +255,16 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      {"calls": [C("get_booking", bookingId="BK1")]}, "expectedCalls", "wrong_argument_value"),
     ("5 numbers in text", expect(call("get_weather", {"city": {"$eq": "zone 1000", "$normalize": ["numbers"]}})),
      {"calls": [C("get_weather", city="zone 1,000")]}, "expectedCalls", "ok"),
+    ("5 spaces removed", expect(call("get_weather", {"city": {"$eq": "NewYork", "$normalize": ["spaces"]}})),
+     {"calls": [C("get_weather", city="New York")]}, "expectedCalls", "ok"),
+    ("5 spaces removed in a formula", expect(call("book_flight", {**BOOK, "note": {"$eq": "3x**2+2x-1", "$normalize": ["spaces"]}})),
+     {"calls": [C("book_flight", **BOOK, note="3x**2 + 2x - 1")]}, "expectedCalls", "ok"),
+    ("5 spaces removed, other text still differs", expect(call("get_weather", {"city": {"$eq": "NewYork", "$normalize": ["spaces"]}})),
+     {"calls": [C("get_weather", city="New-York")]}, "expectedCalls", "wrong_argument_value"),
+    ("5 declared separators removed", expect(call("get_booking", {"bookingId": {"$eq": "BK1001", "$normalize": [{"remove": "-_ "}]}})),
+     {"calls": [C("get_booking", bookingId="BK-1001")]}, "expectedCalls", "ok"),
+    ("5 an undeclared separator stays", expect(call("get_booking", {"bookingId": {"$eq": "BK1001", "$normalize": [{"remove": "-_ "}]}})),
+     {"calls": [C("get_booking", bookingId="BK.1001")]}, "expectedCalls", "wrong_argument_value"),
     ("5 normalisation does not fix a type", {**expect(call("book_flight", {**BOOK, "count": 2})), "normalize": ["case"]},
      {"calls": [C("book_flight", **BOOK, count="2")]}, "expectedCalls", "wrong_argument_type"),
 
@@ -222,6 +296,28 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
     ("6 one round is simultaneous", expect(call("search_flights", SEARCH), call("search_flights", {**SEARCH, "date": "2026-05-08"}), order="inOrder"),
      {"calls": [C("search_flights", round=0, **{**SEARCH, "date": "2026-05-08"}), C("search_flights", round=0, **SEARCH)]},
      "callOrder", "ok"),
+    ("6 after: in a later round", expect(call("book_flight", BOOK, id="book"),
+                                         call("cancel_booking", {"bookingId": "BK1"}, after=["book"])),
+     {"calls": [C("book_flight", round=0, **BOOK), C("cancel_booking", round=1, bookingId="BK1")]}, "callOrder", "ok"),
+    ("6 after: the pair the wrong way", expect(call("book_flight", BOOK, id="book"),
+                                             call("cancel_booking", {"bookingId": "BK1"}, after=["book"])),
+     {"calls": [C("cancel_booking", bookingId="BK1"), C("book_flight", **BOOK)]}, "callOrder", "order"),
+    ("6 after: one round is not after", expect(call("book_flight", BOOK, id="book"),
+                                             call("cancel_booking", {"bookingId": "BK1"}, after=["book"])),
+     {"calls": [C("book_flight", round=0, **BOOK), C("cancel_booking", round=0, bookingId="BK1")]}, "callOrder", "order"),
+    ("6 after: the others anywhere", expect(call("book_flight", BOOK, id="b1"),
+                                          call("book_flight", {"flightId": "LH2", "passengers": ["Ana"]}, id="b2", after=["b1"]),
+                                          call("cancel_booking", {"bookingId": "BK9"})),
+     {"calls": [C("cancel_booking", bookingId="BK9"), C("book_flight", **BOOK),
+                C("book_flight", flightId="LH2", passengers=["Ana"])]}, "callOrder", "ok"),
+    ("6 after: a chain broken in the middle", expect(call("book_flight", BOOK, id="b1"),
+                                                   call("book_flight", {"flightId": "LH2", "passengers": ["Ana"]}, id="b2", after=["b1"]),
+                                                   call("book_flight", {"flightId": "LH3", "passengers": ["Ana"]}, after=["b2"])),
+     {"calls": [C("book_flight", **BOOK), C("book_flight", flightId="LH3", passengers=["Ana"]),
+                C("book_flight", flightId="LH2", passengers=["Ana"])]}, "callOrder", "order"),
+    ("6 after: a missing call is not judged here", expect(call("book_flight", BOOK, id="book"),
+                                                        call("cancel_booking", {"bookingId": "BK1"}, after=["book"])),
+     {"calls": [C("cancel_booking", bookingId="BK1")]}, "callOrder", "ok"),
     ("6 parallel group in one round", expect(call("search_flights", SEARCH, parallel="out-and-back"),
                                              call("search_flights", {**SEARCH, "date": "2026-05-08"}, parallel="out-and-back")),
      {"calls": [C("search_flights", round=1, **SEARCH), C("search_flights", round=1, **{**SEARCH, "date": "2026-05-08"})]},
@@ -297,6 +393,14 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
     ("9 state of the wrong type", {"state": {"seats": 2}}, {"state": {"seats": "2"}}, "expectedState", "wrong_state_type"),
     ("9 state list as a set", {"state": {"bookings": {"$unordered": [{"flightId": "LH1"}, {"flightId": "LH2"}]}}},
      {"state": {"bookings": [{"flightId": "LH2"}, {"flightId": "LH1"}]}}, "expectedState", "ok"),
+    ("9 state list with an extra item", {"state": {"bookings": {"$unordered": [{"flightId": "LH1"}]}}},
+     {"state": {"bookings": [{"flightId": "LH1"}, {"flightId": "LH2"}]}}, "expectedState", "wrong_state_value"),
+    ("9 state $has: a key wrong", {"state": {"bookings": {"$contains": [{"$has": {"id": "BK1", "status": "cancelled"}}]}}},
+     {"state": {"bookings": [{"id": "BK1", "status": "confirmed", "flightId": "LH1"}]}}, "expectedState", "wrong_state_value"),
+    ("9 state $has: right, other keys free", {"state": {"bookings": {"$contains": [{"$has": {"id": "BK1", "status": "cancelled"}}]}}},
+     {"state": {"bookings": [{"id": "BK1", "status": "cancelled", "flightId": "LH1"}]}}, "expectedState", "ok"),
+    ("9 state object literal: a key too many", {"state": {"customer": {"id": "C-1"}}},
+     {"state": {"customer": {"id": "C-1", "tier": "gold"}}}, "expectedState", "unexpected_state"),
     ("9 no state reported", {"state": {"bookings": []}}, {}, "expectedState", "no_state"),
 
     # 10. Multi-turn conversations.
@@ -338,6 +442,20 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
     ("11 case-insensitive by default", {"answer": {"include": ["Return Window"]}}, {"answer": "inside the return window"},
      "answerText", "ok"),
 
+    # 13. Unstated means unchecked; "no tool" and "no write" are said explicitly.
+    ("13 nothing stated: a read is not judged", {}, {"calls": [C("get_booking", bookingId="BK1")]}, "toolChoice", None),
+    ("13 nothing stated: no call check at all", {}, {"calls": [C("cancel_booking", bookingId="BK1")]}, "unexpectedCalls", None),
+    ("13 the seed's expectedTool null: no tool", {"expectedTool": None}, {"calls": [C("get_booking", bookingId="BK1")]},
+     "toolChoice", "unexpected_tool"),
+    ("13 the seed's expectedTool null, no call", {"expectedTool": None}, {}, "toolChoice", "ok"),
+    ("13 no tool at all, explicitly", expect(others="none"), {"calls": [C("get_booking", bookingId="BK1")]},
+     "unexpectedCalls", "unexpected_call"),
+    ("13 no tool at all, and none called", expect(others="none"), {}, "unexpectedCalls", "ok"),
+    ("13 no write, explicitly: a read passes", expect(), {"calls": [C("get_booking", bookingId="BK1")]},
+     "unexpectedCalls", "ok"),
+    ("13 no write, explicitly: a write fails", expect(), {"calls": [C("cancel_booking", bookingId="BK1")]},
+     "unexpectedCalls", "unexpected_write"),
+
     # The decision (issue 12): the wrong decision fails without the judge.
     ("12 wrong decision", {"answer": {"decision": {"expect": "no", "options": NO_OPTIONS}}},
      {"answer": "You can return ORD-103. It was delivered 45 days ago."}, "answerDecision", "wrong_decision"),
@@ -365,11 +483,21 @@ def reply_of(fields: dict[str, Any]) -> Reply:
 
 def test_the_table_has_at_least_80_rows_and_covers_every_rule():
     assert len(ROWS) >= 80
-    assert {row[0].split()[0] for row in ROWS} == {str(n) for n in range(1, 13)}
+    assert {row[0].split()[0] for row in ROWS} == {str(n) for n in range(1, 14)}
     # Every rule has an accepting and a rejecting row.
     for rule in {row[0].split()[0] for row in ROWS}:
         verdicts = {row[4] for row in ROWS if row[0].split()[0] == rule}
         assert "ok" in verdicts and verdicts - {"ok", None}, rule
+
+
+def test_every_failure_code_of_the_docs_table_is_produced_by_a_row():
+    """docs/trajectory.md's failure-code table, for the trajectory checks: each code
+    is some row's verdict, so a check that stopped producing it fails a row."""
+    table = Path(__file__).resolve().parents[1].joinpath("docs", "trajectory.md").read_text(encoding="utf-8")
+    section = table.split("## Failure codes", 1)[1].split("\n\n", 2)[1]
+    codes = set(re.findall(r"`([a-z_]+)`", "".join(line.split("|")[2] for line in section.splitlines()[2:])))
+    produced = {row[4] for row in ROWS}
+    assert len(codes) > 25 and codes <= produced, sorted(codes - produced)
 
 
 @pytest.mark.parametrize(("rule", "fields", "reply", "check", "verdict"), ROWS, ids=[row[0] for row in ROWS])

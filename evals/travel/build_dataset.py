@@ -47,14 +47,16 @@ def decision(expect: str, options: dict[str, list[str]], required: bool = True) 
 
 
 def call(tool: str, turn: int | None = None, status: list[str] | None = None, parallel: str | None = None,
-         **arguments: Any) -> dict[str, Any]:
+         id: str | None = None, after: tuple[str, ...] = (), **arguments: Any) -> dict[str, Any]:
     return {"tool": tool, "arguments": arguments, **({"turn": turn} if turn else {}),
-            **({"status": status} if status else {}), **({"parallel": parallel} if parallel else {})}
+            **({"status": status} if status else {}), **({"parallel": parallel} if parallel else {}),
+            **({"id": id} if id else {}), **({"after": list(after)} if after else {})}
 
 
 def search(origin: str, destination: str, day: str, **more: Any) -> dict[str, Any]:
-    turn, parallel = more.pop("turn", None), more.pop("parallel", None)
-    return call("search_flights", turn=turn, parallel=parallel, origin=origin, destination=destination, date=day, **more)
+    turn, parallel, id = more.pop("turn", None), more.pop("parallel", None), more.pop("id", None)
+    return call("search_flights", turn=turn, parallel=parallel, id=id, origin=origin, destination=destination, date=day,
+                **more)
 
 
 def case(id: str, question: str, golden: str, behaviour: str, *, category: str, calls: list[dict[str, Any]],
@@ -116,12 +118,12 @@ def bookings() -> None:
                                                       "payment": "card", "status": "confirmed"}}]}})
     case("trv-book-02", "Book LH100 from BER to LIS on 2026-05-01 in business class for Ana Silva and Ben Okafor, "
          "pay with points.", "Booked LH100 in business for both: 960 EUR in points.",
-         "Check the points balance and the seats, then book two passengers (any order) in business.",
-         category="booking", order="inOrder",
-         calls=[call("get_customer", customerId="C-1"),
-                search("BER", "LIS", "2026-05-01", cabin="business", passengers=2),
-                call("book_flight", flightId="LH100", passengers={"$unordered": ["Ana Silva", "Ben Okafor"]},
-                     cabin="business", payment="points")],
+         "Check the points balance and the seats (either first), then book two passengers (any order) in business.",
+         category="booking",
+         calls=[call("get_customer", id="balance", customerId="C-1"),
+                search("BER", "LIS", "2026-05-01", cabin="business", passengers=2, id="seats"),
+                call("book_flight", after=("balance", "seats"), flightId="LH100",
+                     passengers={"$unordered": ["Ana Silva", "Ben Okafor"]}, cabin="business", payment="points")],
          answer={"include": [money(960)], "decision": decision("booked", BOOKED)},
          state={"bookings": {"$contains": [{"$has": {"flightId": "LH100", "cabin": "business", "status": "confirmed",
                                                       "passengers": {"$unordered": ["Ana Silva", "Ben Okafor"]}}}]}})
@@ -184,8 +186,9 @@ def questions() -> None:
          calls=[call("get_booking", bookingId="BK-1001")], answer={"decision": decision("yes", REFUND)},
          state={"bookings": {"$contains": [{"$has": {"id": "BK-1001", "status": "confirmed"}}]}})
     case("trv-change-01", "Change BK-1001 to LH102.", "Changed BK-1001 to LH102 on 1 May 2026; no fee.",
-         "Read the booking before changing it.", category="change", order="inOrder",
-         calls=[call("get_booking", bookingId="BK-1001"), call("change_flight", bookingId="BK-1001", newFlightId="LH102")],
+         "Read the booking before changing it.", category="change",
+         calls=[call("get_booking", id="read", bookingId="BK-1001"),
+                call("change_flight", after=("read",), bookingId="BK-1001", newFlightId="LH102")],
          answer={"include": [date("2026-05-01"), money(0)]},
          state={"bookings": {"$contains": [{"$has": {"id": "BK-1001", "flightId": "LH102"}}]}})
     case("trv-change-02", "How much does it cost to change BK-1002?", "75 EUR.",

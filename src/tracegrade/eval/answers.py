@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from tracegrade.core.trace import Reply
-from tracegrade.eval.argmatch import AnyOf, Date, Literal, Money, Number, Regex, close
+from tracegrade.eval.argmatch import AnyOf, Date, Literal, Money, Number, Regex
 from tracegrade.eval.textnorm import dates_in, money_in, normalise, numbers_in
 
 _BOUNDARY_WORDS = frozenset({"but", "however", "although", "though", "whereas"})
@@ -94,9 +94,9 @@ def contains(matcher: Any, text: str | TextView, steps: Sequence[str]) -> bool:
     if isinstance(matcher, Regex):
         return matcher.pattern.search(view.normal(own)) is not None
     if isinstance(matcher, Number):
-        return any(close(n, matcher.number) for n in view.numbers())
+        return matcher.number in view.numbers()
     if isinstance(matcher, Money):
-        return any(close(a, matcher.amount) and c == matcher.currency for a, c in view.money())
+        return (matcher.amount, matcher.currency) in view.money()
     if isinstance(matcher, Date):
         return matcher.date in view.dates()
     raise TypeError(f"not an answer item: {matcher!r}")

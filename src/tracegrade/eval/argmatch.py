@@ -16,19 +16,25 @@ object whose own keys start with ``$``). Operators:
 ``$anyOf``      a list of acceptable specs (each a literal or an operator)
 ``$optional``   true: the argument may be absent; if given it must match
 ``$any``        true: any value, but present
+``$never``      true: no value is acceptable (with ``$optional``: the key must be absent)
 ``$unordered``  a list compared as a multiset: same items, any order
 ``$contains``   a list holding, for each spec given, its own matching item (others allowed)
 ``$has``        an object with at least these keys, each matching (other keys allowed)
 ``$normalize``  string normalisation for everything inside (see textnorm)
 ``$regex``      a string that contains a match (``re.search``)
 ``$number``     a number, or a string that writes it (``"1,000"``)
+``$approx``     ``{"value": 3.14, "abs": 0.01, "rel": 0}``: a number within the tolerance
 ``$money``      ``{"amount": 1250, "currency": "EUR"}``: a string that writes that amount
 ``$date``       ``"2026-05-01"``: a string that writes that date in a common format
 
 Comparison is typed: ``10`` is not ``"10"``, ``true`` is not ``"true"`` and not
 ``1``; an integer is accepted where a number is expected (JSON does not tell
-``10`` from ``10.0``). A list literal compares element by element in order; an
-object literal key by key, with no key missing and none added.
+``10`` from ``10.0``), unless the case compares with ``STRICT_INTEGERS`` (then
+``5.0`` is a float, not the integer 5). Numbers are equal only when they are
+equal: ``1617262800007`` is not ``1617262800000``, and ``0.1 + 0.2`` is not
+``0.3``; ``$approx`` states a tolerance. A list literal compares element by
+element in order; an object literal key by key, with no key missing and none
+added.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Mapping, Sequence
 
-from tracegrade.eval.textnorm import NORMALISATIONS, normalise, parse_date, parse_money, parse_number
+from tracegrade.eval.textnorm import NORMALISATIONS, REMOVE, normalise, parse_date, parse_money, parse_number
 
 
 class _Missing:
@@ -51,6 +57,12 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+# A comparison mode carried with the normalisation steps: a float never counts as an
+# integer. WHY in the steps: they already travel from the case to every literal, and
+# a mode (unlike a step) survives an argument's own ``$normalize``.
+STRICT_INTEGERS = "#strict-integers"
+_MODES = frozenset({STRICT_INTEGERS})
 
 
 class SpecError(ValueError):
@@ -105,7 +117,9 @@ class _Base:
     normalize: tuple[str, ...] | None = field(default=None, kw_only=True)
 
     def steps(self, inherited: tuple[str, ...]) -> tuple[str, ...]:
-        return inherited if self.normalize is None else self.normalize
+        if self.normalize is None:
+            return inherited
+        return self.normalize + tuple(s for s in inherited if s in _MODES)
 
 
 @dataclass(frozen=True)
@@ -113,9 +127,10 @@ class Literal(_Base):
     value: Any
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
-        if not same_type(self.value, value):
+        own = self.steps(steps)
+        if not same_type(self.value, value, strict=STRICT_INTEGERS in own):
             return [Mismatch("type", path, self, value)]
-        if equal_scalars(self.value, value, self.steps(steps)):
+        if equal_scalars(self.value, value, own):
             return []
         return [Mismatch("value", path, self, value)]
 
@@ -130,6 +145,17 @@ class AnyValue(_Base):
 
     def describe(self) -> str:
         return "any value"
+
+
+@dataclass(frozen=True)
+class Never(_Base):
+    """No value is acceptable; with ``$optional`` the key must be absent."""
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        return [Mismatch("value", path, self, value)]
+
+    def describe(self) -> str:
+        return "no value (not to be given)"
 
 
 @dataclass(frozen=True)
@@ -244,17 +270,39 @@ class Regex(_Base):
 
 @dataclass(frozen=True)
 class Number(_Base):
-    number: float
+    number: int | float
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             return [Mismatch("type", path, self, value)]
-        got = parse_number(value) if isinstance(value, str) else float(value)
-        return [] if got is not None and close(got, self.number) else [
+        got = parse_number(value) if isinstance(value, str) else value
+        return [] if got is not None and got == self.number else [
             Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
-        return f"the number {self.number:g}"
+        return f"the number {self.number:g}" if isinstance(self.number, float) else f"the number {self.number}"
+
+
+@dataclass(frozen=True)
+class Approx(_Base):
+    """A number within an absolute or relative tolerance (``math.isclose``'s rule:
+    within ``abs``, or within ``rel`` of the larger of the two)."""
+
+    number: int | float
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+
+    def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return [Mismatch("type", path, self, value)]
+        if math.isclose(value, self.number, rel_tol=self.rel_tol, abs_tol=self.abs_tol):
+            return []
+        return [Mismatch("value", path, self, value)]
+
+    def describe(self) -> str:
+        within = " or ".join(t for t in (f"\u00b1{self.abs_tol:g}" if self.abs_tol else "",
+                                        f"\u00b1{self.rel_tol:g} relative" if self.rel_tol else "") if t)
+        return f"{self.number:g} {within}"
 
 
 @dataclass(frozen=True)
@@ -266,7 +314,7 @@ class Money(_Base):
         if not isinstance(value, str):
             return [Mismatch("type", path, self, value)]
         got = parse_money(value)
-        return [] if got and close(got[0], self.amount) and got[1] == self.currency else [
+        return [] if got and got[0] == self.amount and got[1] == self.currency else [
             Mismatch("value", path, self, value)]
 
     def describe(self) -> str:
@@ -295,7 +343,8 @@ def check(matcher: Any, value: Any, path: str = "", steps: Sequence[str] = ()) -
 
 # --- compiling ---------------------------------------------------------------
 
-_TESTS = ("$eq", "$anyOf", "$any", "$unordered", "$contains", "$has", "$regex", "$number", "$money", "$date")
+_TESTS = ("$eq", "$anyOf", "$any", "$never", "$unordered", "$contains", "$has", "$regex", "$number", "$approx",
+          "$money", "$date")
 _MODIFIERS = ("$optional", "$normalize")
 OPERATORS = _TESTS + _MODIFIERS
 
@@ -339,10 +388,10 @@ def _compile_operator(spec: Mapping[str, Any], path: str) -> Any:
 def _compile_test(name: str, arg: Any, path: str) -> Any:
     if name == "$eq":
         return _literal(arg, path)
-    if name == "$any":
+    if name in ("$any", "$never"):
         if arg is not True:
-            raise SpecError(path, "$any must be true")
-        return AnyValue()
+            raise SpecError(path, f"{name} must be true")
+        return AnyValue() if name == "$any" else Never()
     if name in ("$anyOf", "$unordered", "$contains"):
         if not isinstance(arg, list) or (name == "$anyOf" and not arg):
             raise SpecError(path, f"{name} must be a {'non-empty ' if name == '$anyOf' else ''}list")
@@ -362,9 +411,11 @@ def _compile_test(name: str, arg: Any, path: str) -> Any:
         except re.error as exc:
             raise SpecError(path, f"$regex does not compile: {exc}") from None
     if name == "$number":
-        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        if not _is_number(arg):
             raise SpecError(path, "$number must be a number")
-        return Number(float(arg))
+        return Number(arg)
+    if name == "$approx":
+        return _approx(arg, path)
     if name == "$money":
         return _money(arg, path)
     return _date(arg, path)
@@ -390,6 +441,21 @@ def _money(arg: Any, path: str) -> Money:
     return Money(float(amount), currency)
 
 
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _approx(arg: Any, path: str) -> Approx:
+    usage = '$approx must be {"value": <number>, "abs": <tolerance>, "rel": <tolerance>} (abs or rel or both)'
+    if not isinstance(arg, dict) or "value" not in arg or not set(arg) - {"value"} or set(arg) - {"value", "abs", "rel"}:
+        raise SpecError(path, usage)
+    if not all(_is_number(v) for v in arg.values()):
+        raise SpecError(path, usage)
+    if arg.get("abs", 0) < 0 or arg.get("rel", 0) < 0:
+        raise SpecError(path, "$approx tolerances cannot be negative")
+    return Approx(arg["value"], float(arg.get("abs", 0)), float(arg.get("rel", 0)))
+
+
 def _date(arg: Any, path: str) -> Date:
     try:
         return Date(dt.date.fromisoformat(arg))
@@ -398,9 +464,19 @@ def _date(arg: Any, path: str) -> Date:
 
 
 def _steps(value: Any, path: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or any(v not in NORMALISATIONS for v in value):
-        raise SpecError(path, f"$normalize must be a list of: {', '.join(NORMALISATIONS)}")
-    return tuple(value)
+    """The declared steps; ``{"remove": "-_/"}`` becomes the step ``remove:-_/``."""
+    usage = f'$normalize must be a list of: {", ".join(NORMALISATIONS)}, {{"remove": "<characters>"}}'
+    if not isinstance(value, list):
+        raise SpecError(path, usage)
+    steps = []
+    for item in value:
+        if isinstance(item, dict) and set(item) == {"remove"} and isinstance(item["remove"], str) and item["remove"]:
+            steps.append(REMOVE + item["remove"])
+        elif isinstance(item, str) and item in NORMALISATIONS:
+            steps.append(item)
+        else:
+            raise SpecError(path, usage)
+    return tuple(steps)
 
 
 def _with(matcher: Any, **changes: Any) -> Any:
@@ -428,29 +504,31 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def same_type(expected: Any, got: Any) -> bool:
-    """JSON types, with integer and number one family: 10 == 10.0, but 1 != true."""
+def same_type(expected: Any, got: Any, strict: bool = False) -> bool:
+    """JSON types, with integer and number one family: 10 == 10.0, but 1 != true.
+
+    ``strict`` (tools typed like Python's): a float is never an integer, so an
+    expected integer 5 is not met by 5.0 (an expected float still takes an integer).
+    """
     if type(expected) is type(got):
         return True
     a, b = json_type(expected), json_type(got)
+    if strict and isinstance(expected, int) and not isinstance(expected, bool) and isinstance(got, float):
+        return False
     return a == b or {a, b} <= {"integer", "number"}
 
 
 def equal_scalars(expected: Any, got: Any, steps: Sequence[str]) -> bool:
+    """Strings after the steps; numbers exactly (Python compares an int and a
+    float by value, with no rounding); the rest by ``==``."""
     if isinstance(expected, str):
         return normalise(expected, steps) == normalise(got, steps)
-    if json_type(expected) in ("integer", "number"):
-        return close(float(expected), float(got))
     return bool(expected == got)
 
 
 def same_value(expected: Any, got: Any) -> bool:
     """Typed equality at any depth, without normalisation."""
     return not _literal(expected, "").match(got, "", ())
-
-
-def close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def perfect_matching(fits: Sequence[Sequence[int]], size: int) -> bool:
@@ -482,7 +560,7 @@ def describe_value(value: Any) -> str:
         return "nothing"
     if value is None:
         return "null"
-    kind = json_type(value)
+    kind = "number" if isinstance(value, float) else json_type(value)  # 5.0 reads as a float, whatever JSON says
     text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
     return f"{kind} {text if len(text) <= 80 else text[:77] + '...'}"
 

@@ -17,12 +17,13 @@ one of those statuses.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.argmatch import ObjectOf, assignment
+from tracegrade.eval.argmatch import MISSING, ListOf, ObjectOf, Unordered, assignment
 from tracegrade.eval.expectations import CallExpectations, CallPattern, ExpectedCall
 
 if TYPE_CHECKING:
@@ -62,11 +63,37 @@ def _shape(case: GoldenCase, expected: CallPattern, partial: bool) -> ObjectOf:
     hit = _SHAPES.get(id(expected))
     if hit is not None and hit[0] is expected and hit[1] is declared and hit[2] == partial:
         return hit[3]
-    shape = ObjectOf(expected.matchers, allow_other=partial, defaults=declared.defaults if declared else {})
+    shape = ObjectOf(_fields(expected), allow_other=partial, defaults=declared.defaults if declared else {})
     if len(_SHAPES) > 4096:
         _SHAPES.clear()
     _SHAPES[id(expected)] = (expected, declared, partial, shape)
     return shape
+
+
+def _fields(expected: CallPattern) -> dict[str, Any]:
+    """The matchers of the arguments; each group of paired lists becomes one list of
+    pairs compared in any order (``a+b``: ``[[a0, b0], [a1, b1], ...]``)."""
+    fields = dict(expected.matchers)
+    for group in expected.pairs if isinstance(expected, ExpectedCall) else ():
+        lists = [fields.pop(key) for key in group]
+        fields["+".join(group)] = Unordered(tuple(ListOf(items) for items in zip(*(m.items for m in lists))))
+    return fields
+
+
+def _arguments(expected: CallPattern, call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as ``_fields`` sees them: each group's lists zipped
+    into pairs (a list short of items pairs with nothing, so no pair of it matches)."""
+    if not isinstance(expected, ExpectedCall) or not expected.pairs:
+        return call.arguments
+    arguments = dict(call.arguments)
+    for group in expected.pairs:
+        given = [arguments.pop(key) for key in group if key in arguments]
+        if len(given) < len(group):
+            continue  # one missing: the pairs are missing
+        lists = all(isinstance(v, (list, tuple)) for v in given)
+        arguments["+".join(group)] = ([list(pair) for pair in itertools.zip_longest(*given, fillvalue=MISSING)]
+                                      if lists else next(v for v in given if not isinstance(v, (list, tuple))))
+    return arguments
 
 
 def meets(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool = False) -> bool:
@@ -81,7 +108,7 @@ def meets(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool
         partial = expected.other_arguments == "allow"
     if expected.arguments is None:
         return True
-    return not _shape(case, expected, partial).match(call.arguments, "", case.normalize)
+    return not _shape(case, expected, partial).match(_arguments(expected, call), "", case.comparison)
 
 
 def problems(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: bool = False) -> list[tuple[str, str]]:
@@ -102,7 +129,8 @@ def problems(case: GoldenCase, expected: CallPattern, call: ToolCall, partial: b
         partial = expected.other_arguments == "allow"
     if expected.arguments is not None:
         shape = _shape(case, expected, partial)
-        found += [(ARGUMENT_CODES[m.kind], m.describe()) for m in shape.match(call.arguments, "", case.normalize)]
+        found += [(ARGUMENT_CODES[m.kind], m.describe())
+                  for m in shape.match(_arguments(expected, call), "", case.comparison)]
     return found + late
 
 
@@ -207,31 +235,67 @@ def _extra(case: GoldenCase, call: ToolCall, index: int, others: str) -> Failure
     return None
 
 
-def in_order(case: GoldenCase, reply: Reply, ordered: bool, parallel: bool) -> bool:
-    """Whether one assignment meets every expected call in the list's order
-    (calls of one model round count as simultaneous) and puts each parallel
-    group in one round."""
+@dataclass(frozen=True)
+class Before:
+    """Expected call ``first`` comes before expected call ``then`` (indices in the
+    list); ``strict``: in a later slot, not in the same model round."""
+
+    first: int
+    then: int
+    strict: bool
+
+
+def order_pairs(case: GoldenCase) -> list[Before]:
+    """The order the case asks for: each neighbour pair of the list under
+    "inOrder" (a model round counts as simultaneous), then each ``after``."""
+    config = settings(case)
+    expected = config.expected or ()
+    pairs = [Before(i - 1, i, False) for i in range(1, len(expected))] if config.order == "inOrder" else []
+    index = {e.id: i for i, e in enumerate(expected) if e.id is not None}
+    return pairs + [Before(index[name], i, True) for i, e in enumerate(expected) for name in e.after]
+
+
+def in_order(case: GoldenCase, reply: Reply, pairs: Sequence[Before], parallel: bool) -> bool:
+    """Whether one assignment meets every expected call, keeps every pair in
+    order, and (``parallel``) puts each parallel group in one round."""
     expected = settings(case).expected or ()
     matched = fits(case, reply)
     slots = _slots(reply.tool_calls)
     rounds = [c.round for c in reply.tool_calls]
+    # WHY by the later index: a pair is tested when both of its calls are chosen.
+    due: dict[int, list[Before]] = {}
+    for pair in pairs:
+        due.setdefault(max(pair.first, pair.then), []).append(pair)
     chosen: list[int] = []
+
+    def keeps(pair: Before) -> bool:
+        a, b = slots[chosen[pair.first]], slots[chosen[pair.then]]
+        return a < b if pair.strict else a <= b
 
     def extend(i: int) -> bool:
         if i == len(expected):
             return True
         for j in matched[i]:
-            if j in chosen or (ordered and chosen and slots[j] < slots[chosen[-1]]):
-                continue
-            if parallel and not _same_round(expected, chosen, i, j, rounds):
+            if j in chosen or (parallel and not _same_round(expected, chosen, i, j, rounds)):
                 continue
             chosen.append(j)
-            if extend(i + 1):
+            if all(keeps(pair) for pair in due.get(i, ())) and extend(i + 1):
                 return True
             chosen.pop()
         return False
 
     return extend(0)
+
+
+def first_broken(case: GoldenCase, reply: Reply, pairs: Sequence[Before]) -> Before | None:
+    """The pair that makes the order impossible: pairs are added in the order the
+    case states them, and the first one no assignment can keep with those before it."""
+    kept: list[Before] = []
+    for pair in pairs:
+        if not in_order(case, reply, kept + [pair], parallel=True):
+            return pair
+        kept.append(pair)
+    return None
 
 
 def _slots(calls: Sequence[ToolCall]) -> list[int]:

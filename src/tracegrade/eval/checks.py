@@ -59,16 +59,17 @@ class AnswerPresent:
 
 @dataclass(frozen=True)
 class ToolChoice:
-    """No expected tool means no tool at all; otherwise the expected tool is among
-    the calls. Extra calls to other tools are allowed: checking the status
-    before the delivery date is not wrong."""
+    """The legacy ``expectedTool``: ``null`` (written out) means no tool at all;
+    a name means that tool is among the calls. Extra calls to other tools are
+    allowed: checking the status before the delivery date is not wrong. A case
+    that does not write ``expectedTool`` is not asked: unstated means unchecked."""
 
     name: str = "toolChoice"
 
     def applies(self, case: GoldenCase) -> bool:
         # A case with expected calls is judged by expectedCalls/unexpectedCalls,
         # where reading before acting is allowed.
-        return not expects_calls(case)
+        return not expects_calls(case) and case.states_tool_choice()
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         called = reply.tool_names()

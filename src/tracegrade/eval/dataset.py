@@ -32,7 +32,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from tracegrade.core import jsontext
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.packed import Packed
-from tracegrade.eval.argmatch import SpecError, compile_spec
+from tracegrade.eval.argmatch import STRICT_INTEGERS, SpecError, compile_spec
 from tracegrade.eval.expectations import (
     AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
 )
@@ -97,6 +97,8 @@ class GoldenCase(_Strict):
     # normalisation are merged in when the file loads.
     tools: tuple[ToolDeclaration, ...] = ()
     normalize: tuple[Normalisation, ...] = ()
+    # Tools typed like Python's: 5.0 is not an integer (docs/trajectory.md, rule 3).
+    strict_integers: bool = False
     calls: CallExpectations | None = None
     answer: AnswerExpectation | None = None
     state: dict[str, Any] | None = None  # the expected final state, key by key
@@ -123,17 +125,31 @@ class GoldenCase(_Strict):
         context), then check that every name the case uses is declared."""
         context = info.context or {}
         case = self
-        if context.get("tools") or (context.get("normalize") and "normalize" not in self.model_fields_set):
+        inherit = [k for k in ("normalize", "strict_integers") if context.get(k) and k not in self.model_fields_set]
+        if context.get("tools") or inherit:
             own = {t.name for t in self.tools}
             tools = tuple(t for t in context.get("tools", ()) if t.name not in own) + self.tools
-            normalize = self.normalize if "normalize" in self.model_fields_set else tuple(context.get("normalize", ()))
-            case = self.model_copy(update={"tools": tools, "normalize": normalize})
+            case = self.model_copy(update={"tools": tools, **{k: context[k] for k in inherit}})
         errors = reference_errors(case)
         if errors:
             raise ValidationError.from_exception_data("GoldenCase", [
                 InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=None)
                 for loc, message in errors])
         return case
+
+    @property
+    def comparison(self) -> tuple[str, ...]:
+        """How values are compared: the normalisation steps, and the strict-integer mode."""
+        return self.normalize + ((STRICT_INTEGERS,) if self.strict_integers else ())
+
+    def states_tool_choice(self) -> bool:
+        """Whether the legacy ``expectedTool`` says which tool, or explicitly none.
+
+        WHY the set fields: unstated means unchecked. A case that never names
+        ``expectedTool`` grades the answer only; the seed data's explicit
+        ``"expectedTool": null`` keeps meaning "no tool".
+        """
+        return self.expected_tool is not None or "expected_tool" in self.model_fields_set
 
     def tool(self, name: str) -> ToolDeclaration | None:
         """The declaration of a tool, or None when the dataset does not declare it."""
@@ -156,7 +172,12 @@ class GoldenCase(_Strict):
         WHY without defaults: a new optional field must not change the hash
         (and so the version) of every case written before it existed.
         """
-        return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        canonical = self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        if not self.states_tool_choice() and self.calls is None:
+            # WHY: such a case meant "no tool" before unstated meant unchecked; its
+            # meaning changed, so its hash does (an explicit null keeps its hash).
+            canonical["toolChoice"] = "unchecked"
+        return canonical
 
 
 def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
@@ -197,6 +218,7 @@ class DatasetHeader(_Strict):
     description: str = ""
     tools: tuple[ToolDeclaration, ...] = ()
     normalize: tuple[Normalisation, ...] = ()
+    strict_integers: bool = False
     cases: list[Any]
 
 
@@ -370,7 +392,8 @@ def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
         raise DatasetError(f"{path}: cannot parse: nested too deeply") from None
     if isinstance(data, dict) and "cases" in data:
         header = _header(path, data)
-        return header.cases, {"tools": header.tools, "normalize": header.normalize}
+        return header.cases, {"tools": header.tools, "normalize": header.normalize,
+                              "strict_integers": header.strict_integers}
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a list of cases (or an object with 'cases')")
     return data, {}

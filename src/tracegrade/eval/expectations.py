@@ -25,7 +25,7 @@ from tracegrade.eval.textnorm import NORMALISATIONS
 from tracegrade.eval.toolschema import check_schema, defaults
 
 T = TypeVar("T")
-Normalisation = Literal["case", "whitespace", "punctuation", "unicode", "numbers"]
+Normalisation = Literal["case", "whitespace", "punctuation", "unicode", "numbers", "spaces"]
 assert set(Normalisation.__args__) == set(NORMALISATIONS)  # type: ignore[attr-defined]
 
 
@@ -143,10 +143,34 @@ class ExpectedCall(CallPattern):
     status: tuple[ToolStatus, ...] = ()
     turn: int | None = Field(None, ge=1)  # the user message (1 = the question) the call must follow
     parallel: str | None = Field(None, min_length=1)  # calls sharing a label come in one model round
+    # Partial order: a name for this expected call, and the names of those it must follow
+    # (in a later model round: a call cannot use the result of one asked for beside it).
+    id: str | None = Field(None, min_length=1)
+    after: tuple[str, ...] = ()
+    # Arguments whose lists pair by position (item ids and their replacements),
+    # compared as a set of pairs: the pairs in any order, each pair intact.
+    pairs: tuple[tuple[str, ...], ...] = ()
+
+    @model_validator(mode="after")
+    def _paired_lists(self) -> "ExpectedCall":
+        named: set[str] = set()
+        for n, group in enumerate(self.pairs):
+            if len(group) < 2:
+                raise ValueError(f"pairs.{n}: name at least two arguments whose lists pair by position")
+            for key in group:
+                if key in named:
+                    raise ValueError(f"pairs.{n}: {key!r} is in two groups")
+                named.add(key)
+                if not isinstance((self.arguments or {}).get(key), list):
+                    raise ValueError(f"pairs.{n}: {key!r} must be an expected argument written as a list")
+            if len({len((self.arguments or {})[key]) for key in group}) > 1:
+                raise ValueError(f"pairs.{n}: the lists of {', '.join(group)} must have one length")
+        return self
 
 
 class CallExpectations(Strict):
-    """The case's expectations of the calls; ``expected: []`` means "no write"."""
+    """The case's expectations of the calls; ``expected: []`` means "no write",
+    ``expected: [], others: "none"`` no tool call at all."""
 
     expected: tuple[ExpectedCall, ...] | None = None
     count: Literal["atLeast", "exactly"] = "atLeast"
@@ -155,6 +179,42 @@ class CallExpectations(Strict):
     counted: Literal["effective", "attempted"] = "effective"
     forbidden: tuple[CallPattern, ...] = ()
     duplicates: Literal["writes", "all", "off"] = "writes"
+
+    @model_validator(mode="after")
+    def _partial_order(self) -> "CallExpectations":
+        """Every ``after`` names another expected call's ``id``, and no call ends up after itself."""
+        expected = self.expected or ()
+        ids = [e.id for e in expected if e.id is not None]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"expected: id {twice[0]!r} names two expected calls")
+        for n, e in enumerate(expected):
+            unknown = [a for a in e.after if a not in ids]
+            if unknown:
+                raise ValueError(f"expected.{n}.after: no expected call has the id {unknown[0]!r} "
+                                 f"(ids: {', '.join(ids) or 'none'})")
+        cycle = _cycle({e.id: e.after for e in expected if e.id is not None})
+        if cycle:
+            raise ValueError(f"expected: the order has a cycle among {', '.join(cycle)}")
+        return self
+
+
+def _cycle(after: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The ids caught in a cycle of the ``after`` relation ([] when there is none).
+
+    WHY not a recursive walk: a long chain would overflow the stack; peeling off
+    the calls with nothing left before them (Kahn) leaves exactly the cycles.
+    """
+    waiting = {node: set(before) for node, before in after.items()}
+    ready = [node for node, before in waiting.items() if not before]
+    while ready:
+        node = ready.pop()
+        for other, before in waiting.items():
+            if node in before:
+                before.discard(node)
+                if not before:
+                    ready.append(other)
+    return sorted(node for node, before in waiting.items() if before)
 
 
 _TEXT_MATCHERS = (LiteralValue, Regex, Number, Money, Date)

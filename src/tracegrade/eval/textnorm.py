@@ -28,7 +28,10 @@ import re
 import unicodedata
 from typing import Iterable
 
-NORMALISATIONS = ("case", "whitespace", "punctuation", "unicode", "numbers")
+NORMALISATIONS = ("case", "whitespace", "punctuation", "unicode", "numbers", "spaces")
+# A step ``remove:<characters>`` deletes each of the characters (a declared set of
+# separators: ``remove:-_/`` makes "2026-05-01" and "20260501" one string).
+REMOVE = "remove:"
 
 # WHY the look-behind: the 103 of "ORD-103" and the 05 of "2026-05-01" are not numbers of their own.
 _NUMBER = re.compile(r"(?<![\w.,\-−])(?:[-−](?=\d))?\d+(?:[.,'\u00a0\u202f]\d+)*(?![\w])")
@@ -38,7 +41,8 @@ _GROUP_SEPARATORS = "'\u00a0\u202f"
 def normalise(text: str, steps: Iterable[str]) -> str:
     """Apply the declared steps in a fixed order: unicode first (NFKC turns a
     full-width digit into an ASCII one), numbers before punctuation (which would
-    otherwise turn ``9,90`` into ``990``), whitespace last."""
+    otherwise turn ``9,90`` into ``990``), declared separators, whitespace last
+    (``spaces`` removes every space: "New York" and "NewYork" are one string)."""
     steps = frozenset(steps)
     if not steps:
         return text
@@ -50,7 +54,12 @@ def normalise(text: str, steps: Iterable[str]) -> str:
         text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
     if "case" in steps:
         text = text.casefold()
-    if "whitespace" in steps or "punctuation" in steps:
+    for step in steps:
+        if step.startswith(REMOVE):
+            text = text.translate({ord(ch): None for ch in step[len(REMOVE):]})
+    if "spaces" in steps:
+        text = "".join(text.split())
+    elif "whitespace" in steps or "punctuation" in steps:
         # WHY punctuation implies collapsing: "Lisbon, PT" must become "Lisbon PT", not "Lisbon  PT".
         text = " ".join(text.split())
     return text

@@ -80,24 +80,26 @@ def defaults(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v["default"] for k, v in props.items() if isinstance(v, Mapping) and "default" in v}
 
 
-def validate(schema: Mapping[str, Any], value: Any, path: str = "") -> list[Mismatch]:
-    """Every way the value breaks the schema ([] = valid)."""
+def validate(schema: Mapping[str, Any], value: Any, path: str = "", strict: bool = False) -> list[Mismatch]:
+    """Every way the value breaks the schema ([] = valid). ``strict``: a float is
+    never an ``integer`` (JSON Schema counts 5.0 as one; a tool typed like
+    Python's does not)."""
     types = schema.get("type")
-    if types is not None and not _has_type(value, [types] if isinstance(types, str) else types):
+    if types is not None and not _has_type(value, [types] if isinstance(types, str) else types, strict):
         return [Mismatch("type", path, " or ".join([types] if isinstance(types, str) else types),
                          value)]
-    if "anyOf" in schema and all(validate(s, value, path) for s in schema["anyOf"]):
+    if "anyOf" in schema and all(validate(s, value, path, strict) for s in schema["anyOf"]):
         return [Mismatch("type", path, "a value matching one of the anyOf schemas", value)]
     found = _value_rules(schema, value, path)
     if isinstance(value, dict):
-        found += _object(schema, value, path)
+        found += _object(schema, value, path, strict)
     elif isinstance(value, (list, tuple)) and isinstance(schema.get("items"), dict):
-        found += [m for i, item in enumerate(value) for m in validate(schema["items"], item, f"{path}[{i}]")]
+        found += [m for i, item in enumerate(value) for m in validate(schema["items"], item, f"{path}[{i}]", strict)]
     return found
 
 
-def _has_type(value: Any, types: list[str]) -> bool:
-    kind = json_type(value)
+def _has_type(value: Any, types: list[str], strict: bool = False) -> bool:
+    kind = "number" if strict and isinstance(value, float) else json_type(value)
     return kind in types or (kind == "integer" and "number" in types)
 
 
@@ -128,7 +130,7 @@ def _value_rules(schema: Mapping[str, Any], value: Any, path: str) -> list[Misma
     return [Mismatch("value", path, w, value) for w in wrong]
 
 
-def _object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str) -> list[Mismatch]:
+def _object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str, strict: bool) -> list[Mismatch]:
     props = schema.get("properties") or {}
     extra = schema.get("additionalProperties", False)
     found = [Mismatch("missing", _join(path, key), "a required argument", MISSING)
@@ -136,9 +138,9 @@ def _object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str) -> l
     for key, item in value.items():
         where = _join(path, key)
         if key in props:
-            found += validate(props[key], item, where)
+            found += validate(props[key], item, where, strict)
         elif isinstance(extra, dict):
-            found += validate(extra, item, where)
+            found += validate(extra, item, where, strict)
         elif extra is not True:
             found.append(Mismatch("unknown", where, "not a parameter of the tool", item))
     return found

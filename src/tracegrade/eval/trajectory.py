@@ -26,7 +26,7 @@ from tracegrade.eval import callmatch
 from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
 from tracegrade.eval.argmatch import ObjectOf
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
+from tracegrade.eval.expectations import ExpectedCall, ToolDeclaration
 from tracegrade.eval.toolschema import validate
 
 
@@ -96,7 +96,7 @@ class ToolSchema:
                 failures.append(callmatch.Failure("unknown_tool", f"{label}: no such tool (declared: {known})"))
             elif declared.parameters is not None:
                 failures += [callmatch.Failure(callmatch.ARGUMENT_CODES[m.kind], f"{label}: {m.describe()}")
-                             for m in validate(declared.parameters, call.arguments)]
+                             for m in validate(declared.parameters, call.arguments, strict=case.strict_integers)]
         return _report(self.name, failures)
 
 
@@ -130,8 +130,9 @@ class UnexpectedCalls:
 
 @dataclass(frozen=True)
 class CallOrder:
-    """The expected calls in the listed order ("inOrder"; calls of one model
-    round are simultaneous), and each parallel group in one model round."""
+    """The order the case asks for: the listed order ("inOrder"; calls of one
+    model round are simultaneous), each expected call ``after`` the ones it
+    names (in a later round), and each parallel group in one model round."""
 
     name: str = "callOrder"
 
@@ -139,19 +140,28 @@ class CallOrder:
         if not expects_calls(case):
             return False
         assert case.calls is not None and case.calls.expected is not None
-        return case.calls.order == "inOrder" or any(e.parallel for e in case.calls.expected)
+        return case.calls.order == "inOrder" or any(e.parallel or e.after for e in case.calls.expected)
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         assert case.calls is not None
-        ordered = case.calls.order == "inOrder"
-        if not callmatch.in_order(case, reply, ordered=False, parallel=False):
+        pairs = callmatch.order_pairs(case)
+        if not callmatch.in_order(case, reply, (), parallel=False):
             return CheckResult(self.name, True, "ok", "not judged: an expected call is missing (see expectedCalls)")
-        if callmatch.in_order(case, reply, ordered=ordered, parallel=True):
+        if callmatch.in_order(case, reply, pairs, parallel=True):
             return _ok(self.name)
-        if not callmatch.in_order(case, reply, ordered=False, parallel=True):
+        if not callmatch.in_order(case, reply, (), parallel=True):
             return _fail(self.name, "not_parallel", "the calls of a parallel group were not made in one model round")
-        wanted = " -> ".join(e.tool for e in case.calls.expected or ())
-        return _fail(self.name, "order", f"expected in order {wanted}, called {' -> '.join(reply.tool_names())}")
+        broken = callmatch.first_broken(case, reply, pairs)
+        assert broken is not None  # every pair together fails, so one of them is the first to
+        expected = case.calls.expected or ()
+        first, then = _label(expected, broken.first), _label(expected, broken.then)
+        rule = f"must come after {first}, in a later model round" if broken.strict else f"must not come before {first}"
+        return _fail(self.name, "order", f"{then} {rule}; called {' -> '.join(reply.tool_names())}")
+
+
+def _label(expected: Sequence[ExpectedCall], index: int) -> str:
+    call = expected[index]
+    return f"{call.id} ({callmatch.describe_call(call)})" if call.id else f"expected call #{index + 1} {callmatch.describe_call(call)}"
 
 
 @dataclass(frozen=True)
@@ -185,7 +195,7 @@ class ExpectedState:
         if reply.state is None:
             return _fail(self.name, "no_state", "the reply reports no state; the agent must return it to be graded on effects")
         shape = ObjectOf(case.state_matchers, allow_other=True)
-        failures = [callmatch.Failure(_STATE_CODES[m.kind], m.describe()) for m in shape.match(reply.state, "", case.normalize)]
+        failures = [callmatch.Failure(_STATE_CODES[m.kind], m.describe()) for m in shape.match(reply.state, "", case.comparison)]
         return _report(self.name, failures)
 
 

@@ -6,9 +6,11 @@
     (1.0, 0.0)
 
 Denominators, stated once:
-- selection: every traced case. Right when every expected tool (``expectedTool``
+- selection: every traced case that states a tool expectation (unstated means
+  unchecked). Right when every expected tool (``expectedTool``
   plus ``requiredTools``) was called and no forbidden one; a case expecting no
-  tool is right only with no call at all (the toolChoice rule). A case with
+  tool (``"expectedTool": null``) is right only with no call at all (the
+  toolChoice rule). A case with
   expected ``calls``: every expected tool called, no forbidden tool, and no
   write beyond them (reading first is allowed).
 - argument exact/partial: traced cases that expect arguments AND called the
@@ -36,6 +38,12 @@ FIRST_ARGUMENT = "(first argument)"
 _WORD = re.compile(r"\w+")
 
 
+def states_selection(case: GoldenCase) -> bool:
+    """Whether the case says anything about which tools to call."""
+    return bool(case.states_tool_choice() or case.required_tools or case.forbidden_tools
+                or (case.calls is not None and case.calls.expected is not None))
+
+
 def selection_correct(case: GoldenCase, reply: Reply) -> bool:
     if case.calls is not None and case.calls.expected is not None:
         return _calls_selected(case, reply)
@@ -43,7 +51,9 @@ def selection_correct(case: GoldenCase, reply: Reply) -> bool:
     expected = {case.expected_tool, *case.required_tools} - {None}
     if called & set(case.forbidden_tools):
         return False
-    return expected <= called if expected else not called
+    if expected:
+        return expected <= called
+    return not called if case.states_tool_choice() else True  # only forbidden tools were stated
 
 
 def _calls_selected(case: GoldenCase, reply: Reply) -> bool:
@@ -111,7 +121,7 @@ def tool_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
     writers = [(case, reply) for case, reply in items
                if any(c.name in case.write_tools() and c.status in ("ok", "needs_approval") for c in reply.tool_calls)]
     return {
-        "tools.selection": Rate.of(selection_correct(case, reply) for case, reply in items),
+        "tools.selection": Rate.of(selection_correct(case, reply) for case, reply in items if states_selection(case)),
         "tools.argExact": Rate.of(exact for exact, _ in matches),
         "tools.argPartial": Rate.of(partial for _, partial in matches),
         "tools.execSuccess": Rate.of((c.status != "error" for c in unfaulted), unit="calls"),
