@@ -130,7 +130,7 @@ def _report(args: argparse.Namespace, evaluation: Evaluation) -> int:
     WHY imported here: a run's first case should not wait for the report code.
     WHY from the Evaluation: its tally and metrics came from the one read of the
     stored results that also wrote the files."""
-    from tracegrade.report import console, costs, repeats, stratified
+    from tracegrade.report import closing, console, costs, repeats, stratified
 
     run, summary = evaluation.run, evaluation.summary
     print(console.final_report(run, summary))  # the case blocks were printed as each case finished
@@ -144,11 +144,9 @@ def _report(args: argparse.Namespace, evaluation: Evaluation) -> int:
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
               file=sys.stderr)
         return EXIT_STOPPED
-    failed = summary.cases - summary.passed
-    print(f"tracegrade: run {run.manifest.run_id} finished: {summary.passed} of {summary.cases} "
-          f"cases passed" + (f"; exit 1 because {failed} failed: the agent's verdict, not a broken run "
-                             "(make reports it as 'Error 1')" if failed else ""), file=sys.stderr)
-    return 1 if failed else 0
+    line, code = closing.closing(run.manifest.run_id, run.results)
+    print(f"tracegrade: {line}", file=sys.stderr)
+    return code
 
 
 def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> Judge | None:
