@@ -164,3 +164,20 @@ def test_limits_from_the_environment_are_checked(monkeypatch):
     monkeypatch.setenv("TRACEGRADE_TARGET_MAX_BYTES", "lots")
     with pytest.raises(ConfigError, match="TRACEGRADE_TARGET_MAX_BYTES must be a whole number"):
         resolve_target("http://127.0.0.1:9/chat")
+
+
+async def test_the_case_id_is_sent_as_a_header_and_the_body_is_the_documented_one():
+    seen: list[tuple[str | None, dict]] = []
+    app = FastAPI()
+
+    @app.post("/chat")
+    async def chat(request: Request):
+        seen.append((request.headers.get("x-tracegrade-case-id"), await request.json()))
+        return {"answer": "ok"}
+
+    case = GoldenCase.model_validate({"id": "c-42", "question": "Where is ORD-1?", "customerId": "C-7",
+                                      "history": [{"role": "user", "content": "Hi"}]})
+    with serving(app) as url:
+        await http_target(f"{url}/chat")(case)
+    assert seen == [("c-42", {"question": "Where is ORD-1?", "history": [{"role": "user", "content": "Hi"}],
+                              "customerId": "C-7"})]

@@ -73,7 +73,7 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
     secrets = (token,) if token else ()
 
     async def ask(case: GoldenCase) -> Reply:
-        raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes)
+        raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes, case.id)
         try:
             reply = Reply.from_wire(json.loads(raw))
         except ValueError as exc:
@@ -98,11 +98,18 @@ def _request_body(case: GoldenCase) -> dict:
     return body
 
 
-async def _post(url: str, body: dict, token: str | None, timeout_s: float, max_bytes: int) -> bytes:
-    """The body of a 200 answer; AgentError (redacted) for anything else."""
+CASE_ID_HEADER = "X-Tracegrade-Case-Id"
+
+
+async def _post(url: str, body: dict, token: str | None, timeout_s: float, max_bytes: int, case_id: str) -> bytes:
+    """The body of a 200 answer; AgentError (redacted) for anything else. WHY the case
+    id as a header, not in the body: an agent's API that refuses unknown fields
+    (ShopNest's does) keeps working, and one that wants it can log or tag by it."""
     from tracegrade.core.http import TooLarge, TransportFailed, post_json  # WHY here: only HTTP targets need aiohttp
 
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = {CASE_ID_HEADER: case_id[:200]}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     try:
         response = await post_json(url, body, headers, timeout_s, max_bytes, error_bytes=_ERROR_BODY_BYTES)
     except TooLarge as exc:
