@@ -342,7 +342,7 @@ def test_a_missing_optional_sdk_is_a_one_line_config_error_naming_the_extra(monk
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "anthropic" else real(name, *a))
-    with pytest.raises(ConfigError, match=r"need the 'anthropic' package: pip install 'tracegrade\[anthropic\]'"):
+    with pytest.raises(ConfigError, match=r"needs the 'anthropic' package: pip install 'tracegrade\[anthropic\]'"):
         load_model("anthropic:claude-x")
 
 
@@ -395,3 +395,18 @@ def test_the_judge_logprobs_switch_is_per_role(monkeypatch):
     monkeypatch.setenv("TRACEGRADE_JUDGE_LOGPROBS", "1")
     assert load_model("openai:gpt-test", role="judge").token_probabilities is True
     assert load_model("openai:gpt-test", role="agent").token_probabilities is False
+
+
+def test_a_missing_local_runtime_names_the_alternatives(monkeypatch):
+    import importlib.util
+
+    from tracegrade.core.errors import ConfigError
+    from tracegrade.models import load_model
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))
+    with pytest.raises(ConfigError) as raised:
+        load_model("local", role="judge")
+    assert str(raised.value) == ("the local model needs the 'xllamacpp' package: pip install 'tracegrade[local]'; "
+                                 "or use another model (--judge-model openai:MODEL, anthropic:MODEL), "
+                                 "or skip the judge with --checks-only")

@@ -9,15 +9,17 @@ from pathlib import Path
 from tracegrade.core.errors import ConfigError
 
 # file written -> the shipped file it copies (package data)
-STARTER = {"judge-rubric.md": "judge-rubric.md", "gate.toml": "gate.toml", "dataset.json": "starter-dataset.json"}
+STARTER = {"judge-rubric.md": "judge-rubric.md", "gate.toml": "gate.toml", "dataset.json": "starter-dataset.json",
+           "agent.py": "starter_agent.py"}
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "init", help="write a starter evals/ folder (dataset, rubric, gate file) into this project",
-        description="Write a starter evals/ folder: a small dataset to edit (dataset.json), the judge rubric "
+        description="Write a starter evals/ folder: a small dataset to edit (dataset.json), a stand-in agent "
+        "that answers it (agent.py: replace its body with a call to your agent), the judge rubric "
         "(judge-rubric.md) and the regression-gate thresholds (gate.toml). Existing files are kept "
-        "unless --force. Then: tracegrade run evals/dataset.json --target mypkg.agent:answer --checks-only",
+        "unless --force. Then: tracegrade run evals/dataset.json --target evals.agent:answer --checks-only",
     )
     p.add_argument("folder", nargs="?", type=Path, default=Path("evals"), help="where to write (default evals/)")
     p.add_argument("--force", action="store_true", help="overwrite files that exist")
@@ -28,8 +30,19 @@ def handle(args: argparse.Namespace) -> int:
     written = init_project(args.folder, force=args.force)
     for path in written:
         print(f"wrote {path}")
-    print(f"next: tracegrade run {args.folder / 'dataset.json'} --target mypkg.agent:answer --checks-only")
+    print(f"next: {next_command(args.folder)}\n"
+          f"      then put your agent in {args.folder / 'agent.py'} (or point --target at yours: module:function)")
     return 0
+
+
+def next_command(folder: Path) -> str:
+    """The run that works right after init: the stub agent as a module under the
+    working directory when it is one, else through PYTHONPATH."""
+    dataset = folder / "dataset.json"
+    parts = folder.parts
+    if not folder.is_absolute() and all(p.isidentifier() for p in parts):
+        return f"tracegrade run {dataset} --target {'.'.join((*parts, 'agent'))}:answer --checks-only"
+    return f"PYTHONPATH={folder} tracegrade run {dataset} --target agent:answer --checks-only"
 
 
 def init_project(folder: Path, force: bool = False) -> list[Path]:

@@ -38,8 +38,9 @@ def register(subparsers) -> None:
         f"{EXIT_STOPPED} when --budget stopped the run.",
     )
     p.add_argument("dataset", type=Path, help="dataset file (.json, .jsonl, .yaml)")
-    p.add_argument("--target", default="shopnest",
-                   help="shopnest (in-process, default), module:function, or http://HOST:PORT/chat")
+    p.add_argument("--target",
+                   help="the agent: module:function (sync or async; takes the case or the question), a registered "
+                   "target name, or http://HOST:PORT/chat (default: shopnest, when it is installed)")
     p.add_argument("--capture", action="append", default=[], choices=("openai", "anthropic", "otel"),
                    help="record the agent's model calls per case and build its trace from them (repeatable): "
                    "the openai or anthropic SDK's calls, or the OpenTelemetry spans it emits (GenAI or "
@@ -91,6 +92,7 @@ def handle(args: argparse.Namespace) -> int:
     with open_store(args.db) as store:
         if args.resume:
             _restore_flags(store, args)
+        args.target = args.target or default_target()
         # WHY the whole file's version: a run of a selection measured the same dataset version.
         dataset = load_dataset(args.dataset).select(args.only, args.split, args.category,
                                                     "smoke" if args.smoke else None)
@@ -100,6 +102,17 @@ def handle(args: argparse.Namespace) -> int:
         _tune_gc()
         evaluation = _execute(args, store, dataset, judge, settings)
     return _report(args, evaluation)
+
+
+def default_target() -> str:
+    """ShopNest when it is installed (the demo); else a ConfigError that says how to name an agent."""
+    from tracegrade.eval.plugins import installed_targets
+
+    if "shopnest" in installed_targets():
+        return "shopnest"
+    raise ConfigError("no --target: name the agent to run, e.g. --target mypkg.agent:answer (a function that "
+                      "takes the question or the case), or http://HOST:PORT/chat; `tracegrade init` writes a "
+                      "stand-in evals/agent.py to start from")
 
 
 def _tune_gc() -> None:

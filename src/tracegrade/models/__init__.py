@@ -37,7 +37,9 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     """The ChatModel a spec names, or ConfigError saying what is accepted."""
     provider, _, name = spec.partition(":")
     if provider == "local":
-        require("xllamacpp", "local", "the local model")
+        require("xllamacpp", "local", "the local model",
+                f"or use another model ({'--judge-model' if role == 'judge' else '--agent-model'} openai:MODEL, "
+                f"anthropic:MODEL)" + (", or skip the judge with --checks-only" if role == "judge" else ""))
         from tracegrade.models.local import local_model
 
         return local_model(name or None)
@@ -69,12 +71,14 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     )
 
 
-def require(module: str, extra: str, what: str) -> None:
-    """ConfigError naming the extra to install when an optional package is missing."""
+def require(module: str, extra: str, what: str, otherwise: str = "") -> None:
+    """ConfigError naming the extra to install when an optional package is missing,
+    and ``otherwise``, what the user can do instead."""
     import importlib.util
 
     if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{what} need the {module!r} package: pip install 'tracegrade[{extra}]'")
+        raise ConfigError(f"{what} needs the {module!r} package: pip install 'tracegrade[{extra}]'"
+                          + (f"; {otherwise}" if otherwise else ""))
 
 
 def http_settings() -> dict[str, Any]:

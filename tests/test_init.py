@@ -1,0 +1,40 @@
+"""`tracegrade init` leaves a project where the command it prints works at once."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+
+from tracegrade.cli import main
+
+
+def test_the_printed_next_command_runs_and_passes_the_starter_dataset(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    [command] = [line.removeprefix("next: ") for line in out.splitlines() if line.startswith("next: ")]
+    assert command == "tracegrade run evals/dataset.json --target evals.agent:answer --checks-only"
+    done = subprocess.run([sys.executable, "-m", "tracegrade.cli", *shlex.split(command)[1:], "--quiet"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "3 of 3 cases passed" in done.stderr
+    assert (tmp_path / "evals" / "agent.py").read_text().startswith('"""A stand-in agent')
+
+
+def test_a_folder_that_is_no_module_name_gets_a_pythonpath_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "my-evals"]) == 0
+    assert "next: PYTHONPATH=my-evals tracegrade run my-evals/dataset.json --target agent:answer" in capsys.readouterr().out
+
+
+def test_no_target_without_shopnest_says_how_to_name_one(tmp_path, monkeypatch, capsys):
+    import tracegrade.eval.plugins as plugins
+
+    monkeypatch.setattr(plugins, "installed_targets", lambda: {})
+    (tmp_path / "cases.json").write_text('[{"id": "a", "question": "hi?"}]')
+    code = main(["run", str(tmp_path / "cases.json"), "--checks-only", "--db", f"sqlite:///{tmp_path}/r.db"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no --target: name the agent to run, e.g. --target mypkg.agent:answer" in err
+    assert "shopnest" not in err
