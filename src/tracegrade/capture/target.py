@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
 import threading
 from typing import Any, Callable, Iterable, Sequence
@@ -106,9 +107,9 @@ def in_daemon_thread(function: Callable[..., Any], argument: Any) -> asyncio.Fut
         try:
             value = context.run(function, argument)
         except BaseException as exc:  # handed to the case, which turns it into data
-            hand_over(lambda: future.set_exception(exc))
+            hand_over(functools.partial(future.set_exception, exc))
         else:
-            hand_over(lambda: future.set_result(value))
+            hand_over(functools.partial(future.set_result, value))
 
     threading.Thread(target=work, name="tracegrade-agent", daemon=True).start()
     return future
