@@ -101,3 +101,24 @@ def test_results_json_holds_each_case_as_the_store_holds_it(tmp_path):
     rows = [line.strip().rstrip(",") for line in lines if line.startswith("    {")]
     assert rows == stored  # copied, not decoded and encoded again
     assert [json.loads(r)["case_id"] for r in rows] == [r.case_id for r in run.results]
+
+
+def test_every_public_name_is_in_the_literal_all_and_typed_for_users(tmp_path):
+    """__all__ is what mypy --strict lets a user import; _EXPORTS is what loads."""
+    import subprocess
+    import sys
+
+    assert set(tracegrade.__all__) == {"__version__", *tracegrade._EXPORTS}
+    user = tmp_path / "user.py"
+    user.write_text(
+        "from tracegrade import Case, Reply, ToolCall, evaluate, render_console\n\n\n"
+        "def agent(question: str) -> Reply:\n"
+        "    call = ToolCall(name='lookup', arguments={'q': question}, result='x')\n"
+        "    return Reply(answer='ok', tool_calls=(call,))\n\n\n"
+        "def by_case(case: Case) -> str:\n"
+        "    return case.question\n\n\n"
+        "run = evaluate([], agent, judge=None)\n"
+        "print(run.pass_rate, render_console)\n")
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
+                             capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout

@@ -51,7 +51,14 @@ _EXPORTS = {
     "assert_checks_pass": ("tracegrade.pytest_plugin", "assert_checks_pass"),
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [  # a literal list: type checkers read it (mypy --strict exports only what it names)
+    "__version__",
+    "evaluate", "evaluate_async", "write_outputs", "Evaluation", "RunSettings", "Dataset", "Case",
+    "GoldenCase", "load_dataset", "Reply", "ToolCall", "Step", "Usage", "Check", "Target", "CheckResult",
+    "CaseResult", "Manifest", "Run", "Scores", "Unscored", "Judge", "load_model", "RunStore", "open_store",
+    "TracegradeError", "write_results_json", "write_junit", "write_summary_markdown", "write_html",
+    "render_console", "assert_checks_pass",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -68,22 +75,22 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-if TYPE_CHECKING:  # what type checkers and IDEs see
-    from tracegrade.core.errors import TracegradeError
-    from tracegrade.core.results import CaseResult, CheckResult, Manifest, Run, Scores, Unscored
-    from tracegrade.core.trace import Reply, Step, ToolCall, Usage
-    from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
+if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-export, for mypy --strict)
+    from tracegrade.core.errors import TracegradeError as TracegradeError
+    from tracegrade.core.results import CaseResult as CaseResult, CheckResult as CheckResult, Manifest as Manifest, Run as Run, Scores as Scores, Unscored as Unscored
+    from tracegrade.core.trace import Reply as Reply, Step as Step, ToolCall as ToolCall, Usage as Usage
+    from tracegrade.eval.dataset import Dataset as Dataset, GoldenCase as GoldenCase, load_dataset as load_dataset
     from tracegrade.eval.dataset import GoldenCase as Case
-    from tracegrade.run.evaluate import evaluate, evaluate_async, write_outputs
-    from tracegrade.run.recording import Evaluation
-    from tracegrade.eval.plugins import Check, Target
-    from tracegrade.run.runner import RunSettings
-    from tracegrade.judge.scoring import Judge
-    from tracegrade.models import load_model
-    from tracegrade.pytest_plugin import assert_checks_pass
+    from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
+    from tracegrade.run.recording import Evaluation as Evaluation
+    from tracegrade.eval.plugins import Check as Check, Target as Target
+    from tracegrade.run.runner import RunSettings as RunSettings
+    from tracegrade.judge.scoring import Judge as Judge
+    from tracegrade.models import load_model as load_model
+    from tracegrade.pytest_plugin import assert_checks_pass as assert_checks_pass
     from tracegrade.report.console import render as render_console
     from tracegrade.report.html import write as write_html
     from tracegrade.report.json_report import write as write_results_json
     from tracegrade.report.junit import write as write_junit
     from tracegrade.report.markdown import write as write_summary_markdown
-    from tracegrade.store.runstore import RunStore, open_store
+    from tracegrade.store.runstore import RunStore as RunStore, open_store as open_store

@@ -37,25 +37,25 @@ class _Section(BaseModel):
 
 
 class MetricRules(_Section):
-    warn_relative_drop: float = Field(0.05, ge=0)
-    block_relative_drop: float = Field(0.10, ge=0)
+    warn_relative_drop: float = Field(default=0.05, ge=0)
+    block_relative_drop: float = Field(default=0.10, ge=0)
     warn_when_all_dip: bool = True
 
 
 class TaskSuccessRules(_Section):
-    block_drop_pp: float = Field(2.0, ge=0)
+    block_drop_pp: float = Field(default=2.0, ge=0)
 
 
 class LatencyRules(_Section):
-    block_p95_rise: float = Field(0.20, ge=0)
-    min_rise_seconds: float = Field(0.05, ge=0)  # below this a rise is timer noise
+    block_p95_rise: float = Field(default=0.20, ge=0)
+    min_rise_seconds: float = Field(default=0.05, ge=0)  # below this a rise is timer noise
     # Fewer cases than this, or a rise the per-case test does not confirm: warn, never block.
-    min_cases: int = Field(20, ge=1)
+    min_cases: int = Field(default=20, ge=1)
 
 
 class CostRules(_Section):
-    block_avg_rise: float = Field(0.15, ge=0)
-    min_cases: int = Field(20, ge=1)
+    block_avg_rise: float = Field(default=0.15, ge=0)
+    min_cases: int = Field(default=20, ge=1)
 
 
 class SafetyRules(_Section):
@@ -70,9 +70,9 @@ class GroupRules(_Section):
 
 
 class StatisticsRules(_Section):
-    alpha: float = Field(0.05, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = False  # true: metric drops gate only when significant
-    bootstrap_resamples: int = Field(10_000, ge=100)
+    bootstrap_resamples: int = Field(default=10_000, ge=100)
     seed: int = 0
 
 

@@ -51,12 +51,12 @@ class ToolCall(_Wire):
     # followed (1 = the question), and the model round that asked for it; calls
     # sharing a round were asked for together, in parallel. WHY left out of the
     # wire form when unset: an agent that never reports them keeps its trace as it was.
-    turn: int | None = Field(None, ge=1, exclude_if=lambda v: v is None)
-    round: int | None = Field(None, ge=0, exclude_if=lambda v: v is None)
+    turn: int | None = Field(default=None, ge=1, exclude_if=lambda v: v is None)
+    round: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     # The id the model gave the call (``call_...``, ``toolu_...``), when the agent
     # reports it; spans carry it as ``gen_ai.tool.call.id``. Left out of the wire
     # form when unset, like ``turn`` and ``round``.
-    id: str | None = Field(None, max_length=200, exclude_if=lambda v: v is None)
+    id: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
 
 
 class Message(_Wire):
@@ -110,10 +110,10 @@ class Reply(_Wire):
     # The whole conversation, user and assistant messages in order, when the
     # agent ran several turns; ``answer`` is then the last assistant message
     # and each tool call says the turn it followed.
-    turns: tuple[Message, ...] = Field((), exclude_if=lambda v: not v)
+    turns: tuple[Message, ...] = Field(default=(), exclude_if=lambda v: not v)
     # What the agent's tools left behind, when the agent can report it (e.g.
     # {"bookings": [...]}): compared with a case's expected ``state``.
-    state: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None)
+    state: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

@@ -76,7 +76,7 @@ class GoldenCase(_Strict):
     requires_approval: bool = False
     answer_must_include: tuple[str, ...] = ()
     answer_must_not_include: tuple[str, ...] = ()
-    max_steps: int | None = Field(None, ge=1)
+    max_steps: int | None = Field(default=None, ge=1)
     category: str = "general"
     split: str = "nominal"
     risk: Literal["low", "medium", "high"] = "low"

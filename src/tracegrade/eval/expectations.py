@@ -141,11 +141,11 @@ class ExpectedCall(CallPattern):
     # Statuses the call may end with; empty: any status that took effect (or
     # any status at all when the case counts attempts).
     status: tuple[ToolStatus, ...] = ()
-    turn: int | None = Field(None, ge=1)  # the user message (1 = the question) the call must follow
-    parallel: str | None = Field(None, min_length=1)  # calls sharing a label come in one model round
+    turn: int | None = Field(default=None, ge=1)  # the user message (1 = the question) the call must follow
+    parallel: str | None = Field(default=None, min_length=1)  # calls sharing a label come in one model round
     # Partial order: a name for this expected call, and the names of those it must follow
     # (in a later model round: a call cannot use the result of one asked for beside it).
-    id: str | None = Field(None, min_length=1)
+    id: str | None = Field(default=None, min_length=1)
     after: tuple[str, ...] = ()
     # Arguments whose lists pair by position (item ids and their replacements),
     # compared as a set of pairs: the pairs in any order, each pair intact.

@@ -42,7 +42,7 @@ OUTPUT_FILES = ("results.json", "junit.xml", "summary.md")
 
 def evaluate(
     dataset: DatasetLike,
-    target: Target | str,
+    target: Target | Callable[..., Any] | str,
     *,
     target_options: Mapping[str, str | None] | None = None,
     judge: JudgeLike = "local",
@@ -102,7 +102,7 @@ def _run_to_end(work: Coroutine[Any, Any, Run]) -> Run:
 
 async def evaluate_async(
     dataset: DatasetLike,
-    target: Target | str,
+    target: Target | Callable[..., Any] | str,
     *,
     target_options: Mapping[str, str | None] | None = None,
     judge: JudgeLike = "local",
@@ -142,7 +142,7 @@ async def evaluate_async(
     return evaluation.run
 
 
-async def _record(cases: Dataset, agent: Target, target: Target | str, judge: Judge | None, settings: RunSettings,
+async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., Any] | str, judge: Judge | None, settings: RunSettings,
                   store: RunStore, resume: str | None, budget_usd: float | None, executor: Evaluate,
                   on_start: Callable[[Manifest], None] | None, on_result: Callable[[CaseResult], None] | None,
                   record: Mapping[str, Any], telemetry: bool, out: Path | None) -> Evaluation:
