@@ -21,12 +21,12 @@ session of every project that has tracegrade installed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pytest
 
 if TYPE_CHECKING:
-    from tracegrade.core.results import CaseResult, Run
+    from tracegrade.core.results import CaseResult, CheckResult, Run
     from tracegrade.core.trace import Reply
     from tracegrade.eval.dataset import Dataset, GoldenCase
 
@@ -120,7 +120,9 @@ class DatasetCollector(pytest.Collector):
             from tracegrade.run.evaluate import evaluate
 
             config = self.config
-            self.run = evaluate(_dataset(config), _option(config, "tracegrade_target"),
+            dataset = _dataset(config)
+            assert dataset is not None  # items exist only when a dataset is given
+            self.run = evaluate(dataset, _option(config, "tracegrade_target"),
                                 judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
                                 capture=tuple(_option(config, "tracegrade_capture") or ()))
         return {r.case_id: r for r in self.run.results}
@@ -132,17 +134,18 @@ class CaseItem(pytest.Item):
         self.case_id = case_id
 
     def runtest(self) -> None:
-        result = self.parent.results()[self.case_id]  # type: ignore[attr-defined]
+        assert isinstance(self.parent, DatasetCollector)
+        result = self.parent.results()[self.case_id]
         if not result.passed:
             raise CaseFailed(result)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return failure_message(excinfo.value.result)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[str, int, str]:
-        return str(self.parent.name), 0, f"tracegrade case {self.case_id}"
+        return str(self.parent.name if self.parent else ""), 0, f"tracegrade case {self.case_id}"
 
 
 class CaseFailed(AssertionError):
@@ -168,7 +171,8 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
     from tracegrade.eval.checks import checks_for, run_checks
     from tracegrade.eval.plugins import installed_checks
 
-    checks = [*checks_for(case), *(c for c in installed_checks() if c.applies(case))]
+    checks: list[Callable[[GoldenCase, Reply], CheckResult]] = [
+        *checks_for(case), *(c for c in installed_checks() if c.applies(case))]
     failed = [c for c in run_checks(case, reply, checks) if not c.passed]
     if failed:
         raise AssertionError("\n".join([f"case {case.id}: checks failed"]
@@ -176,6 +180,6 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
 
 
 @pytest.fixture
-def tracegrade_check():
+def tracegrade_check() -> Callable[[GoldenCase, Reply], None]:
     """``assert_checks_pass`` as a fixture: ``tracegrade_check(case, reply)``."""
     return assert_checks_pass

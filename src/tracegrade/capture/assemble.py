@@ -34,10 +34,12 @@ def _from_exchanges(recorder: Recorder) -> Reply:
     fields: dict[str, Any] = {"steps": steps, "usage": usage, "model": str(last.response.get("model") or "")}
     reply = _conversation(last, fields)
     known = {call.id for call in reply.tool_calls if call.id}
-    earlier = [call for e in recorder.exchanges[:-1] for call in _conversation(e, fields).tool_calls
-               if call.id and call.id not in known]
-    for call in earlier:
-        known.add(call.id)
+    earlier = []
+    for exchange in recorder.exchanges[:-1]:
+        for call in _conversation(exchange, fields).tool_calls:
+            if call.id and call.id not in known:
+                known.add(call.id)
+                earlier.append(call)
     return reply.model_copy(update={"tool_calls": (*earlier, *reply.tool_calls)}) if earlier else reply
 
 

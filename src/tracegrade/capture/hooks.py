@@ -101,7 +101,12 @@ def _recorded(provider: Provider, request: dict[str, Any], result: Any, started:
     if provider != "openai-chat":
         return result  # WHY not recorded: only chat-completion chunks are put together here (docs/agents.md)
     recorder = current()
-    gather = _ChunkGatherer(lambda message: recorder is not None and recorder.add(_exchange(request, message, started)))
+
+    def done(message: dict[str, Any]) -> None:
+        if recorder is not None:
+            recorder.add(_exchange(request, message, started))
+
+    gather = _ChunkGatherer(done)
     return _AsyncStreamTap(result, gather) if hasattr(result, "__aiter__") else _StreamTap(result, gather)
 
 

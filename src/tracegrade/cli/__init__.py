@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     try:
-        return args.handler(args)
+        code: int = args.handler(args)
+        return code
     except TracegradeError as exc:
         from tracegrade.core.redact import redact_secrets  # a driver's message may quote a secret
 

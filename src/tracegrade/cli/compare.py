@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import dataclasses
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from tracegrade.store.runstore import open_store
 EXIT_ERROR = 3
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "compare", help="compare two runs case by case and gate the candidate",
         description="Align two runs by case id, compare every metric with paired statistics, apply the gate "
@@ -56,7 +57,7 @@ def handle(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
-def _check_calibration(runs, args: argparse.Namespace) -> None:
+def _check_calibration(runs: Any, args: argparse.Namespace) -> None:
     """Judge scores gate this comparison: say so unless each judge passed its calibration."""
     judges = sorted({(r.manifest.judge_model, r.manifest.rubric_hash or "") for r in runs if r.manifest.judge_model})
     if not judges:
@@ -69,7 +70,7 @@ def _check_calibration(runs, args: argparse.Namespace) -> None:
         print(f"tracegrade: WARNING: judge scores gate this comparison, but {problem}", file=sys.stderr)
 
 
-def _same_setup_runs(store, baseline, limit: int = 20) -> list:
+def _same_setup_runs(store: Any, baseline: Any, limit: int = 20) -> list[Any]:
     """Finished runs of the baseline's exact setup (itself included), newest first."""
     infos = [i for i in runref.finished_runs(store, baseline.manifest.dataset)
              if noise.same_setup(i.manifest, baseline.manifest)][:limit]

@@ -10,11 +10,12 @@ exactly like ``tracegrade run`` (the same flags, report and exit codes).
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import sys
 from pathlib import Path
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "grade", help="grade recorded traces (JSONL of Replies, OTLP JSON) against a dataset, without the agent",
         description="Grade traces recorded elsewhere against DATASET's cases without running the agent: "

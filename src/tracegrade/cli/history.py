@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from tracegrade.store import runref
 from tracegrade.report import history
 from tracegrade.store.runstore import open_store
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "history", help="list the last runs; compare the latest run's aggregates with the previous run's",
         description="The most recent runs in the store, then the latest finished run's per-metric aggregates "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,7 @@ STARTER = {"judge-rubric.md": "judge-rubric.md", "gate.toml": "gate.toml", "data
            "agent.py": "starter_agent.py"}
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "init", help="write a starter evals/ folder (dataset, rubric, gate file) into this project",
         description="Write a starter evals/ folder: a small dataset to edit (dataset.json), a stand-in agent "

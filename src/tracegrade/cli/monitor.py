@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from tracegrade.core.errors import ConfigError
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "monitor", help="serve a dashboard over the production traces in the local span store",
         description="A web dashboard over the requests `shopnest serve` (or any agent using tracegrade.observe.telemetry) "
@@ -64,7 +65,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _online_judge(store, args: argparse.Namespace):
+def _online_judge(store: Any, args: argparse.Namespace) -> Any:
     from tracegrade.judge.scoring import Judge, load_rubric
     from tracegrade.models import load_model, model_spec
     from tracegrade.observe.monitor.judging import OnlineJudge

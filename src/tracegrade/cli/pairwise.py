@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import asyncio
 import json
 import sys
@@ -18,7 +19,7 @@ from tracegrade.core.results import Run
 from tracegrade.store.runstore import open_store
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "pairwise", help="compare two runs answer by answer with the judge, in both orders",
         description="For every case both runs answered, show the judge the two answers anonymised and ask which "

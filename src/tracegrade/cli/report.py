@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from tracegrade.core.results import Run
 RUNS_DIR = Path(".tracegrade/runs")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "report", help="report on a run: console, or one self-contained HTML file",
         description="Report on a finished run. RUN is a run id (or a unique prefix), latest, previous, "

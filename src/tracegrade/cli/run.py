@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.core.errors import ConfigError
 
@@ -29,7 +29,7 @@ RUN_FLAGS = ("target", "agent_model", "judge_model", "prompt_version", "rubric",
 EXIT_STOPPED = 3
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "run", help="run a golden dataset against an agent, check traces, judge answers",
         description="Run every case against the agent, check each trace with code, score each answer "
@@ -184,7 +184,7 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
     return replace(judge, thresholds=gates.thresholds, not_gating=gates.not_gating) if gates.notes else judge
 
 
-def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings,
+def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings,
              target: Target | None = None) -> Evaluation:
     """Run and store; ``target`` replaces the one ``--target`` names (``tracegrade grade``'s recorded traces)."""
     from pydantic.alias_generators import to_camel
@@ -221,7 +221,7 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
         raise
 
 
-def _executor(args: argparse.Namespace, judge: Judge | None):
+def _executor(args: argparse.Namespace, judge: Judge | None) -> Any:
     """Where the jobs run. Ray workers rebuild the target and judge from the same flags."""
     import functools
 
@@ -251,7 +251,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
                        parse_policy(args.flaky) if args.flaky else None, load_prices(args.prices))
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return str(value) if isinstance(value, Path) else value
 
 

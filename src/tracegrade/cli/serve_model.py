@@ -4,6 +4,7 @@ OpenAI-compatible endpoint on loopback, so any agent runs offline on it."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import os
 import sys
 
@@ -12,7 +13,7 @@ from tracegrade.core.errors import ConfigError
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "serve-model", help="serve the local model as an OpenAI-compatible endpoint (chat completions, tools)",
         description="Serve a model as an OpenAI-compatible endpoint: POST /v1/chat/completions (messages, tools "

@@ -167,7 +167,7 @@ def _per_case_value(metric: str) -> Callable[[CaseResult], float | None]:
     return lambda r: r.scores.get(metric) if r.scores is not None else None
 
 
-def _metric_rows(base, cand, alpha: float, resamples: int, seed: int) -> tuple[MetricRow, ...]:
+def _metric_rows(base: Sequence[CaseResult], cand: Sequence[CaseResult], alpha: float, resamples: int, seed: int) -> tuple[MetricRow, ...]:
     base_metrics, cand_metrics = aggregate.quality_metrics(base), aggregate.quality_metrics(cand)
     rows = [MetricRow("taskSuccess", base_metrics.get("taskSuccess"), cand_metrics.get("taskSuccess"),
                       _pass_tests(base, cand, alpha, resamples, seed))]
@@ -182,7 +182,7 @@ def _metric_rows(base, cand, alpha: float, resamples: int, seed: int) -> tuple[M
     return tuple(rows)
 
 
-def _pass_tests(base, cand, alpha: float, resamples: int, seed: int) -> PairedTests:
+def _pass_tests(base: Sequence[CaseResult], cand: Sequence[CaseResult], alpha: float, resamples: int, seed: int) -> PairedTests:
     b, c = _case_passed(base), _case_passed(cand)
     ids = [i for i in c if i in b]
     mcnemar = pairstats.mcnemar_exact(sum(b[i] and not c[i] for i in ids), sum(c[i] and not b[i] for i in ids))
@@ -201,14 +201,14 @@ def _score_tests(b: Mapping[str, float], c: Mapping[str, float], alpha: float, r
     return PairedTests(len(ids), pairstats.paired_t_test(base, cand), wilcoxon, None, ci, wilcoxon.p_value < alpha)
 
 
-def _rise_test(base, cand, value: Callable[[CaseResult], float]) -> RiseTest:
+def _rise_test(base: Sequence[CaseResult], cand: Sequence[CaseResult], value: Callable[[CaseResult], float | None]) -> RiseTest:
     b, c = _case_means(base, value), _case_means(cand, value)
     ids = [i for i in c if i in b]
     test = pairstats.wilcoxon_signed_rank([b[i] for i in ids], [c[i] for i in ids], alternative="greater")
     return RiseTest(len(ids), test)
 
 
-def _group_rows(base, cand, base_pass: Mapping[str, bool], cand_pass: Mapping[str, bool]) -> tuple[GroupRow, ...]:
+def _group_rows(base: Sequence[CaseResult], cand: Sequence[CaseResult], base_pass: Mapping[str, bool], cand_pass: Mapping[str, bool]) -> tuple[GroupRow, ...]:
     rows = []
     for dimension in GROUP_DIMENSIONS:
         values: dict[str, list[str]] = {}

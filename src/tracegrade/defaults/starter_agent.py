@@ -14,12 +14,14 @@ the case's fields; a function that takes ``question: str`` gets the question.
 It may be sync or async.
 """
 
+from typing import Any
+
 from tracegrade import Reply, ToolCall
 
 TICKETS = {"T-1001": "open, waiting for an engineer"}
 
 
-def answer(case) -> Reply:
+def answer(case: Any) -> Reply:
     question = case.question
     for ticket, status in TICKETS.items():
         if ticket in question:

@@ -17,7 +17,7 @@ groups, reading each result once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from tracegrade.eval.dataset import GoldenCase, case_finder
 from tracegrade.metrics.base import Rate, Traced
@@ -63,7 +63,7 @@ def component_metrics(results: Sequence[CaseResult], cases: Sequence[GoldenCase]
     return scope.metrics()
 
 
-def _chunks(results: Sequence[CaseResult]):
+def _chunks(results: Sequence[CaseResult]) -> Iterator[Sequence[CaseResult]]:
     """``results`` CHUNK at a time; one empty chunk for no results (every metric is still named)."""
     for start in range(0, max(1, len(results)), CHUNK):
         yield results[start:start + CHUNK]

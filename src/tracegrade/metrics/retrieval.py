@@ -59,7 +59,7 @@ def reciprocal_rank(retrieved: Sequence[str], relevance: Relevance, k: int | Non
 
 
 def _dcg(grades: Sequence[int]) -> float:
-    return sum((2**grade - 1) / math.log2(rank + 1) for rank, grade in enumerate(grades, start=1))
+    return float(sum((2**grade - 1) / math.log2(rank + 1) for rank, grade in enumerate(grades, start=1)))
 
 
 def ndcg_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:

@@ -48,7 +48,7 @@ class RoutingReport:
         }
 
 
-def _ratio(a: int, b: int) -> float:
+def _ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
 
 

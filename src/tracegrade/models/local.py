@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from tracegrade.core.errors import ModelError, WeightsError
 from tracegrade.models import decisions
-from tracegrade.models.base import ChatOptions, ChatResponse, Message
+from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.logprobs import top_logprobs
 from tracegrade.models.weights import MODEL_ID, default_model_path
 
@@ -59,7 +59,7 @@ class LocalModel:
         latency = time.perf_counter() - started
         text = raw["choices"][0]["message"].get("content") or ""
         usage = raw.get("usage", {})
-        tool_calls: tuple = ()
+        tool_calls: tuple[ModelToolCall, ...] = ()
         if options.tools:
             text, tool_calls = decisions.parse_decision(text, [t.name for t in options.tools])
         return ChatResponse(
@@ -106,7 +106,7 @@ class LocalModel:
             raw = json.loads(raw)
         if "error" in raw:
             raise ModelError(f"local model call failed: {raw['error']}")
-        return raw
+        return dict(raw)
 
     def _ensure_server(self) -> Any:
         if self._server is None:

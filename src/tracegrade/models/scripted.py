@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Awaitable, Callable, Sequence, Union
+from typing import Any, Awaitable, Callable, Sequence, Union
 
 from tracegrade.models.base import ChatOptions, ChatResponse, Message
 
-ScriptFn = Callable[[Sequence[Message], ChatOptions], Union[ChatResponse, str, Awaitable]]
+ScriptFn = Callable[[Sequence[Message], ChatOptions], Union[ChatResponse, str, Awaitable[ChatResponse | str]]]
 Scripted = Union[str, ChatResponse, Exception]
 
 
@@ -46,7 +46,7 @@ class ScriptedModel:
         await asyncio.sleep(0)
         return ChatResponse(**{**reply.__dict__, "model": reply.model or self.model_id})
 
-    def _next(self, messages: Sequence[Message], options: ChatOptions):
+    def _next(self, messages: Sequence[Message], options: ChatOptions) -> Any:
         if callable(self._script):
             return self._script(messages, options)
         if self._position >= len(self._script):

@@ -11,7 +11,9 @@ from tracegrade.report import compare_table as cells
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
-    line = lambda row: "  " + "  ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(row, widths)))
+    def line(row: Sequence[str]) -> str:
+        return "  " + "  ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(row, widths)))
+
     return [line(headers), "  " + "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
 

@@ -21,7 +21,9 @@ def _tests(row: MetricRow) -> dict[str, Any] | None:
     t = row.tests
     if t is None:
         return None
-    test = lambda r: None if r is None else {"statistic": _finite(r.statistic), "pValue": _finite(r.p_value), "method": r.method}
+    def test(r: Any) -> dict[str, Any] | None:
+        return None if r is None else {"statistic": _finite(r.statistic), "pValue": _finite(r.p_value), "method": r.method}
+
     return {"pairs": t.pairs, "pairedT": test(t.t_test), "wilcoxon": test(t.wilcoxon), "mcnemar": test(t.mcnemar),
             "meanDifferenceCi95": [_finite(t.mean_difference_ci.low), _finite(t.mean_difference_ci.high)],
             "significant": t.significant}

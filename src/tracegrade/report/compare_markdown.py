@@ -13,7 +13,9 @@ ICONS = {"pass": "✅", "warn": "⚠️", "block": "⛔"}
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    escape = lambda text: str(text).replace("|", "\\|")
+    def escape(text: object) -> str:
+        return str(text).replace("|", "\\|")
+
     return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
             *("| " + " | ".join(escape(x) for x in row) + " |" for row in rows)]
 

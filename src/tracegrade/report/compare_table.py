@@ -4,6 +4,7 @@ formatting of each number, whatever the layout."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from tracegrade.compare.comparison import Comparison, GroupRow, MetricRow
 from tracegrade.compare.gate import Verdict
@@ -26,7 +27,7 @@ def delta(name: str, number: float | None) -> str:
     return f"{number * 100:+.1f} pp" if name in RATES else f"{number:+.2f}"
 
 
-def p_value(test) -> str:
+def p_value(test: Any) -> str:
     return "-" if test is None or math.isnan(test.p_value) else f"{test.p_value:.3g}"
 
 
@@ -54,7 +55,7 @@ def significance_sentence(comparison: Comparison, alpha: float) -> str:
     if not significant:
         return f"No difference is statistically significant at alpha {alpha:g} ({len(comparison.case_ids)} case pairs)."
     parts = [f"{row.name} {delta(row.name, row.delta)} (p={p_value(row.tests.wilcoxon or row.tests.mcnemar)})"
-             for row in significant]
+             for row in significant if row.tests is not None]
     return f"Significant at alpha {alpha:g}: " + ", ".join(parts) + "."
 
 
@@ -62,6 +63,6 @@ def verdict_line(verdict: Verdict) -> str:
     return f"VERDICT: {verdict.level.upper()} (exit {verdict.exit_code})"
 
 
-def run_label(manifest) -> str:
+def run_label(manifest: Any) -> str:
     prompt = f" prompt {manifest.prompt_version}" if manifest.prompt_version else ""
     return f"{manifest.run_id} ({manifest.agent_model}{prompt}, {manifest.started_at or 'no start time'})"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Iterable
 from html import escape
 from pathlib import Path
 
@@ -109,7 +110,9 @@ def _bins(metric: str, results: list[CaseResult]) -> list[tuple[str, int]]:
 
 def _cases(results: tuple[CaseResult, ...]) -> str:
     splits = sorted({r.split for r in results if r.split})
-    options = lambda values: "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)  # noqa: E731
+    def options(values: Iterable[str]) -> str:
+        return "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+
     filters = (
         '<div class="filters"><label>split <select id="split"><option value="">all</option>'
         f"{options(splits)}</select></label>"

@@ -38,6 +38,7 @@ def _pair(v: PairVerdict) -> str:
         return f"  {v.case_id:<24} tie      identical answers"
     if not v.judged:
         return f"  {v.case_id:<24} tie      no usable verdict: {v.error}"
+    assert v.forward is not None and v.backward is not None  # a judged pair has both orders
     orders = f"A-first {v.forward.winner:<3} B-first {v.backward.winner:<3}"
     reason = v.forward.reason if v.outcome != "b" else v.backward.reason
     return f"  {v.case_id:<24} {SAYS[v.outcome]:<8} {orders}  {reason}"

@@ -66,8 +66,11 @@ def lines(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | No
     values = [v for _, ys in series for v in ys if v is not None]
     peak = y_max if y_max is not None else (max(values, default=0) or 1) * 1.1
     step = plot_w / max(1, len(labels) - 1)
-    x_of = lambda i: left + (i * step if len(labels) > 1 else plot_w / 2)  # noqa: E731
-    y_of = lambda v: top + plot_h - plot_h * v / peak  # noqa: E731
+    def x_of(i: int) -> float:
+        return float(left + (i * step if len(labels) > 1 else plot_w / 2))
+
+    def y_of(v: float) -> float:
+        return float(top + plot_h - plot_h * v / peak)
     parts = [_open(width, height, title), _text(left, 14, title, weight="600")]
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)

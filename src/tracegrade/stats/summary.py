@@ -19,7 +19,7 @@ from tracegrade.stats.tally import percentile, tally
 __all__ = ["metric_names", "not_scored_counts", "pass_rate", "percentile", "score_averages", "status_counts"]
 
 
-def status_counts(results: Sequence[CaseResult]) -> Counter:
+def status_counts(results: Sequence[CaseResult]) -> Counter[str]:
     return Counter(r.status for r in results)
 
 

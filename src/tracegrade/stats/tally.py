@@ -30,7 +30,7 @@ from tracegrade.eval.pricing import billed_agent_model
 class RunTally:
     """Running sums over a run's results; mutable on purpose, like a Budget: fed one result at a time."""
 
-    statuses: Counter = field(default_factory=Counter)
+    statuses: Counter[str] = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)  # ids of failed and errored cases, in run order
     unscored: list[tuple[str, str]] = field(default_factory=list)  # (id, why)
     flaky: list[tuple[str, tuple[str, ...], str]] = field(default_factory=list)  # (id, attempts, final status)
