@@ -320,3 +320,23 @@ def test_fault_recorded_fails_when_the_target_ignored_the_injected_fault():
     ignored = FaultRecorded()(outage, reply(tool("getOrderStatus", status="ok"), tool("getDeliveryDate")))
     assert outcome(ignored) == (False, "fault_not_applied")
     assert ignored.detail == "injected fault not seen: getOrderStatus ended ok"
+
+
+def test_a_wrong_write_is_named_once_by_expected_calls_not_again_as_unexpected():
+    """The near miss of an expected call is that call's fault, reported once; a
+    second write nobody asked for is still an unexpected write."""
+    from tracegrade.core.trace import Reply, ToolCall
+    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.eval.trajectory import ExpectedCalls, UnexpectedCalls
+
+    case = GoldenCase.model_validate({
+        "id": "c", "question": "Close T-1", "tools": [{"name": "closeTicket", "writes": True}],
+        "calls": {"expected": [{"tool": "closeTicket", "arguments": {"ticketId": "T-1"}}]}})
+    wrong = ToolCall(name="closeTicket", arguments={"ticketId": "T-2"})
+    extra = ToolCall(name="closeTicket", arguments={"ticketId": "T-3"})
+    one = Reply(answer="done", tool_calls=(wrong,))
+    two = Reply(answer="done", tool_calls=(wrong, extra))
+    assert (ExpectedCalls()(case, one).code, UnexpectedCalls()(case, one).passed) == ("wrong_argument_value", True)
+    assert "call #1" in ExpectedCalls()(case, two).detail
+    assert (UnexpectedCalls()(case, two).code, "call #2" in UnexpectedCalls()(case, two).detail) == (
+        "unexpected_write", True)

@@ -89,8 +89,9 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
                         "answerText": "missing_text", "answerDecision": "wrong_decision",
                         "expectedState": "wrong_state_value"},
     },
+    # The wrong booking is expectedCalls' near miss: named there once, not again as an unexpected write.
     "first_result": {
-        "trv-mt-01": {"expectedCalls": "wrong_argument_value", "unexpectedCalls": "unexpected_write",
+        "trv-mt-01": {"expectedCalls": "wrong_argument_value",
                       "answerText": "missing_text", "expectedState": "wrong_state_value"},
     },
     # Without the lookup the agent tries another customer's booking: denied, but the

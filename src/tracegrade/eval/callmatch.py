@@ -157,29 +157,45 @@ def fits(case: GoldenCase, reply: Reply) -> list[list[int]]:
 
 def unmet(case: GoldenCase, reply: Reply) -> list[Failure]:
     """One failure per expected call no call meets, with the closest call's differences."""
+    return [failure for failure, _ in _unmet(case, reply)]
+
+
+def near_misses(case: GoldenCase, reply: Reply) -> set[int]:
+    """The calls ``unmet`` named as the closest attempt at an expected call: their
+    fault is reported there, once, and not again as a call nobody asked for."""
+    return {blamed for _, blamed in _unmet(case, reply) if blamed is not None}
+
+
+def _unmet(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
     matched = fits(case, reply)
     given = assignment(matched)
     used = set(given.values())
     expected = settings(case).expected or ()
-    return [_diagnose(case, reply, e, used) for i, e in enumerate(expected) if i not in given]
+    found = []
+    for i, e in enumerate(expected):
+        if i not in given:
+            failure, blamed = _diagnose(case, reply, e, used)
+            used |= {blamed} if blamed is not None else set()  # WHY: one wrong call is the near miss of one expectation
+            found.append((failure, blamed))
+    return found
 
 
-def _diagnose(case: GoldenCase, reply: Reply, expected: ExpectedCall, used: set[int]) -> Failure:
+def _diagnose(case: GoldenCase, reply: Reply, expected: ExpectedCall, used: set[int]) -> tuple[Failure, int | None]:
     wanted = describe_call(expected)
     same_tool = [j for j, c in enumerate(reply.tool_calls) if c.name == expected.tool]
     if not same_tool:
         called = ", ".join(reply.tool_names()) or "nothing"
-        return Failure("missing_call", f"{wanted}: {expected.tool} not called (called {called})")
+        return Failure("missing_call", f"{wanted}: {expected.tool} not called (called {called})"), None
     free = [j for j in same_tool if j not in used]
     if not free:
-        return Failure("missing_call", f"{wanted}: every call of {expected.tool} meets another expected call")
+        return Failure("missing_call", f"{wanted}: every call of {expected.tool} meets another expected call"), None
     ranked = sorted(free, key=lambda j: (len(problems(case, expected, reply.tool_calls[j])), j))
     best = ranked[0]
     found = problems(case, expected, reply.tool_calls[best])
     if found[0][0] == "not_counted":
-        return Failure("missing_call", f"{wanted}: call #{best + 1} {found[0][1]}")
+        return Failure("missing_call", f"{wanted}: call #{best + 1} {found[0][1]}"), None
     detail = "; ".join(text if n == 0 else f"{code}: {text}" for n, (code, text) in enumerate(found))
-    return Failure(found[0][0], f"{wanted}: call #{best + 1}: {detail}")
+    return Failure(found[0][0], f"{wanted}: call #{best + 1}: {detail}"), best
 
 
 def leftovers(case: GoldenCase, reply: Reply) -> list[Failure]:
@@ -199,8 +215,9 @@ def leftovers(case: GoldenCase, reply: Reply) -> list[Failure]:
             if n_calls > n_expected:  # fewer or as many: a call that does not match is expectedCalls' to name
                 failures.append(Failure("call_count", f"{tool} called {n_calls} times, expected exactly {n_expected}"))
     repeats = {j for row in matched for j in row}  # calls that meet an expectation another call took
+    blamed = near_misses(case, reply)
     for j, call in enumerate(reply.tool_calls):
-        if j in used or not counts(case, call):
+        if j in used or j in blamed or not counts(case, call):
             continue
         if j in repeats and config.count == "atLeast":
             continue  # a repeat of an expected call: allowed; duplicateCalls judges an identical write
