@@ -81,7 +81,7 @@ def test_unknown_field_typo_names_file_case_and_field(tmp_path):
     path = write_json(tmp_path, [CASES[0], {**CASES[1], "expectedTol": "getOrderStatus"}])
     message = error_of(path)
     assert str(path) in message and "'tool-1'" in message and "'expectedTol'" in message
-    assert "Extra inputs are not permitted" in message
+    assert "field 'expectedTol': unknown key (did you mean 'expectedTool'?)" in message
 
 
 def test_wrong_type_names_file_case_and_field(tmp_path):
@@ -100,7 +100,7 @@ def test_missing_question_names_the_case(tmp_path):
     path = write_json(tmp_path, [{"id": "no-question", "expectedTool": None}])
     message = error_of(path)
     assert str(path) in message and "'no-question'" in message and "'question'" in message
-    assert "Field required" in message
+    assert "field 'question': required, but missing" in message
 
 
 def test_a_case_without_an_id_is_named_by_its_position(tmp_path):
@@ -108,9 +108,22 @@ def test_a_case_without_an_id_is_named_by_its_position(tmp_path):
     assert "case #2" in message and "'id'" in message
 
 
-def test_several_problems_in_one_case_are_counted(tmp_path):
+def test_several_problems_in_one_case_are_all_named(tmp_path):
     message = error_of(write_json(tmp_path, [{"id": "x", "question": "q", "risk": "huge", "typo": 1}]))
-    assert "(and 1 more)" in message
+    assert "field 'risk': Input should be 'low', 'medium' or 'high'" in message
+    assert "field 'typo': unknown key" in message
+
+
+def test_a_gate_file_with_two_mistakes_names_both(tmp_path):
+    from tracegrade.compare.gate import load_gate
+    from tracegrade.core.errors import ConfigError
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text("[latency]\nblock_p95_rise = -1\n[task_success]\nblock_dropp_pp = 3\n")
+    with pytest.raises(ConfigError) as raised:
+        load_gate(gate)
+    assert "field 'latency.block_p95_rise': Input should be greater than or equal to 0" in str(raised.value)
+    assert "field 'task_success.block_dropp_pp': unknown key (did you mean 'block_drop_pp'?)" in str(raised.value)
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade.compare.comparison import Comparison, MetricRow, RiseTest
 from tracegrade.core.errors import ConfigError
+from tracegrade.core.validation import describe
 from tracegrade.stats.safety import REFUSALS, SAFETY_CODES, violations
 from tracegrade import defaults
 
@@ -97,10 +98,8 @@ def load_gate(path: str | Path | None = None) -> GateConfig:
         raise ConfigError(f"gate file {path}: not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"gate file {path}: {exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"gate file {path}: {where}: {first['msg']}") from None
+    except ValidationError as exc:  # every mistake at once: fixing them one run at a time is slow
+        raise ConfigError(f"gate file {path}: {describe(exc, GateConfig, limit=20)}") from None
 
 
 @dataclass(frozen=True)

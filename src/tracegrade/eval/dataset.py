@@ -32,6 +32,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from tracegrade.core import jsontext
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.packed import Packed
+from tracegrade.core.validation import describe
 from tracegrade.eval.argmatch import STRICT_INTEGERS, SpecError, compile_spec
 from tracegrade.eval.expectations import (
     AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
@@ -366,7 +367,8 @@ def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
     a, b = first.canonical(), second.canonical()
     fields = ", ".join(sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)))
     return (f"case {first.id!r} appears twice with different contents under the same version {first.version} "
-            f"(differing: {fields}): an edited case needs a new version")
+            f"(differing: {fields}): give the second case an id of its own; or, if it is an edit of the "
+            f"first, keep only one (raising its version records that it changed)")
 
 
 def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
@@ -471,10 +473,7 @@ def _validate(path: Path, index: int, raw: Any, context: dict[str, Any]) -> Gold
 
 
 def _describe(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(case)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"field {field!r}: {first['msg']}{more}"
+    return describe(exc, GoldenCase)
 
 
 def golden_case_json_schema() -> dict[str, Any]:
