@@ -133,7 +133,7 @@ def test_the_loader_refuses_two_contents_under_one_id_and_version(tmp_path):
         load_dataset(path)
     message = str(same_version.value)
     assert f"case {first['id']!r} appears twice with different contents under the same version 1" in message
-    assert "differing: goldenAnswer, question" in message and "new version" in message
+    assert "differing: goldenAnswer, question" in message and "an id of its own" in message and "raising its version" in message
     path.write_text(json.dumps([first, {**first, "question": "Edited?", "version": 2}]))
     with pytest.raises(DatasetError, match="as version 1 and version 2: keep one version per file"):
         load_dataset(path)
