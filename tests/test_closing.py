@@ -6,9 +6,17 @@ import json
 
 from tracegrade.cli import main
 from tracegrade.core.results import CaseResult, CheckResult
-from tracegrade.report.closing import closing
+from tracegrade.report.closing import closing as closing_of
+from tracegrade.stats.tally import RunTally
 
 WRONG = CheckResult("toolArgument", False, "wrong_argument", "expected ORD-1")
+
+
+def closing(run_id: str, results: list[CaseResult]) -> tuple[str, int]:
+    tally = RunTally()
+    for r in results:
+        tally.add(r)
+    return closing_of(run_id, tally)
 
 
 def result(case_id: str, status: str, checks=()) -> CaseResult:

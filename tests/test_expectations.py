@@ -29,7 +29,7 @@ def load(tmp_path: Path, case: dict, tools: list = TOOLS) -> str:
 
 BAD_CASES = [
     # (case fields, the field the error names, words of the message)
-    ({"calls": {"expectd": []}}, "calls.expectd", "Extra inputs"),
+    ({"calls": {"expectd": []}}, "calls.expectd", "unknown key (did you mean 'expected'?)"),
     ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"flightId": {"$anyof": ["LH1"]}}}]}},
      "calls.expected.0.arguments", "unknown operator $anyof"),
     ({"calls": {"expected": [{"tool": "book_flight", "arguments": {"flightId": {"$eq": "LH1", "x": 1}}}]}},

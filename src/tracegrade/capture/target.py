@@ -58,6 +58,9 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
             returned = await call_agent(function, case.question if takes_question else case)
         return merge(returned, recorder, sources)
 
+    # WHY: what the harness reads off a target (model_id, model, agent_name,
+    # prompt_version, probe, its name) stays readable through the wrapper.
+    functools.update_wrapper(ask, function)
     ask.capture = sources  # type: ignore[attr-defined]
     return ask
 

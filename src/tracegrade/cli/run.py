@@ -157,7 +157,7 @@ def _report(args: argparse.Namespace, evaluation: Evaluation) -> int:
               f"finish it with: tracegrade run {args.dataset} --resume {run.manifest.run_id} --budget MORE",
               file=sys.stderr)
         return EXIT_STOPPED
-    line, code = closing.closing(run.manifest.run_id, run.results)
+    line, code = closing.closing(run.manifest.run_id, summary)
     print(f"tracegrade: {line}", file=sys.stderr)
     return code
 

@@ -56,10 +56,7 @@ def function_target(function: Callable[..., Any], capture: Sequence[str] = ()) -
     when its model calls are captured (``capture``: "openai", "anthropic",
     "otel"; see ``tracegrade.capture``). A wrong return shape ends its case as
     an error that says what came and how to fix it."""
-    target = captured_target(function, capture)
-    if probe := getattr(function, "probe", None):
-        target.probe = probe  # type: ignore[attr-defined]
-    return target
+    return captured_target(function, capture)
 
 
 def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,

@@ -2,11 +2,14 @@
 problem it is, and the exit code that goes with it.
 
     >>> from tracegrade.core.results import CaseResult, CheckResult
+    >>> from tracegrade.stats.tally import RunTally
     >>> bad = CheckResult("toolArgument", False, "wrong_argument", "expected ORD-1")
-    >>> results = [CaseResult(case_id="a", status="pass", question="q"),
-    ...            CaseResult(case_id="b", status="fail", question="q", checks=(bad,)),
-    ...            CaseResult(case_id="c", status="unscored", question="q")]
-    >>> print(closing("r1", results)[0])
+    >>> tally = RunTally()
+    >>> for r in [CaseResult(case_id="a", status="pass", question="q"),
+    ...           CaseResult(case_id="b", status="fail", question="q", checks=(bad,)),
+    ...           CaseResult(case_id="c", status="unscored", question="q")]:
+    ...     tally.add(r)
+    >>> print(closing("r1", tally)[0])
     run r1 finished: 1 of 3 cases passed; 1 failed by the checks, 1 unscored (the judge could not score it: not a verdict on the agent); exit 1: the agent's verdict, not a broken run (make reports it as 'Error 1')
 
 Exit codes: 0 every case passed; 1 a case failed (by the checks or the judge)
@@ -17,18 +20,19 @@ judge and resume).
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Iterable
-
-from tracegrade.core.results import CaseResult
+from tracegrade.stats.tally import RunTally
 
 EXIT_NOT_SCORED = 2
 
 
-def closing(run_id: str, results: Iterable[CaseResult]) -> tuple[str, int]:
-    """(the closing line, the exit code) for a finished run's results."""
-    kinds = Counter(_kind(r) for r in results)
-    total = sum(kinds.values())
+def closing(run_id: str, tally: RunTally) -> tuple[str, int]:
+    """(the closing line, the exit code) for a finished run, from its tally (WHY
+    not the results: the run's one read of them already fed the tally)."""
+    statuses = tally.statuses
+    kinds = {"pass": statuses["pass"], "checks": tally.failed_by_checks,
+             "judge": statuses["fail"] - tally.failed_by_checks, "error": statuses["error"],
+             "unscored": statuses["unscored"]}
+    total = sum(statuses.values())
     parts = [f"{kinds[k]} {words}" for k, words in _WORDS if kinds[k]]
     line = f"run {run_id} finished: {kinds['pass']} of {total} cases passed" + (f"; {', '.join(parts)}" if parts else "")
     if kinds["checks"] or kinds["judge"] or kinds["error"]:
@@ -42,8 +46,3 @@ _WORDS = (("checks", "failed by the checks"), ("judge", "failed by the judge"),
           ("error", "agent errors (it crashed or timed out: see each case's error)"),
           ("unscored", "unscored (the judge could not score it: not a verdict on the agent)"))
 
-
-def _kind(result: CaseResult) -> str:
-    if result.status == "fail":
-        return "checks" if result.failed_checks() else "judge"
-    return result.status

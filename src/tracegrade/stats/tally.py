@@ -31,6 +31,7 @@ class RunTally:
     """Running sums over a run's results; mutable on purpose, like a Budget: fed one result at a time."""
 
     statuses: Counter[str] = field(default_factory=Counter)
+    failed_by_checks: int = 0  # of the "fail" statuses: those a check failed (the rest the judge failed)
     failed: list[str] = field(default_factory=list)  # ids of failed and errored cases, in run order
     unscored: list[tuple[str, str]] = field(default_factory=list)  # (id, why)
     flaky: list[tuple[str, tuple[str, ...], str]] = field(default_factory=list)  # (id, attempts, final status)
@@ -53,6 +54,7 @@ class RunTally:
         self.statuses[r.status] += 1
         if r.status in ("fail", "error"):
             self.failed.append(r.case_id)
+            self.failed_by_checks += r.status == "fail" and not all(c.passed for c in r.checks)
         elif r.status == "unscored":
             self.unscored.append((r.case_id, r.error))
         if r.flaky:
