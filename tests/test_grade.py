@@ -62,16 +62,24 @@ def genai_agent(tracer):
     return answer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def exported():
-    """The global tracer provider (the one instrumentors use), exporting to memory too."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
+    """A global tracer provider (the one instrumentors use) exporting to memory, for
+    this test only. WHY reset after: OpenTelemetry sets its global provider once per
+    process, and other tests rely on none being set."""
+    from opentelemetry.util._once import Once
+
+    import tracegrade.capture.otel as capture_otel
+
+    provider = TracerProvider()
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    trace.set_tracer_provider(provider)
     memory = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    return memory
+    yield memory
+    trace._TRACER_PROVIDER = None
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    capture_otel._processor = None
 
 
 def test_a_recorded_otlp_export_is_graded_with_the_live_run_verdicts(tmp_path, exported, capsys):
