@@ -25,11 +25,13 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
-from tracegrade.core.results import Scores, Unscored
+from tracegrade.core.results import CheckResult, Scores, Unscored
+from tracegrade.core.storable import storable_reply
 from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
 from tracegrade.observe.clock import CaseTimes
+from tracegrade.run.offload import in_thread
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
 
@@ -117,7 +119,17 @@ async def _evaluate_case(
         times.mark("agent")
         return CaseResult(status="error", error=redact_secrets(f"agent failed: {type(exc).__name__}: {exc}"),
                           seconds=time.perf_counter() - started, **base)
-    checks = run_checks(case, reply, [*checks_for(case), *_applicable(settings.checks, case)])
+    try:
+        reply, checks = await in_thread(_grade, case, reply, [*checks_for(case), *_applicable(settings.checks, case)],
+                                        timeout_s=max(0.0, settings.timeout_s - (time.perf_counter() - started)))
+    except TimeoutError:
+        times.mark("checks")
+        return CaseResult(status="error", error=f"checks timed out: the case's {settings.timeout_s:g} s ran out",
+                          seconds=time.perf_counter() - started, **base)
+    except Exception as exc:  # the case boundary: a reply not even its storable form can hold
+        times.mark("checks")
+        return CaseResult(status="error", error=redact_secrets(f"unusable reply: {type(exc).__name__}: {exc}"),
+                          seconds=time.perf_counter() - started, **base)
     times.mark("checks")
     outcome = None
     if not settings.checks_only and judge is not None:
@@ -141,6 +153,16 @@ async def _evaluate_case(
         judge_retries=outcome.retries if outcome else 0,
         **base,
     )
+
+
+def _grade(case: GoldenCase, reply: Reply, checks: Sequence[Check]) -> tuple[Reply, tuple[CheckResult, ...]]:
+    """The reply as it will be stored and its checks (run on that form: what is graded is what is kept).
+    A reply that had to be converted fails ``storableReply`` with the reasons."""
+    reply, reasons = storable_reply(reply)
+    results = run_checks(case, reply, checks)
+    if reasons:
+        results += (CheckResult("storableReply", False, "not_json", "; ".join(reasons)),)
+    return reply, results
 
 
 def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
