@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import math
 import os
 import re
 from typing import Any, Callable, Iterable, Mapping
+
+from tracegrade.core.storable import clean_text
 
 KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
@@ -86,11 +89,11 @@ _DETECTORS = (
 
 
 @functools.cache
-def _vendor_patterns() -> tuple[re.Pattern[str], ...]:
+def _vendor_patterns() -> tuple[Any, ...]:  # re.Pattern, or RE2 where it compiles
     """The detectors' compiled patterns, imported once and lazily (detect-secrets imports requests)."""
     import importlib
 
-    patterns = []
+    patterns: list[Any] = []
     for module, name in _DETECTORS:
         detector = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
         patterns.extend(linear(pattern) for pattern in detector.denylist)
@@ -245,9 +248,16 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = True) -> Any:
-    """A copy of JSON-like ``data`` with every string redacted, except the values of
-    the keys in ``keep`` (ids, statuses: structure, not content). With
-    ``personal=False`` only secrets go; personal data stays (raw data, opted in)."""
+    """A copy of JSON-like ``data`` with every string redacted, keys too, at any
+    depth, except the values of the top-level keys in ``keep`` (a result's own
+    ids and statuses: structure, not content). With ``personal=False`` only
+    secrets go; personal data stays (raw data, opted in). Whatever is not JSON
+    (NaN, bytes, an object, a container inside itself) comes out as JSON
+    (``core.storable``): what is redacted can always be written.
+
+    WHY ``keep`` only at the top: a ``name`` or ``model`` inside tool arguments
+    or state is the agent's content; kept anywhere, a secret placed there was
+    stored in clear."""
     known = _all_secrets(())  # once for the whole tree, not once per string
 
     def clean(text: str) -> str:
@@ -257,7 +267,9 @@ def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = 
             return _clean_long_cached(text, known, personal)
         return _clean(text, known, personal)
 
-    return _walk(data, keep, clean)
+    if type(data) is dict and keep:
+        return {_key(k, clean): v if k in keep else _walk(v, clean, 1) for k, v in data.items()}
+    return _walk(data, clean, 0)
 
 
 # WHY a cache of short texts: a run stores the same tool results, arguments,
@@ -283,7 +295,7 @@ def _clean_long_cached(text: str, known: tuple[str, ...], personal: bool) -> str
 
 
 def _clean(text: str, known: tuple[str, ...], personal: bool) -> str:
-    text = _formats(_known(text, known))
+    text = _formats(_known(clean_text(text), known))
     return _personal(text) if personal else text
 
 
@@ -312,11 +324,33 @@ def _personal(text: str) -> str:
     return text
 
 
-def _walk(data: Any, keep: frozenset[str], clean: Callable[[str], str]) -> Any:
-    if isinstance(data, str):
-        return clean(data) if len(data) >= 6 else data  # nothing secret or personal fits in 5 characters
-    if isinstance(data, dict):
-        return {k: v if k in keep else _walk(v, keep, clean) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_walk(v, keep, clean) for v in data]
-    return data
+# Containers deeper than this are not walked: a stored value is at most
+# core.storable.MAX_DEPTH deep inside a result, so only a value that skipped it gets here.
+WALK_DEPTH = 100
+
+
+def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
+    kind = type(data)
+    if kind is str:
+        # nothing secret or personal fits in 5 characters; a lone surrogate does
+        return clean(data) if len(data) >= 6 else clean_text(data)
+    if kind is dict or kind is list or kind is tuple:
+        if depth >= WALK_DEPTH:
+            return f"[nested deeper than {WALK_DEPTH} levels]"
+        if kind is dict:
+            return {_key(k, clean): _walk(v, clean, depth + 1) for k, v in data.items()}
+        return [_walk(v, clean, depth + 1) for v in data]
+    if data is None or kind is bool or (kind is int and -(2 ** 63) <= data < 2 ** 64) or \
+            (kind is float and math.isfinite(data)):
+        return data
+    from tracegrade.core.storable import storable  # WHY here: the rare value that is not plain JSON
+
+    return _walk(storable(data)[0], clean, depth)
+
+
+def _key(key: Any, clean: Callable[[str], str]) -> str:
+    if type(key) is not str:  # 1, None, a tuple: the text storable gives it
+        from tracegrade.core.storable import storable
+
+        key = next(iter(storable({key: None})[0]))
+    return clean(key) if len(key) >= 6 else clean_text(key)
