@@ -53,14 +53,15 @@ def test_each_kind_of_unstorable_value_is_converted_with_its_reason(value, store
 
 def test_plain_json_is_returned_unchanged_and_without_a_reason():
     reply = Reply(answer="ok é", tool_calls=(ToolCall(name="t", arguments={"a": [1, 2.5, None, True, {"b": "c"}]}),))
-    assert storable_reply(reply) == (reply, ())
+    clean, reasons, chars = storable_reply(reply)
+    assert clean is reply and reasons == () and chars == len("ok é" "t" "a" "b" "c" "ok")  # texts, keys, the status
 
 
 def test_nesting_is_cut_at_max_depth_so_what_is_written_reads_back():
     deep: list = []
     for _ in range(300):  # the arguments nested 300 deep (under json.loads's limit, over orjson's)
         deep = [deep]
-    reply, reasons = storable_reply(Reply(answer="a", tool_calls=(ToolCall(name="t", arguments={"d": deep}),)))
+    reply, reasons, _ = storable_reply(Reply(answer="a", tool_calls=(ToolCall(name="t", arguments={"d": deep}),)))
     assert f"nested deeper than {MAX_DEPTH} levels" in reasons[0]
     text = json.dumps(reply.to_wire())
     assert text.count("[") < MAX_DEPTH + 5 and Reply.from_wire(json.loads(text)) == reply
@@ -68,7 +69,7 @@ def test_nesting_is_cut_at_max_depth_so_what_is_written_reads_back():
 
 def test_a_typed_number_that_is_not_finite_becomes_zero_and_says_so():
     reply = Reply(answer="a", retrieval_scores=(math.nan, 0.5), usage=Usage(cost_usd=math.inf))
-    clean, reasons = storable_reply(reply)
+    clean, reasons, _ = storable_reply(reply)
     assert clean.retrieval_scores == (0.0, 0.5) and clean.usage.cost_usd == 0.0
     assert reasons == ("retrievalScores[0]: NaN stored as 0.0", "usage.costUsd: Infinity stored as 0.0")
 

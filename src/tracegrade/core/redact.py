@@ -259,16 +259,22 @@ def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = 
     or state is the agent's content; kept anywhere, a secret placed there was
     stored in clear."""
     known = _all_secrets(())  # once for the whole tree, not once per string
+    short = _short_texts(known, personal)
 
     def clean(text: str) -> str:
         if len(text) <= CACHED_CHARS:
-            return _clean_cached(text, known, personal)
+            if (done := short.get(text)) is None:
+                done = _clean(text, known, personal)
+                if len(short) < SHORT_TEXTS:
+                    short[text] = done
+            return done
         if len(text) <= LONG_CACHED_CHARS:
             return _clean_long_cached(text, known, personal)
         return _clean(text, known, personal)
 
     if type(data) is dict and keep:
-        return {_key(k, clean): v if k in keep else _walk(v, clean, 1) for k, v in data.items()}
+        return {_walk(k, clean, 0) if type(k) is str else _key(k, clean): v if k in keep else _walk(v, clean, 1)
+                for k, v in data.items()}
     return _walk(data, clean, 0)
 
 
@@ -276,6 +282,19 @@ def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = 
 # check details and canned answers case after case, and each text costs about
 # 55 pattern passes (~25 us); the secrets known are part of the key.
 CACHED_CHARS = 512
+
+
+# WHY a plain dict per set of secrets for redact_data: every key and short value
+# of every stored case goes through it (~60 a case); an lru_cache call hashes the
+# secrets tuple each time, which doubled the cost of storing a case once keys
+# were redacted too. Bounded: past SHORT_TEXTS texts (8 MB at most) new ones are
+# redacted each time, not remembered.
+SHORT_TEXTS = 16_384
+
+
+@functools.lru_cache(maxsize=8)
+def _short_texts(known: tuple[str, ...], personal: bool) -> dict[str, str]:
+    return {}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -332,13 +351,14 @@ WALK_DEPTH = 100
 def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
     kind = type(data)
     if kind is str:
-        # nothing secret or personal fits in 5 characters; a lone surrogate does
-        return clean(data) if len(data) >= 6 else clean_text(data)
+        # nothing secret or personal fits in 5 ASCII characters (a lone surrogate does)
+        return data if len(data) < 6 and data.isascii() else clean(data)
     if kind is dict or kind is list or kind is tuple:
         if depth >= WALK_DEPTH:
             return f"[nested deeper than {WALK_DEPTH} levels]"
         if kind is dict:
-            return {_key(k, clean): _walk(v, clean, depth + 1) for k, v in data.items()}
+            return {_walk(k, clean, depth) if type(k) is str else _key(k, clean): _walk(v, clean, depth + 1)
+                    for k, v in data.items()}
         return [_walk(v, clean, depth + 1) for v in data]
     if data is None or kind is bool or (kind is int and -(2 ** 63) <= data < 2 ** 64) or \
             (kind is float and math.isfinite(data)):
@@ -349,8 +369,8 @@ def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
 
 
 def _key(key: Any, clean: Callable[[str], str]) -> str:
-    if type(key) is not str:  # 1, None, a tuple: the text storable gives it
-        from tracegrade.core.storable import storable
+    """A key that is not text (1, None, a tuple) as the text storable gives it, redacted."""
+    from tracegrade.core.storable import storable
 
-        key = next(iter(storable({key: None})[0]))
-    return clean(key) if len(key) >= 6 else clean_text(key)
+    text: str = next(iter(storable({key: None})[0]))
+    return text if len(text) < 6 and text.isascii() else clean(text)

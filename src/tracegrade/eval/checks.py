@@ -375,6 +375,10 @@ def _well_formed(result: object, check: object) -> CheckResult:
 
     WHY: a plugin returning None, a dict or a detail that is not text made every
     case of a run fail while it was stored."""
+    if type(result) is CheckResult and type(result.name) is str and type(result.passed) is bool and \
+            type(result.code) is str and type(result.detail) is str and \
+            result.name.isascii() and result.code.isascii() and result.detail.isascii():
+        return result  # what every built-in check returns: nothing to look at twice
     name = _check_name(check)
     if not isinstance(result, CheckResult):
         return _fail(name, "check_error", f"the check returned {type(result).__name__}, not a CheckResult")
