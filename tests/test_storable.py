@@ -260,3 +260,48 @@ def _async(function):
     async def ask(case):
         return function(case)
     return ask
+
+
+# --- a hostile run killed mid-way is resumed and reported ------------------------------------
+
+async def slow_hostile(case: GoldenCase) -> Reply:
+    """``hostile_reply`` after ``TG_SLOW_S`` seconds: a run that can be killed mid-way."""
+    import os
+
+    await asyncio.sleep(float(os.environ.get("TG_SLOW_S", "0")))
+    return hostile_reply(case)
+
+
+def test_a_hostile_run_killed_mid_way_resumes_and_reports(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from test_resume import _kill_after
+
+    dataset = tmp_path / "d.json"
+    dataset.write_text(json.dumps({"name": "d", "cases": [{"id": k, "question": "q"} for k in KINDS]}))
+    db = tmp_path / "runs.db"
+    tests = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
+           "TG_SLOW_S": "0.3", "HOSTILE_API_TOKEN": SECRET, "TRACEGRADE_DB": f"sqlite:///{db}"}
+    process = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", "run", str(dataset), "--target",
+                                "test_storable:slow_hostile", "--checks-only", "--concurrency", "1", "--out",
+                                str(tmp_path / "out")], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _kill_after(process, db, cases=2)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOSTILE_API_TOKEN", SECRET)
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{db}")
+    with open_store(f"sqlite:///{db}") as store:
+        [info] = store.runs()
+        assert info.status == "running" and 2 <= len(store.load_run(info.run_id).results) < len(KINDS)
+    assert main(["run", str(dataset), "--resume", info.run_id, "--out", str(tmp_path / "out")]) == 1  # cases failed
+    with open_store(f"sqlite:///{db}") as store:
+        assert store.info(info.run_id).status == "finished"
+        assert [r.case_id for r in store.load_run(info.run_id).results] == list(KINDS)
+    assert main(["report", info.run_id]) == 0 and main(["history"]) == 0
+    printed = capsys.readouterr()
+    assert SECRET not in printed.out + printed.err and SECRET.encode() not in everything_written(tmp_path)
