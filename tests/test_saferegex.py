@@ -132,3 +132,21 @@ def test_the_linear_patterns_still_find_what_they_found(text, found):
 ])
 def test_money_still_reads_amounts_where_a_run_of_digits_starts(text, amounts):
     assert money_in(text) == amounts
+
+
+@pytest.mark.parametrize("text", ["\t" * 100_000, " \n" * 50_000, "|---" * 25_000])
+def test_the_format_metric_on_100k_characters_finishes(text):
+    # A line of 16,000 tabs took 1.8 s in the table pattern (quadratic); the metric reads every answer.
+    from tracegrade.metrics.generation import markdown_problems
+
+    finishes(lambda: markdown_problems(text))
+
+
+@pytest.mark.parametrize("answer, problems", [
+    ("| a | b |\n|---|---|\n| 1 | 2 |", ["table"]), ("x\n  | --- | :---: |\n", ["table"]),
+    ("text\n   ```py\ncode\n```", ["code fence"]), ("# Title\nbody", ["header"]), ("a - b --- c", []),
+])
+def test_the_format_metric_still_finds_tables_fences_and_headers(answer, problems):
+    from tracegrade.metrics.generation import markdown_problems
+
+    assert markdown_problems(answer) == problems

@@ -274,7 +274,6 @@ async def slow_hostile(case: GoldenCase) -> Reply:
 
 def test_a_hostile_run_killed_mid_way_resumes_and_reports(tmp_path, monkeypatch, capsys):
     import os
-    import signal
     import subprocess
     import sys
 
