@@ -304,3 +304,27 @@ def test_a_hostile_run_killed_mid_way_resumes_and_reports(tmp_path, monkeypatch,
     assert main(["report", info.run_id]) == 0 and main(["history"]) == 0
     printed = capsys.readouterr()
     assert SECRET not in printed.out + printed.err and SECRET.encode() not in everything_written(tmp_path)
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no message for you")
+
+
+def test_an_exception_whose_message_cannot_be_read_is_still_a_case_error_and_a_failed_check(tmp_path):
+    def raises(case):
+        if case.id == "surrogate":
+            raise Unprintable()
+        raise ValueError("bad \udcff")
+
+    class Raising(Garbage):
+        def __call__(self, case, reply):
+            raise Unprintable()
+
+    run, _ = run_hostile(tmp_path, raises, kinds=("surrogate", "plain"))
+    errors = {r.case_id: r.error for r in run.results}
+    assert errors == {"surrogate": "agent failed: Unprintable: (its message could not be read)",
+                      "plain": "agent failed: ValueError: bad \ufffd"}
+    run, _ = run_hostile(tmp_path / "checks", hostile_reply, checks=(Raising("raising", None),), kinds=("plain",))
+    assert CheckResult("raising", False, "check_error", "Unprintable: (its message could not be read)") \
+        in run.results[0].checks

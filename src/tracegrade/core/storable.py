@@ -70,6 +70,16 @@ def storable(value: Any) -> tuple[Any, tuple[str, ...]]:
     return _Walk(reasons).value(value, None, 0, None), tuple(reasons)
 
 
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception a target or a check raised, whatever its ``__str__``
+    does (raise, return something else, hold a lone surrogate): the case boundary must not fail."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "(its message could not be read)"
+    return clean_text(f"{type(exc).__name__}: {message}")
+
+
 def clean_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (a valid pair joined into its character)."""
     if text.isascii():

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from tracegrade.core.results import CheckResult
-from tracegrade.core.storable import clean_text
+from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.dataset import GoldenCase
@@ -366,7 +366,7 @@ def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = 
         try:
             results.append(_well_formed(check(case, reply), check))
         except Exception as exc:  # the check boundary: a broken check is data
-            results.append(_fail(_check_name(check), "check_error", f"{type(exc).__name__}: {exc}"))
+            results.append(_fail(_check_name(check), "check_error", error_text(exc)))
     return tuple(results)
 
 

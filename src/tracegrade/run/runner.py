@@ -26,7 +26,7 @@ from tracegrade.core.errors import AgentError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
 from tracegrade.core.results import CheckResult, Scores, Unscored
-from tracegrade.core.storable import storable_reply
+from tracegrade.core.storable import error_text, storable_reply
 from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
@@ -117,7 +117,7 @@ async def _evaluate_case(
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")
-        return CaseResult(status="error", error=redact_secrets(f"agent failed: {type(exc).__name__}: {exc}"),
+        return CaseResult(status="error", error=redact_secrets(f"agent failed: {error_text(exc)}"),
                           seconds=time.perf_counter() - started, **base)
     try:
         reply, checks = await _graded(case, reply, settings, started)
@@ -127,7 +127,7 @@ async def _evaluate_case(
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary: a reply that not even its storable form can hold
         times.mark("checks")
-        return CaseResult(status="error", error=redact_secrets(f"unusable reply: {type(exc).__name__}: {exc}"),
+        return CaseResult(status="error", error=redact_secrets(f"unusable reply: {error_text(exc)}"),
                           seconds=time.perf_counter() - started, **base)
     times.mark("checks")
     outcome = None
