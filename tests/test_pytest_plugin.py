@@ -50,3 +50,15 @@ def test_the_fixture_without_a_dataset_is_a_usage_error(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*tracegrade_case fixture needs --tracegrade DATASET*"])
+
+
+def test_a_failure_message_is_redacted_like_the_store(monkeypatch):
+    # Issue 23: what is printed is redacted like what is written.
+    from tracegrade.core.results import CaseResult, CheckResult
+    from tracegrade.pytest_plugin import failure_message
+
+    monkeypatch.setenv("PLUGIN_TEST_TOKEN", "plugin-Secret-44120v")
+    result = CaseResult("c", "fail", checks=(CheckResult("toolArgument", False, "wrong_argument",
+                                                          "got plugin-Secret-44120v for ann@example.com"),))
+    assert failure_message(result) == ("case c: FAIL\n  check toolArgument: wrong_argument: "
+                                       "got [REDACTED_KEY] for [REDACTED_EMAIL]")

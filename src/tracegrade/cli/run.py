@@ -170,6 +170,7 @@ def _check_calibration(store: RunStore, judge: Judge | None, required: bool) -> 
 def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, settings: RunSettings) -> Evaluation:
     from pydantic.alias_generators import to_camel
 
+    from tracegrade.core.redact import redact, redact_secrets
     from tracegrade.eval.progress import CaseProgress
     from tracegrade.report.console import case_block
     from tracegrade.run.evaluate import evaluate
@@ -188,7 +189,9 @@ def _execute(args, store: RunStore, dataset: Dataset, judge: Judge | None, setti
     options = {"agent_model": args.agent_model, "prompt_version": args.prompt_version}
     finished: list[Evaluation] = []
     try:
-        progress = CaseProgress(todo, render=lambda r: "" if args.quiet else case_block(r))
+        # WHY redacted here: the live block is made from the case in memory, before the store redacts it.
+        hide = redact_secrets if store.raw else redact
+        progress = CaseProgress(todo, render=lambda r: "" if args.quiet else hide(case_block(r)))
         with _executor(args, judge) as executor:
             evaluate(dataset, args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,

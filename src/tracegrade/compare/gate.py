@@ -97,6 +97,8 @@ def load_gate(path: str | Path | None = None) -> GateConfig:
         raise ConfigError(f"gate file {path}: not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"gate file {path}: {exc}") from None
+    except RecursionError:  # the parser and the validation recurse; no gate nests that deep
+        raise ConfigError(f"gate file {path}: nested too deeply") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
