@@ -160,3 +160,31 @@ def test_a_single_alias_is_refused_too(tmp_path):
     path.write_text("- &case {id: a, question: q}\n- *case\n")
     with pytest.raises(DatasetError, match="line 1: YAML anchors and aliases"):
         load_dataset(path)
+
+
+# --- issue 23: configuration nested past the parsers' recursion ---------------------------
+
+DEEP = "[" * 5000 + "]" * 5000  # tomllib and PyYAML recurse once per level
+
+
+@pytest.mark.parametrize("flag, name, content, message", [
+    ("--prices", "prices.toml", f"[models]\nx = {DEEP}\n", "price table {path}: nested too deeply"),
+    ("--rubric", "rubric.md", f"---\nmetrics: {DEEP}\n---\nbody\n", "{path}: the front matter is nested too deeply"),
+])
+def test_a_deeply_nested_run_config_is_a_named_error(tmp_path, capsys, flag, name, content, message):
+    path = write(tmp_path, name, content.encode())
+    dataset = write(tmp_path, "d.json", json.dumps({"name": "d", "cases": [{"id": "a", "question": "q"}]}).encode())
+    code = main(["run", str(dataset), "--target", "tests.support:golden_reply", flag, str(path),
+                 "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--out", str(tmp_path / "out")])
+    error = capsys.readouterr().err
+    assert code == 2 and f"tracegrade: error: {message.format(path=path)}" in error, error
+    assert "Traceback" not in error
+
+
+def test_a_deeply_nested_gate_file_is_a_named_error(tmp_path):
+    from tracegrade.compare.gate import load_gate
+    from tracegrade.core.errors import ConfigError
+
+    path = write(tmp_path, "gate.toml", f"x = {DEEP}\n".encode())
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_gate(path)

@@ -33,3 +33,15 @@ def test_rows_the_standard_library_wrote_still_read():
     old = json.dumps({"score": float("nan"), "n": 1}, sort_keys=True, ensure_ascii=False)  # NaN: not JSON, but stored
     value = jsontext.load(old.encode())
     assert value["n"] == 1 and value["score"] != value["score"]
+
+
+def test_text_nested_past_what_any_reader_takes_is_a_named_value_error():
+    # Issue 23: depth is bounded the same on read and write; past orjson's 1,024 levels the
+    # standard library recursed into a RecursionError.
+    import pytest
+
+    from tracegrade.core import jsontext
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        jsontext.load("[" * 5_000 + "]" * 5_000)
+    assert jsontext.load("[" * 200 + "]" * 200)  # what the store writes (at most ~100 levels) reads back

@@ -157,3 +157,24 @@ def test_a_request_shows_its_tool_arguments_as_json(store):
     page = render(traces(store), {}, Filters(), versions=[], models=[], store="spans.db")
     assert "getOrderStatus {&quot;orderId&quot;: &quot;ORD-" in page
     assert "{&#x27;orderId&#x27;" not in page
+
+
+async def test_the_login_form_reads_no_more_than_a_small_body_before_the_token_is_checked(store):
+    # Issue 23: an anonymous POST /login was read whole (52 MB took the monitor to 3 GB before its 401).
+    transport = httpx.ASGITransport(app=create_monitor_app(store, "s3cret-token"))
+    sent = []
+
+    async def endless():
+        for _ in range(1_000):  # 16 MB if it were all read
+            sent.append(1)
+            yield b"token=" + b"x" * 16_384
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        streamed = await client.post("/login", content=endless(),
+                                     headers={"content-type": "application/x-www-form-urlencoded"})
+        declared = await client.post("/login", content=b"token=" + b"x" * 10_000,
+                                     headers={"content-type": "application/x-www-form-urlencoded"})
+        still_works = await client.post("/login", data={"token": "s3cret-token"})
+    assert streamed.status_code == 413 and len(sent) <= 2
+    assert declared.status_code == 413 and "4096 bytes" in declared.json()["detail"]
+    assert still_works.status_code == 303

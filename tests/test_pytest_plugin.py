@@ -86,3 +86,15 @@ def test_the_target_and_capture_come_from_the_ini_options(pytester, tmp_path, mo
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*case b: FAIL*"])
+
+
+def test_a_failure_message_is_redacted_like_the_store(monkeypatch):
+    # Issue 23: what is printed is redacted like what is written.
+    from tracegrade.core.results import CaseResult, CheckResult
+    from tracegrade.pytest_plugin import failure_message
+
+    monkeypatch.setenv("PLUGIN_TEST_TOKEN", "plugin-Secret-44120v")
+    result = CaseResult("c", "fail", checks=(CheckResult("toolArgument", False, "wrong_argument",
+                                                          "got plugin-Secret-44120v for ann@example.com"),))
+    assert failure_message(result) == ("case c: FAIL\n  check toolArgument: wrong_argument: "
+                                       "got [REDACTED_KEY] for [REDACTED_EMAIL]")

@@ -201,9 +201,32 @@ def test_saving_a_case_twice_says_so_plainly(store_url):
     ("postgresql://db/runs?user=app&password=s3cret-pw&sslmode=require",
      "postgresql://db/runs?user=app&password=***&sslmode=require"),
     ("postgres://app@db/runs", "postgres://app@db/runs"),
+    # Issue 23: the key's passphrase was printed.
+    ("postgresql://app@db/runs?sslmode=verify-full&sslpassword=k3y-pass-phrase",
+     "postgresql://app@db/runs?sslmode=verify-full&sslpassword=***"),
 ])
 def test_the_password_never_shows(url, shown):
     assert hide_password(url) == shown
+
+
+def test_a_postgres_url_without_psycopg_names_the_extra_to_install(monkeypatch, capsys):
+    # Issue 23: a raw ModuleNotFoundError (and a traceback) instead.
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without_psycopg(name, *args, **kwargs):
+        if name == "psycopg":
+            raise ModuleNotFoundError("No module named 'psycopg'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_psycopg)
+    from tracegrade.cli import main
+
+    code = main(["history", "--db", "postgresql://app:s3cret-pw@db/runs"])
+    err = capsys.readouterr().err
+    assert code == 2 and "tracegrade[postgres]" in err and "psycopg" in err
+    assert "s3cret-pw" not in err and "Traceback" not in err
 
 
 def test_the_store_line_of_a_run_masks_the_password(pg, tmp_path, capsys, monkeypatch):

@@ -162,7 +162,15 @@ def failure_message(result: CaseResult) -> str:
         lines.append("  scores " + "  ".join(f"{k} {v}" for k, v in result.scores.items()))
     if result.error:
         lines.append(f"  error {result.error}")
-    return "\n".join(lines)
+    return _shown("\n".join(lines))
+
+
+def _shown(text: str) -> str:
+    """``text`` redacted as the run store redacts (a check's detail quotes the agent's arguments)."""
+    from tracegrade.core.redact import redact, redact_secrets
+    from tracegrade.store.runstore import raw_from_env
+
+    return redact_secrets(text) if raw_from_env() else redact(text)
 
 
 def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
@@ -175,8 +183,8 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
         *checks_for(case), *(c for c in installed_checks() if c.applies(case))]
     failed = [c for c in run_checks(case, reply, checks) if not c.passed]
     if failed:
-        raise AssertionError("\n".join([f"case {case.id}: checks failed"]
-                                       + [f"  check {c.name}: {c.code}: {c.detail}" for c in failed]))
+        raise AssertionError(_shown("\n".join([f"case {case.id}: checks failed"]
+                                              + [f"  check {c.name}: {c.code}: {c.detail}" for c in failed])))
 
 
 @pytest.fixture

@@ -189,6 +189,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
     """Run and store; ``target`` replaces the one ``--target`` names (``tracegrade grade``'s recorded traces)."""
     from pydantic.alias_generators import to_camel
 
+    from tracegrade.core.redact import redact, redact_secrets
     from tracegrade.eval.progress import CaseProgress
     from tracegrade.report.console import case_block
     from tracegrade.run.evaluate import evaluate
@@ -207,7 +208,9 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
     options = {"agent_model": args.agent_model, "prompt_version": args.prompt_version}
     finished: list[Evaluation] = []
     try:
-        progress = CaseProgress(todo, render=lambda r: "" if args.quiet else case_block(r))
+        # WHY redacted here: the live block is made from the case in memory, before the store redacts it.
+        hide = redact_secrets if store.raw else redact
+        progress = CaseProgress(todo, render=lambda r: "" if args.quiet else hide(case_block(r)))
         with _executor(args, judge) as executor:
             evaluate(dataset, target or args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,

@@ -98,6 +98,8 @@ def load_gate(path: str | Path | None = None) -> GateConfig:
         raise ConfigError(f"gate file {path}: not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"gate file {path}: {exc}") from None
+    except RecursionError:  # the parser and the validation recurse; no gate nests that deep
+        raise ConfigError(f"gate file {path}: nested too deeply") from None
     except ValidationError as exc:  # every mistake at once: fixing them one run at a time is slow
         raise ConfigError(f"gate file {path}: {describe(exc, GateConfig, limit=20)}") from None
 

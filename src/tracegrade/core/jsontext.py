@@ -36,4 +36,7 @@ def load(text: bytes | str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # NaN or Infinity that json.dumps wrote, or text json can still read
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:  # past orjson's 1,024 levels, json recurses: a named error, not a crash
+            raise ValueError("JSON nested too deeply to read (more than 1,024 levels)") from None

@@ -23,11 +23,15 @@ phone number.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import ipaddress
+import math
 import os
 import re
 from typing import Any, Callable, Iterable, Mapping
+
+from tracegrade.core.storable import clean_text
 
 KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
@@ -86,15 +90,36 @@ _DETECTORS = (
 
 
 @functools.cache
-def _vendor_patterns() -> tuple[re.Pattern[str], ...]:
+def _vendor_patterns() -> tuple[Any, ...]:  # re.Pattern, or RE2 where it compiles
     """The detectors' compiled patterns, imported once and lazily (detect-secrets imports requests)."""
     import importlib
 
-    patterns = []
+    patterns: list[Any] = []
     for module, name in _DETECTORS:
         detector = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-        patterns.extend(detector.denylist)
+        patterns.extend(linear(pattern) for pattern in detector.denylist)
     return tuple(patterns)
+
+
+def linear(pattern: re.Pattern[str]) -> Any:
+    """``pattern`` on RE2 (linear time) when RE2 can compile it.
+
+    WHY: some detector rules scan to the end of the text from every place they
+    could start (``sk-[A-Za-z0-9-_]*...``, ``//.+/:_authToken``): 200 KB of tool
+    result took seconds per rule. Those RE2 refuses use look-arounds on
+    bounded repetitions (``{20,50}(?!\\w)``), linear already."""
+    import re2  # WHY here: only the patterns loaded lazily need it
+
+    if pattern.flags & (re.VERBOSE | re.ASCII | re.LOCALE):
+        return pattern
+    inline = "".join(letter for flag, letter in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+                     if pattern.flags & flag)
+    options = re2.Options()
+    options.log_errors = False  # WHY: a refused rule is expected, not an error on stderr
+    try:
+        return re2.compile(f"(?{inline}){pattern.pattern}" if inline else pattern.pattern, options)
+    except re2.error:
+        return pattern
 
 
 def _vendor(text: str) -> str:
@@ -117,9 +142,28 @@ def _mask_secret_groups(match: re.Match[str]) -> str:
     return whole[:lead] + KEY
 
 
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
-    r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|[A-Za-z0-9+/=\s:,.-]*)")  # a cut-off block too
+# A private key block from its BEGIN line to the first END line after it, or, cut
+# off, as far as base64 and header characters go. WHY not one pattern
+# (BEGIN[\s\S]*?END): from every BEGIN without an END it scanned to the end of the
+# text, 17 s for 224 KB of headers; the END lines are found once (``_private_keys``).
+# WHY bounded names: "BEGIN" and a long run of capitals was quadratic too.
+_KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,40}-----")
+_KEY_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,40}-----")
+_KEY_CUT = re.compile(r"[A-Za-z0-9+/=\s:,.-]*")
+
+
+def _private_keys(text: str) -> str:
+    if "PRIVATE KEY" not in text:
+        return text
+    ends = [(m.start(), m.end()) for m in _KEY_END.finditer(text)]
+    starts = [start for start, _ in ends]
+    pieces, position = [], 0
+    while (begin := _KEY_BEGIN.search(text, position)) is not None:
+        after = bisect.bisect_left(starts, begin.end())
+        stop = ends[after][1] if after < len(ends) else _KEY_CUT.match(text, begin.end()).end()  # type: ignore[union-attr]
+        pieces += [text[position:begin.start()], "[REDACTED_PRIVATE_KEY]"]
+        position = stop
+    return "".join(pieces) + text[position:]
 
 _FORMATS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?)"
@@ -133,7 +177,8 @@ _FORMATS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}"), KEY),
     (re.compile(r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat)-[A-Za-z0-9_-]{20,}"), KEY),
     # WHY a digit is required: "key-performance-indicators" is prose, not a key.
-    (re.compile(r"\b(?:sk|pk|rk|key|api|tok)[-_](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{12,}\b"), KEY),
+    # WHY the look-ahead bounded: unbounded, it scanned to the end from every "sk-" (quadratic).
+    (re.compile(r"\b(?:sk|pk|rk|key|api|tok)[-_](?=[A-Za-z0-9_-]{0,256}\d)[A-Za-z0-9_-]{12,}\b"), KEY),
     (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), KEY),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), KEY),
     (re.compile(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), KEY),
@@ -148,7 +193,9 @@ _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b
 _CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 # US social security numbers; the ranges the SSA never issues are left alone.
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\w-])")
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+# WHY the look-behind: a match can only start where a run of these characters starts;
+# without it, "a.a.a..." with no "@" was scanned to its end from every character.
+_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 _IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])")
 _PHONE = re.compile(r"(?<![\w-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)|\d{2,4})[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w-])")
@@ -221,25 +268,53 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_data(data: Any, keep: frozenset[str] = frozenset(), personal: bool = True) -> Any:
-    """A copy of JSON-like ``data`` with every string redacted, except the values of
-    the keys in ``keep`` (ids, statuses: structure, not content). With
-    ``personal=False`` only secrets go; personal data stays (raw data, opted in)."""
+    """A copy of JSON-like ``data`` with every string redacted, keys too, at any
+    depth, except the values of the top-level keys in ``keep`` (a result's own
+    ids and statuses: structure, not content). With ``personal=False`` only
+    secrets go; personal data stays (raw data, opted in). Whatever is not JSON
+    (NaN, bytes, an object, a container inside itself) comes out as JSON
+    (``core.storable``): what is redacted can always be written.
+
+    WHY ``keep`` only at the top: a ``name`` or ``model`` inside tool arguments
+    or state is the agent's content; kept anywhere, a secret placed there was
+    stored in clear."""
     known = _all_secrets(())  # once for the whole tree, not once per string
+    short = _short_texts(known, personal)
 
     def clean(text: str) -> str:
         if len(text) <= CACHED_CHARS:
-            return _clean_cached(text, known, personal)
+            if (done := short.get(text)) is None:
+                done = _clean(text, known, personal)
+                if len(short) < SHORT_TEXTS:
+                    short[text] = done
+            return done
         if len(text) <= LONG_CACHED_CHARS:
             return _clean_long_cached(text, known, personal)
         return _clean(text, known, personal)
 
-    return _walk(data, keep, clean)
+    if type(data) is dict and keep:
+        return {_walk(k, clean, 0) if type(k) is str else _key(k, clean): v if k in keep else _walk(v, clean, 1)
+                for k, v in data.items()}
+    return _walk(data, clean, 0)
 
 
 # WHY a cache of short texts: a run stores the same tool results, arguments,
 # check details and canned answers case after case, and each text costs about
 # 55 pattern passes (~25 us); the secrets known are part of the key.
 CACHED_CHARS = 512
+
+
+# WHY a plain dict per set of secrets for redact_data: every key and short value
+# of every stored case goes through it (~60 a case); an lru_cache call hashes the
+# secrets tuple each time, which doubled the cost of storing a case once keys
+# were redacted too. Bounded: past SHORT_TEXTS texts (8 MB at most) new ones are
+# redacted each time, not remembered.
+SHORT_TEXTS = 16_384
+
+
+@functools.lru_cache(maxsize=8)
+def _short_texts(known: tuple[str, ...], personal: bool) -> dict[str, str]:
+    return {}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -259,7 +334,7 @@ def _clean_long_cached(text: str, known: tuple[str, ...], personal: bool) -> str
 
 
 def _clean(text: str, known: tuple[str, ...], personal: bool) -> str:
-    text = _formats(_known(text, known))
+    text = _formats(_known(clean_text(text), known))
     return _personal(text) if personal else text
 
 
@@ -275,7 +350,7 @@ def _known(text: str, secrets: tuple[str, ...]) -> str:
 
 
 def _formats(text: str) -> str:
-    text = _PRIVATE_KEY.sub("[REDACTED_PRIVATE_KEY]", text)
+    text = _private_keys(text)
     text = _vendor(text)
     for pattern, marker in _FORMATS:
         text = pattern.sub(marker, text)
@@ -288,11 +363,34 @@ def _personal(text: str) -> str:
     return text
 
 
-def _walk(data: Any, keep: frozenset[str], clean: Callable[[str], str]) -> Any:
-    if isinstance(data, str):
-        return clean(data) if len(data) >= 6 else data  # nothing secret or personal fits in 5 characters
-    if isinstance(data, dict):
-        return {k: v if k in keep else _walk(v, keep, clean) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_walk(v, keep, clean) for v in data]
-    return data
+# Containers deeper than this are not walked: a stored value is at most
+# core.storable.MAX_DEPTH deep inside a result, so only a value that skipped it gets here.
+WALK_DEPTH = 100
+
+
+def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
+    kind = type(data)
+    if kind is str:
+        # nothing secret or personal fits in 5 ASCII characters (a lone surrogate does)
+        return data if len(data) < 6 and data.isascii() else clean(data)
+    if kind is dict or kind is list or kind is tuple:
+        if depth >= WALK_DEPTH:
+            return f"[nested deeper than {WALK_DEPTH} levels]"
+        if kind is dict:
+            return {_walk(k, clean, depth) if type(k) is str else _key(k, clean): _walk(v, clean, depth + 1)
+                    for k, v in data.items()}
+        return [_walk(v, clean, depth + 1) for v in data]
+    if data is None or kind is bool or (kind is int and -(2 ** 63) <= data < 2 ** 64) or \
+            (kind is float and math.isfinite(data)):
+        return data
+    from tracegrade.core.storable import storable  # WHY here: the rare value that is not plain JSON
+
+    return _walk(storable(data)[0], clean, depth)
+
+
+def _key(key: Any, clean: Callable[[str], str]) -> str:
+    """A key that is not text (1, None, a tuple) as the text storable gives it, redacted."""
+    from tracegrade.core.storable import storable
+
+    text: str = next(iter(storable({key: None})[0]))
+    return text if len(text) < 6 and text.isascii() else clean(text)

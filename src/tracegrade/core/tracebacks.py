@@ -26,8 +26,16 @@ _STDLIB = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstd
 
 def raised_at(exc: BaseException, frames: int = 2) -> str:
     """`` (at FILE:LINE in FUNCTION <- ...)`` for the innermost ``frames`` frames
-    outside tracegrade and the standard library; "" when there are none."""
-    mine = [f for f in traceback.extract_tb(exc.__traceback__) if _theirs(f.filename)]
+    outside tracegrade and the standard library; "" when there are none (or when
+    the traceback cannot be read: this runs at the case boundary, which must not fail)."""
+    try:
+        return _where(exc, frames)
+    except Exception:
+        return ""
+
+
+def _where(exc: BaseException, frames: int) -> str:
+    mine = [f for f in traceback.extract_tb(exc.__traceback__, limit=200) if _theirs(f.filename)]
     user = [f for f in mine if "site-packages" not in f.filename] or mine
     if not user:
         return ""

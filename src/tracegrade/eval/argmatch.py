@@ -21,7 +21,7 @@ object whose own keys start with ``$``). Operators:
 ``$contains``   a list holding, for each spec given, its own matching item (others allowed)
 ``$has``        an object with at least these keys, each matching (other keys allowed)
 ``$normalize``  string normalisation for everything inside (see textnorm)
-``$regex``      a string that contains a match (``re.search``)
+``$regex``      a string that contains a match (RE2 syntax, linear time: no look-around)
 ``$number``     a number, or a string that writes it (``"1,000"``)
 ``$approx``     ``{"value": 3.14, "abs": 0.01, "rel": 0}``: a number within the tolerance
 ``$money``      ``{"amount": 1250, "currency": "EUR"}``: a string that writes that amount
@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Mapping, Sequence
 
+from tracegrade.eval.saferegex import PatternError, compile_pattern
 from tracegrade.eval.textnorm import NORMALISATIONS, REMOVE, normalise, parse_date, parse_money, parse_number
 
 
@@ -255,7 +256,7 @@ class ObjectOf(_Base):
 
 @dataclass(frozen=True)
 class Regex(_Base):
-    pattern: re.Pattern[str]
+    pattern: Any  # an RE2 pattern (saferegex): linear time on agent output
 
     def match(self, value: Any, path: str, steps: tuple[str, ...]) -> list[Mismatch]:
         if not isinstance(value, str):
@@ -407,8 +408,8 @@ def _compile_test(name: str, arg: Any, path: str) -> Any:
         if not isinstance(arg, str):
             raise SpecError(path, "$regex must be a string")
         try:
-            return Regex(re.compile(arg))
-        except re.error as exc:
+            return Regex(compile_pattern(arg))
+        except PatternError as exc:
             raise SpecError(path, f"$regex does not compile: {exc}") from None
     if name == "$number":
         if not _is_number(arg):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from tracegrade.core.results import CheckResult
+from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.dataset import GoldenCase
@@ -359,12 +360,40 @@ def checks_for(case: GoldenCase) -> list[Check]:
 
 
 def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = None) -> tuple[CheckResult, ...]:
-    """Every applicable check; a check that raises is a failed check, not a crash."""
+    """Every applicable check; a check that raises, or returns anything but a
+    CheckResult of text and a bool, is a failed check naming it, not a crash."""
     results = []
     for check in checks if checks is not None else checks_for(case):
         try:
-            results.append(check(case, reply))
+            results.append(_well_formed(check(case, reply), check))
         except Exception as exc:  # the check boundary: a broken check is data
-            name = getattr(check, "name", None) or getattr(check, "__name__", type(check).__name__)
-            results.append(_fail(name, "check_error", f"{type(exc).__name__}: {exc}"))
+            results.append(_fail(_check_name(check), "check_error", error_text(exc)))
     return tuple(results)
+
+
+def _well_formed(result: object, check: object) -> CheckResult:
+    """``result`` if it is what a check must return (its texts cleaned of lone surrogates), else a failure.
+
+    WHY: a plugin returning None, a dict or a detail that is not text made every
+    case of a run fail while it was stored."""
+    if type(result) is CheckResult and type(result.name) is str and type(result.passed) is bool and \
+            type(result.code) is str and type(result.detail) is str and \
+            result.name.isascii() and result.code.isascii() and result.detail.isascii():
+        return result  # what every built-in check returns: nothing to look at twice
+    name = _check_name(check)
+    if not isinstance(result, CheckResult):
+        return _fail(name, "check_error", f"the check returned {type(result).__name__}, not a CheckResult")
+    wrong = [f"{field} is {type(getattr(result, field, None)).__name__}"
+             for field, kind in (("name", str), ("passed", bool), ("code", str), ("detail", str))
+             if not isinstance(getattr(result, field, None), kind)]
+    if wrong:
+        return _fail(name, "check_error", f"the check returned a CheckResult whose {', '.join(wrong)} "
+                     "(name, code and detail must be text, passed a bool)")
+    texts = (clean_text(str(result.name)), clean_text(str(result.code)), clean_text(str(result.detail)))
+    return result if texts == (result.name, result.code, result.detail) and type(result) is CheckResult \
+        else CheckResult(texts[0], result.passed, texts[1], texts[2])
+
+
+def _check_name(check: object) -> str:
+    name = getattr(check, "name", None) or getattr(check, "__name__", None)
+    return clean_text(name) if isinstance(name, str) else type(check).__name__

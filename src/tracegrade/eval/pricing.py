@@ -58,6 +58,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         raise ConfigError(f"price table {path}: file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"price table {path}: {exc}") from None
+    except RecursionError:  # tomllib recurses; no price table nests that deep
+        raise ConfigError(f"price table {path}: nested too deeply") from None
     prices = {}
     for model_id, entry in data.get("models", {}).items():
         if not isinstance(entry, dict) or set(entry) != {"input", "output"}:

@@ -73,6 +73,8 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
         raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes, case.id)
         try:
             reply = Reply.from_wire(json.loads(raw))
+        except RecursionError:  # json recurses per level: a body nested ~1,000 deep
+            raise AgentError(f"unusable reply from {url}: nested too deeply") from None
         except ValueError as exc:
             raise AgentError(redact_secrets(f"unusable reply from {url}: {exc}", secrets)[:500]) from None
         if len(reply.answer) > max_answer_chars:

@@ -24,9 +24,9 @@ declare; ``"additionalProperties": true`` says otherwise.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
+from tracegrade.eval.saferegex import PatternError, compile_pattern, search
 from tracegrade.eval.argmatch import MISSING, Mismatch, SpecError, json_type, same_value
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
@@ -69,8 +69,8 @@ def _check(schema: Any, path: str) -> None:
         raise SpecError(f"{path}.required", f"{missing[0]!r} is required but not among the properties")
     if "pattern" in schema:
         try:
-            re.compile(schema["pattern"])
-        except (re.error, TypeError) as exc:
+            compile_pattern(schema["pattern"])
+        except PatternError as exc:
             raise SpecError(f"{path}.pattern", f"does not compile: {exc}") from None
 
 
@@ -123,7 +123,7 @@ def _value_rules(schema: Mapping[str, Any], value: Any, path: str) -> list[Misma
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
             wrong.append("a length within the schema's limits")
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and not search(schema["pattern"], value):  # RE2: linear in the value
             wrong.append(f"text matching /{schema['pattern']}/")
     if isinstance(value, (list, tuple)) and not (schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value))):
         wrong.append("a number of items within the schema's limits")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Annotated, Any, Sequence
 
@@ -125,7 +125,7 @@ def load_labels(path: str | Path | None = None) -> tuple[tuple[LabelledItem, ...
     except ValidationError as exc:
         raise DatasetError(f"{path}: {_problem(raw, exc)}") from None
     ids = [item.id for item in parsed.items]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)  # WHY Counter: ids.count was quadratic
     if duplicates:
         raise DatasetError(f"{path}: item ids must be unique; repeated: {', '.join(duplicates)}")
     return parsed.items, hashlib.sha256(raw).hexdigest()[:12]

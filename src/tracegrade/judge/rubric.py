@@ -207,6 +207,8 @@ def parse_rubric(text: str, source: str = "rubric") -> Rubric:
         data = yaml.safe_load(front)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: the front matter is not valid YAML: {exc}") from None
+    except RecursionError:  # PyYAML recurses; no rubric nests that deep
+        raise ConfigError(f"{source}: the front matter is nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the front matter must be a mapping with 'metrics'")
     try:

@@ -38,9 +38,11 @@ REFUSAL_PHRASES = (
 # WHY no "not covered" or "outside": "water damage is not covered" and "outside
 # the 30 day window" are answers, not refusals.
 
-_TABLE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.MULTILINE)
+# WHY [ \t] and possessive *+: with \s* (which crosses lines) twice in a row, a
+# 16,000-character line of tabs took 1.8 s (quadratic); these look at one line.
+_TABLE = re.compile(r"^[ \t]*+\|?[ \t]*+:?-{3,}+:?[ \t]*+(?:\|[ \t]*+:?-{3,}+:?[ \t]*+)+\|?[ \t]*+$", re.MULTILINE)
 _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
-_FENCE = re.compile(r"^\s*```", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*+```", re.MULTILINE)
 
 
 # WHY one pattern: the phrases one by one were 42 searches of every answer.

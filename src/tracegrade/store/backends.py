@@ -198,7 +198,11 @@ class PostgresBackend(Backend):
 
     def __init__(self, url: str, attempts: int = RECONNECT_ATTEMPTS, first_wait_s: float = RECONNECT_FIRST_WAIT_S,
                  say: Callable[[str], None] | None = None) -> None:
-        import psycopg  # optional: only a Postgres store needs it
+        try:
+            import psycopg  # optional: only a Postgres store needs it
+        except ImportError:
+            raise StoreError(f"{hide_password(url)}: a Postgres store needs psycopg: "
+                             "pip install 'tracegrade[postgres]'") from None
 
         self._psycopg, self._url = psycopg, url
         self.display_url = hide_password(url)
@@ -302,7 +306,8 @@ def to_pyformat(sql: str) -> str:
 
 # --- URLs ---------------------------------------------------------------------------------
 
-_QUERY_PASSWORD = re.compile(r"([?&]password=)([^&#]*)", re.IGNORECASE)
+# libpq takes a password in the query too, and the key's passphrase as sslpassword.
+_QUERY_PASSWORD = re.compile(r"([?&](?:ssl)?password=)([^&#]*)", re.IGNORECASE)
 
 
 def _parts(url: str) -> tuple[str, str, str, str]:
@@ -320,7 +325,7 @@ def _url_passwords(url: str) -> list[str]:
 
 
 def hide_password(url: str) -> str:
-    """``url`` with the password (in the user info or a ``password=`` parameter) shown as ``***``."""
+    """``url`` with the password (in the user info, a ``password=`` or ``sslpassword=`` parameter) shown as ``***``."""
     scheme, credentials, host, tail = _parts(url)
     if ":" in credentials:
         credentials = credentials.split(":", 1)[0] + ":***"

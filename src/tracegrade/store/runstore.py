@@ -45,12 +45,13 @@ from tracegrade.store.backends import Backend, PostgresBackend, SqliteBackend, h
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
 ENV_VAR = "TRACEGRADE_DB"
 RAW_ENV_VAR = "TRACEGRADE_RAW_DATA"
-# JSON keys whose values are structure, not content: never redacted.
+# The keys of a result or a manifest (the top level only) whose values are the
+# harness's structure, not content: never redacted. WHY not "name", "model",
+# "route" or "retrievedSources" of the reply: the agent writes them, and a
+# secret placed there went into the store in clear.
 STRUCTURE_KEYS = frozenset({
     # a case result
     "case_id", "status", "split", "category", "risk", "case_hash", "attempts",
-    # the reply (wire form), its tool calls, steps and checks
-    "name", "code", "kind", "model", "route", "retrievedSources",
     # a manifest
     "run_id", "dataset", "dataset_version", "started_at", "ended_at", "rubric_hash", "git_commit",
     "agent_model", "judge_model", "prompt_version",

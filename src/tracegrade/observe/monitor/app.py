@@ -125,13 +125,36 @@ def _require_token(app: FastAPI, token: str) -> None:
                             headers={"WWW-Authenticate": "Bearer"})
 
 
+# WHY a cap before the token is known: the login form is the one body anyone may
+# send, and read whole it let an anonymous client take the process to 3 GB.
+MAX_LOGIN_BYTES = 4096
+
+
+async def _small_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it is known to be over ``limit`` bytes
+    (by its Content-Length, or while it arrives: nothing past the limit is read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
 async def _login(request: Request, expected: bytes, session: str):
     if request.method != "POST":
         if "token" in request.query_params:
             return JSONResponse(status_code=400, content={
                 "detail": "the token does not go in the URL (it ends in logs and history): use the form at /login"})
         return HTMLResponse(_LOGIN_PAGE.format(message=""))
-    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    body = await _small_body(request, MAX_LOGIN_BYTES)
+    if body is None:
+        return JSONResponse(status_code=413, content={"detail": f"a login form is at most {MAX_LOGIN_BYTES} bytes"},
+                            headers={"Connection": "close"})
+    form = parse_qs(body.decode("utf-8", "replace"))
     given = (form.get("token") or [""])[0].encode()
     if not hmac.compare_digest(given, expected):
         return HTMLResponse(_LOGIN_PAGE.format(message="<p class=bad>Wrong token.</p>"), status_code=401)
