@@ -35,7 +35,7 @@ def raised_at(exc: BaseException, frames: int = 2) -> str:
 
 
 def _where(exc: BaseException, frames: int) -> str:
-    mine = [f for f in traceback.extract_tb(exc.__traceback__, limit=200) if _theirs(f.filename)]
+    mine = [f for f in traceback.extract_tb(exc.__traceback__, limit=-200) if _theirs(f.filename)]
     user = [f for f in mine if "site-packages" not in f.filename] or mine
     if not user:
         return ""
