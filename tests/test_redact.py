@@ -158,3 +158,14 @@ def test_a_long_text_is_redacted_the_same_from_the_cache_and_a_new_secret_reache
     assert redact_data({"context": context})["context"] == first  # from the cache: the same text
     monkeypatch.setenv("LONGCACHE_API_KEY", "Refund policy")  # a secret that appears in the cached text
     assert "Refund policy" not in redact_data({"context": context})["context"]
+
+
+def test_distinct_personal_values_in_one_text_get_distinct_markers():
+    """A failure must say which value differed without showing either (issue 25)."""
+    from tracegrade.core.redact import redact
+
+    text = "expected ann@example.com, got bob@example.com (ann@example.com again); 4111 1111 1111 1111"
+    assert redact(text) == ("expected [REDACTED_EMAIL], got [REDACTED_EMAIL#2] ([REDACTED_EMAIL] again); "
+                            "[REDACTED_CARD]")
+    assert redact("expected ann@example.com, got ann@example.com") == \
+        "expected [REDACTED_EMAIL], got [REDACTED_EMAIL]"  # the same value: the same marker

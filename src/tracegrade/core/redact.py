@@ -359,8 +359,25 @@ def _formats(text: str) -> str:
 
 def _personal(text: str) -> str:
     for pattern, marker in _PERSONAL:
-        text = pattern.sub(marker, text)
+        text = pattern.sub(_numbered(marker), text)
     return text
+
+
+def _numbered(marker: str | Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
+    """The marker for one text, numbered per distinct value: the first e-mail is
+    ``[REDACTED_EMAIL]``, another one ``[REDACTED_EMAIL#2]``, the first again
+    ``[REDACTED_EMAIL]``. WHY: a failure that reads "expected [REDACTED_EMAIL],
+    got [REDACTED_EMAIL#2]" says the two differ without showing either."""
+    seen: dict[tuple[str, str], int] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        found = marker(match) if callable(marker) else marker
+        if found == match.group() or not found.endswith("]"):
+            return found  # not personal data after all (a checksum failed), or no marker
+        number = seen.setdefault((found, match.group()), 1 + sum(1 for kind, _ in seen if kind == found))
+        return found if number == 1 else f"{found[:-1]}#{number}]"
+
+    return replace
 
 
 # Containers deeper than this are not walked: a stored value is at most
