@@ -1,0 +1,217 @@
+"""`tracegrade view`: one local web app over the run store and the span store.
+
+    >>> from tracegrade.store.runstore import open_store
+    >>> app = create_view_app(open_store("sqlite:///:memory:"))
+    >>> sorted(r.path for r in app.routes if r.path.startswith("/runs"))[:2]
+    ['/runs/{run_id}', '/runs/{run_id}/cases/{case_id:path}']
+
+Routes are plain ``def``: FastAPI runs them in its thread pool, so a slow store
+read never holds the event loop. Each route reads the store, hands plain data
+to its page module (one module per page), and returns the HTML. The
+production pages are the monitor's own app, mounted at /production/.
+
+Safety as the monitor's: only the allowed Host names are answered (DNS
+rebinding) and a browser request from another origin is refused (HostGuard,
+outermost); with a token (what binding beyond loopback needs) every route
+asks for it; pages may not be framed by another site.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tracegrade.compare.comparison import compare_runs
+from tracegrade.compare.gate import GateConfig, decide
+from tracegrade.core import jsontext
+from tracegrade.core.errors import TracegradeError
+from tracegrade.core.results import CaseResult
+from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
+from tracegrade.store import runref
+from tracegrade.store.runstore import RunInfo, RunStore
+from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
+from tracegrade.view.auth import TokenGate
+from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index
+from tracegrade.view.shell import e, layout, run_url
+
+RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
+OTHER_RUNS = 20  # recent runs on the dataset searched for the same case
+SEARCH_CHARS = 200  # of the case search text
+
+
+def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | None = None,
+                    allowed_hosts: Iterable[str] = LOOPBACK_NAMES, gate: GateConfig | None = None) -> FastAPI:
+    """The view over ``store`` (and the production traces in ``spans_db``).
+
+    ``token``: every route needs it (None: none does; serve only on loopback then)."""
+    app = FastAPI(title="tracegrade view", docs_url=None, redoc_url=None, openapi_url=None)
+    indexes = IndexCache()
+    gate = gate or GateConfig()
+
+    def index_of(info: RunInfo) -> CaseIndex:
+        return indexes.get((info.run_id, info.cases_done, info.status),
+                           lambda: build_index(store.case_texts(info.run_id)))
+
+    @app.exception_handler(TracegradeError)
+    async def not_found(request: Request, exc: TracegradeError) -> HTMLResponse:
+        return HTMLResponse(layout("Not found", f'<section><p class="error">{e(exc)}</p>'
+                                   '<p><a href="/">all runs</a></p></section>'), status_code=404)
+
+    @app.get("/", response_class=HTMLResponse)
+    def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
+        infos = store.runs(limit=RUNS_SHOWN)
+        counts = store.status_counts([i.run_id for i in infos])
+        return runs_page.render(infos, counts, runs_page.RunFilters(dataset, status, sort, page), store.url)
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run(run_id: str, status: str = "", split: str = "", code: str = "", q: str = "", page: int = 1):
+        info = _info(store, run_id)
+        if info.run_id != run_id:  # a prefix, latest or previous: to the run's own address
+            return RedirectResponse(run_url(info.run_id), status_code=307)
+        index = index_of(info)
+        filters = Filters(status, split, code, q[:SEARCH_CHARS])
+        return run_page.render(info, index, filters, index.page(filters, page, run_page.PAGE_SIZE),
+                               _previous(store, info))
+
+    @app.get("/runs/{run_id}/metrics", response_class=HTMLResponse)
+    def metrics(run_id: str) -> str:
+        info = _info(store, run_id)
+        return metrics_page.render(info, store.load_run(info.run_id))
+
+    @app.get("/runs/{run_id}/results.json")
+    def results(run_id: str) -> StreamingResponse:
+        info = _info(store, run_id)
+        name = f"results-{info.run_id}.json".replace('"', "")
+        return StreamingResponse(_results_json(store, info), media_type="application/json",
+                                 headers={"content-disposition": f'attachment; filename="{name}"'})
+
+    @app.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)
+    def case(run_id: str, case_id: str, repeat: int = 0) -> str:
+        info = _info(store, run_id)
+        result = _case(store, info.run_id, case_id, repeat)
+        if result is None:
+            raise HTTPException(404, f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
+        others = [(i.run_id, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
+                  if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
+        return case_page.render(info.run_id, result, others[:OTHER_RUNS])
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
+        infos = store.runs(limit=RUNS_SHOWN)
+        if not baseline or not candidate:
+            chooser = compare_page.chooser(infos, infos[1].run_id if len(infos) > 1 else "",
+                                           infos[0].run_id if infos else "")
+            return layout("Compare two runs", chooser, crumbs=[("runs", "/")], here="/compare")
+        try:
+            base, cand = (store.load_run(runref.resolve_id(store, ref)) for ref in (baseline, candidate))
+            comparison = compare_runs(base, cand, allow_dataset_change, gate.statistics.alpha,
+                                      gate.statistics.bootstrap_resamples, gate.statistics.seed)
+        except TracegradeError as exc:
+            return layout("Compare two runs", compare_page.chooser(infos, baseline, candidate, str(exc)),
+                          crumbs=[("runs", "/")], here="/compare")
+        chooser = compare_page.chooser(infos, base.manifest.run_id, cand.manifest.run_id)
+        return compare_page.render(comparison, decide(comparison, gate), gate.statistics.alpha, chooser)
+
+    @app.get("/compare/{baseline}/{candidate}/cases/{case_id:path}", response_class=HTMLResponse)
+    def diff(baseline: str, candidate: str, case_id: str) -> str:
+        base, cand = _info(store, baseline).run_id, _info(store, candidate).run_id
+        return compare_page.render_diff(base, cand, case_id, _case(store, base, case_id, 0),
+                                        _case(store, cand, case_id, 0))
+
+    @app.get("/history", response_class=HTMLResponse)
+    def history(dataset: str = "") -> str:
+        infos = store.runs(limit=RUNS_SHOWN)
+        chosen = dataset or (infos[0].dataset if infos else "")
+        recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
+        return history_page.render(sorted({i.dataset for i in infos}), chosen,
+                                   [(i, index_of(i)) for i in recent], gate)
+
+    @app.get("/calibration", response_class=HTMLResponse)
+    def calibration() -> str:
+        return calibration_page.render(store.calibrations())
+
+    app.mount("/production", _production(spans_db, allowed_hosts))
+    app.add_middleware(SecurityHeaders)
+    if token:
+        app.add_middleware(TokenGate, token=token)
+    # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
+    app.add_middleware(HostGuard, allowed=allowed_hosts)
+    return app
+
+
+def _info(store: RunStore, ref: str) -> RunInfo:
+    """The run ``ref`` names: its id, a unique prefix, latest or previous (ConfigError, StoreError: a 404)."""
+    return store.info(runref.resolve_id(store, ref))
+
+
+def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult | None:
+    text = store.case_text(run_id, case_id, repeat)
+    return CaseResult.from_json(jsontext.load(text)) if text is not None else None
+
+
+def _previous(store: RunStore, info: RunInfo) -> str | None:
+    """The run recorded just before this one on the same dataset, if any."""
+    ids = [i.run_id for i in store.runs(limit=RUNS_SHOWN, dataset=info.dataset)]
+    at = ids.index(info.run_id) if info.run_id in ids else -1
+    return ids[at + 1] if 0 <= at < len(ids) - 1 else None
+
+
+def _results_json(store: RunStore, info: RunInfo) -> Iterator[str]:
+    """The run as ``results.json`` holds it (manifest, then the stored cases), streamed."""
+    yield '{\n  "manifest": ' + jsontext.dump(info.manifest.to_json()) + ',\n  "results": ['
+    for number, text in enumerate(store.case_texts(info.run_id)):
+        yield ("," if number else "") + "\n    " + text
+    yield "\n  ]\n}\n"
+
+
+class SecurityHeaders:
+    """Every response may not be framed by another site, sniffed, or leak its address."""
+
+    HEADERS = [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
+               (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self.HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers if scope["type"] == "http" else send)
+
+
+def _production(spans_db: Path | None, allowed_hosts: Iterable[str]) -> ASGIApp:
+    """The monitor's app for the span store, or a page saying there is none."""
+    if spans_db is None or not Path(spans_db).exists():
+        where = f"no span store at {spans_db}" if spans_db else "no span store given (--spans-db)"
+        page = layout("Production traces", f"<section><p>{e(where)}: <code>shopnest serve</code> (or any agent "
+                      "using tracegrade.observe.telemetry) records one.</p></section>", here="/production/")
+        return HTMLResponse(page)
+    from tracegrade.observe.monitor.app import create_monitor_app
+    from tracegrade.observe.spanstore import SpanStore
+
+    # WHY an inner token: the monitor asks every request for one; the view has already
+    # let this request in (Host, and its own token when it has one), so it vouches for it.
+    inner = secrets.token_urlsafe(24)
+    return _Vouched(create_monitor_app(SpanStore(Path(spans_db)), inner, None, allowed_hosts), inner)
+
+
+class _Vouched:
+    """Passes requests to ``app`` with its bearer token set (replacing any the client sent)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.header = (b"authorization", f"Bearer {token}".encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = [h for h in scope["headers"] if h[0].lower() != b"authorization"]
+            scope = {**scope, "headers": [*headers, self.header]}
+        await self.app(scope, receive, send)

@@ -1,0 +1,128 @@
+"""The landing page: every run in the store, newest first, filtered and sorted,
+each linked to its cases, and a form to compare any two.
+
+    >>> "no runs" in render([], {}, RunFilters(), "sqlite:///x.db")
+    True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from tracegrade.store.runstore import RunInfo
+from tracegrade.view.shell import e, layout, money, run_url, seconds, section, status_cell, table, with_query
+
+PAGE_SIZE = 50
+SORTS = {  # name -> (label, key over a RunRow); "newest" is the store's own order
+    "newest": ("newest first", None),
+    "pass": ("pass rate, lowest first", lambda r: (r.pass_rate if r.pass_rate is not None else 2.0)),
+    "cost": ("cost, highest first", lambda r: -(r.cost or 0.0)),
+}
+HEADERS = ("baseline", "candidate", "run", "started (UTC)", "dataset", "version", "agent", "judge", "prompt",
+           "cases", "passed", "pass rate", "failed", "unscored", "errors", "cost", "duration", "status")
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    dataset: str = ""
+    status: str = ""  # running | finished | stopped
+    sort: str = "newest"
+    page: int = 1
+
+
+@dataclass(frozen=True)
+class RunRow:
+    info: RunInfo
+    counts: Mapping[str, int]  # status -> stored cases
+
+    @property
+    def pass_rate(self) -> float | None:
+        done = sum(self.counts.values())
+        return self.counts.get("pass", 0) / done if done else None
+
+    @property
+    def cost(self) -> float | None:
+        spent = self.info.manifest.totals.get("costUsd")
+        return float(spent["totalUsd"]) if isinstance(spent, Mapping) and "totalUsd" in spent else None
+
+    @property
+    def duration_s(self) -> float | None:
+        try:
+            start, end = dt.datetime.fromisoformat(self.info.started_at), dt.datetime.fromisoformat(self.info.ended_at)
+        except ValueError:
+            return None
+        return (end - start).total_seconds()
+
+
+def chosen(infos: Sequence[RunInfo], counts: Mapping[str, Mapping[str, int]], filters: RunFilters) -> list[RunRow]:
+    rows = [RunRow(i, counts.get(i.run_id, {})) for i in infos
+            if (not filters.dataset or i.dataset == filters.dataset) and (not filters.status or i.status == filters.status)]
+    key = SORTS.get(filters.sort, SORTS["newest"])[1]
+    return sorted(rows, key=key) if key else rows
+
+
+def render(infos: Sequence[RunInfo], counts: Mapping[str, Mapping[str, int]], filters: RunFilters, store_url: str) -> str:
+    rows = chosen(infos, counts, filters)
+    pages = max(1, -(-len(rows) // PAGE_SIZE))
+    number = min(max(1, filters.page), pages)
+    shown = rows[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
+    if not infos:
+        body = section("Runs", f"<p>no runs in {e(store_url)} yet: <code>tracegrade run</code> records them here.</p>")
+        return layout("Runs", body, here="/")
+    body = (f'<p class="muted">store {e(store_url)} · {len(rows)} of {len(infos)} runs shown</p>'
+            + _filter_form(infos, filters)
+            + section("Runs", _compare_form(shown) + _pager(filters, number, pages), "runs"))
+    return layout("Runs", body, here="/")
+
+
+def _filter_form(infos: Sequence[RunInfo], filters: RunFilters) -> str:
+    datasets = sorted({i.dataset for i in infos})
+    options = lambda values, current: "".join(  # noqa: E731
+        f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(v or "all")}</option>' for v in values)
+    sorts = "".join(f'<option value="{e(k)}"{" selected" if k == filters.sort else ""}>{e(label)}</option>'
+                    for k, (label, _) in SORTS.items())
+    return ('<form class="filters" method="get" action="/">'
+            f'<label>dataset <select name="dataset">{options(["", *datasets], filters.dataset)}</select></label>'
+            f'<label>status <select name="status">{options(["", "finished", "running", "stopped"], filters.status)}'
+            f'</select></label><label>sort <select name="sort">{sorts}</select></label>'
+            '<button type="submit">apply</button></form>')
+
+
+def _compare_form(rows: Sequence[RunRow]) -> str:
+    body = "".join(_row(r, first=i == 0, second=i == 1) for i, r in enumerate(rows))
+    return ('<form method="get" action="/compare" id="compare-form">'
+            + table(HEADERS, body, "runs-table")
+            + '<p><button type="submit">compare the chosen baseline and candidate</button></p></form>')
+
+
+def _row(row: RunRow, first: bool, second: bool) -> str:
+    info, m, counts = row.info, row.info.manifest, row.counts
+    expected = m.case_count * int(m.settings.get("repeat", 1) or 1)
+    rate = "-" if row.pass_rate is None else f"{row.pass_rate:.0%}"
+    rid = e(info.run_id)
+    # The newest run is the candidate and the one before it the baseline, as `tracegrade compare previous latest`.
+    return (f'<tr class="row"><td><input type="radio" name="baseline" value="{rid}" aria-label="baseline {rid}"'
+            f'{" checked" if second else ""}></td>'
+            f'<td><input type="radio" name="candidate" value="{rid}" aria-label="candidate {rid}"'
+            f'{" checked" if first else ""}></td>'
+            f'<td><a class="rowlink" href="{e(run_url(info.run_id))}">{rid}</a></td>'
+            f"<td>{e(info.started_at.replace('+00:00', '').replace('T', ' ')[:19])}</td><td>{e(info.dataset)}</td>"
+            f"<td>{e(info.dataset_version[:12])}</td><td>{e(m.agent_model)}</td><td>{e(m.judge_model or '-')}</td>"
+            f"<td>{e(m.prompt_version or '-')}</td><td class=\"num\">{info.cases_done}/{expected}</td>"
+            f"<td class=\"num\">{counts.get('pass', 0)}</td><td class=\"num\">{rate}</td>"
+            f"<td class=\"num\">{counts.get('fail', 0)}</td><td class=\"num\">{counts.get('unscored', 0)}</td>"
+            f"<td class=\"num\">{counts.get('error', 0)}</td><td class=\"num\">{money(row.cost)}</td>"
+            f"<td class=\"num\">{seconds(row.duration_s)}</td>{status_cell(info.status)}</tr>")
+
+
+def _pager(filters: RunFilters, number: int, pages: int) -> str:
+    if pages == 1:
+        return ""
+    params = {"dataset": filters.dataset, "status": filters.status, "sort": filters.sort}
+    prev = (f'<a rel="prev" href="{e(with_query("/", {**params, "page": number - 1}))}">previous</a>'
+            if number > 1 else "")
+    nxt = (f'<a rel="next" href="{e(with_query("/", {**params, "page": number + 1}))}">next</a>'
+           if number < pages else "")
+    return f'<div class="pager">{prev}<span>page {number} of {pages}</span>{nxt}</div>'
