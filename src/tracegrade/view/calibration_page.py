@@ -41,7 +41,11 @@ def _row(m: Mapping[str, Any]) -> str:
             f"<td>{e(m.get('good', '-'))}</td><td>{e(m.get('bad', '-'))}</td><td>{_n(m.get('auc'))}</td>"
             f"<td>{_n(m.get('balancedAccuracy'))}</td><td>{_n(m.get('falseFail'))}</td>"
             f'<td class="status {gate}">{"yes" if gate == "pass" else "no"}</td>'
-            f"<td>{e(m.get('whyNot') or '')}</td></tr>")
+            f"<td>{e(_why(m.get('whyNot')))}</td></tr>")
+
+
+def _why(value: Any) -> str:
+    return "; ".join(map(str, value)) if isinstance(value, list) else str(value or "")
 
 
 def _n(value: Any) -> str:
