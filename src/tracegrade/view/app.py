@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tracegrade.compare.comparison import compare_runs
@@ -130,6 +130,10 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
                                    [(i, index_of(i)) for i in recent], gate)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)  # WHY: a browser asks on every page; a 404 is a console error
 
     @app.get("/calibration", response_class=HTMLResponse)
     def calibration() -> str:

@@ -37,6 +37,7 @@ class CaseRow:
     category: str
     risk: str
     failed: tuple[tuple[str, str], ...]  # (check name, code) of every failed check
+    low: tuple[str, ...]  # gating metrics scored below their threshold
     scores: Mapping[str, float]
     seconds: float
     question: str
@@ -103,8 +104,10 @@ def row_of(data: Mapping[str, Any]) -> CaseRow:
     """The row of one stored case (its JSON form)."""
     failed = tuple((str(c.get("name", "")), str(c.get("code", ""))) for c in data.get("checks") or ()
                    if not c.get("passed", True))
+    low = tuple(str(m.get("name", "")) for m in data.get("metrics") or ()
+                if m.get("gates", True) and m.get("value") is not None and m["value"] < m.get("threshold", 0))
     return CaseRow(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(data.get("status", "")),
-                   str(data.get("split", "")), str(data.get("category", "")), str(data.get("risk", "")), failed,
+                   str(data.get("split", "")), str(data.get("category", "")), str(data.get("risk", "")), failed, low,
                    dict(data.get("scores") or {}), float(data.get("seconds", 0.0) or 0.0),
                    str(data.get("question", ""))[:QUESTION_CHARS])
 

@@ -13,7 +13,8 @@ from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_
                                    with_query)
 
 PAGE_SIZE = 50
-HEADERS = ("case", "status", "split", "category", "risk", "failed checks (code)", "scores", "seconds", "question")
+HEADERS = ("case", "status", "split", "category", "risk", "failed checks (code)", "below threshold", "scores",
+           "seconds", "question")
 
 
 def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previous: str | None) -> str:
@@ -80,6 +81,7 @@ def _row(run_id: str, r: CaseRow) -> str:
     return (f'<tr class="row case" data-status="{e(r.status)}"><td><a class="rowlink" '
             f'href="{e(case_url(run_id, r.case_id, r.repeat))}">{e(label)}</a></td>{status_cell(r.status)}'
             f"<td>{e(r.split)}</td><td>{e(r.category)}</td><td>{e(r.risk)}</td><td>{e(failed)}</td>"
+            f"<td>{e(', '.join(r.low) or '-')}</td>"
             f'<td>{e(scores)}</td><td class="num">{r.seconds:.2f}</td><td>{e(r.question)}</td></tr>')
 
 
