@@ -79,6 +79,8 @@ def test_the_run_filters_keep_what_they_say(client, recorded):
     assert rows(by_code) == 1 and case_url(CANDIDATE, "tool-status-01") in links(by_code)
     adversarial = client.get(run_url(CANDIDATE), params={"split": "adversarial"}).text
     assert rows(adversarial) == sum(r.split == "adversarial" for r in cand.results) > 0
+    low = next(row for row in failed.split("</tr>") if "tool-refund-01" in row)
+    assert "<td>correctness</td>" in low  # failed on a metric, no check: the metric is named
     searched = client.get(run_url(CANDIDATE), params={"q": "REFUND"}).text
     assert rows(searched) == sum("refund" in (r.case_id + r.question).lower() for r in cand.results)
 

@@ -19,11 +19,12 @@ from view_support import BASELINE, BROKEN, CANDIDATE, calibration, in_thread, tw
 
 
 @pytest.fixture
-def view(tmp_path, fake_knowledge):
+def view(tmp_path, monkeypatch, fake_knowledge):
     from tracegrade.observe.telemetry import open_telemetry
     from traffic import record_traffic
 
-    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.chdir(tmp_path)  # the default store, relative: what a user sees on the landing page
+    store = open_store("sqlite:///.tracegrade/runs.db")
     base, cand = two_runs(store)
     calibration(store)
     spans = tmp_path / "spans.db"

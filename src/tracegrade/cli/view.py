@@ -7,13 +7,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tracegrade.core.errors import ConfigError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "view", help="serve a local web UI over the runs, cases, traces, comparisons and production traces",
         description="A web UI over the run store: every run, its cases a page at a time (filters: failed only, "

@@ -69,14 +69,14 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         return runs_page.render(infos, counts, runs_page.RunFilters(dataset, status, sort, page), store.url)
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run(run_id: str, status: str = "", split: str = "", code: str = "", q: str = "", page: int = 1):
+    def run(run_id: str, status: str = "", split: str = "", code: str = "", q: str = "", page: int = 1) -> Response:
         info = _info(store, run_id)
         if info.run_id != run_id:  # a prefix, latest or previous: to the run's own address
             return RedirectResponse(run_url(info.run_id), status_code=307)
         index = index_of(info)
         filters = Filters(status, split, code, q[:SEARCH_CHARS])
-        return run_page.render(info, index, filters, index.page(filters, page, run_page.PAGE_SIZE),
-                               _previous(store, info))
+        return HTMLResponse(run_page.render(info, index, filters, index.page(filters, page, run_page.PAGE_SIZE),
+                                            _previous(store, info)))
 
     @app.get("/runs/{run_id}/metrics", response_class=HTMLResponse)
     def metrics(run_id: str) -> str:

@@ -89,8 +89,10 @@ def _pager(run_id: str, filters: Filters, page: Page) -> str:
     if page.pages == 1:
         return ""
     params = {"status": filters.status, "split": filters.split, "code": filters.code, "q": filters.text}
-    link = lambda n, text, rel: (f'<a rel="{rel}" href="{e(with_query(run_url(run_id), {**params, "page": n}))}">'  # noqa: E731
-                                 f"{text}</a>")
+
+    def link(number: int, text: str, rel: str) -> str:
+        return f'<a rel="{rel}" href="{e(with_query(run_url(run_id), {**params, "page": number}))}">{text}</a>'
+
     parts = [link(1, "first", "first") if page.number > 2 else "",
              link(page.number - 1, "previous", "prev") if page.number > 1 else "",
              f"<span>page {page.number} of {page.pages}</span>",

@@ -79,8 +79,11 @@ def render(infos: Sequence[RunInfo], counts: Mapping[str, Mapping[str, int]], fi
 
 def _filter_form(infos: Sequence[RunInfo], filters: RunFilters) -> str:
     datasets = sorted({i.dataset for i in infos})
-    options = lambda values, current: "".join(  # noqa: E731
-        f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(v or "all")}</option>' for v in values)
+
+    def options(values: Sequence[str], current: str) -> str:
+        return "".join(f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(v or "all")}</option>'
+                       for v in values)
+
     sorts = "".join(f'<option value="{e(k)}"{" selected" if k == filters.sort else ""}>{e(label)}</option>'
                     for k, (label, _) in SORTS.items())
     return ('<form class="filters" method="get" action="/">'
