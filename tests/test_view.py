@@ -162,6 +162,8 @@ def test_the_metrics_page_and_the_results_download(client, recorded):
     _, _, cand = recorded
     page = client.get(run_url(CANDIDATE) + "/metrics").text
     assert "COMPONENT METRICS" in page and "STRATIFIED" in page
+    assert 'failures="' in client.get(run_url(CANDIDATE) + "/junit.xml").text
+    assert "tool-status-01" in client.get(run_url(CANDIDATE) + "/summary.md").text
     download = client.get(run_url(CANDIDATE) + "/results.json")
     assert download.json()["manifest"]["run_id"] == CANDIDATE
     assert [r["case_id"] for r in download.json()["results"]] == [r.case_id for r in cand.results]
@@ -204,6 +206,15 @@ def test_stored_text_is_shown_escaped_and_redacted(tmp_path):
         assert "jane.doe@example.com" not in page
     page = client.get(case_url("r1", "c1")).text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "REDACTED_EMAIL" in page
+
+
+def test_a_run_stored_raw_is_still_shown_redacted(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}", raw=True)  # TRACEGRADE_RAW_DATA=1 at record time
+    record(store, run([result("c1", reply=Reply(answer="mail jane.doe@example.com"))], run_id="r1"))
+    assert "jane.doe@example.com" in store.case_text("r1", "c1")
+    client = TestClient(create_view_app(store), base_url=HOST)
+    page = client.get(case_url("r1", "c1")).text
+    assert "jane.doe@example.com" not in page and "[REDACTED_EMAIL]" in page
 
 
 def test_production_without_a_span_store_says_so(client):

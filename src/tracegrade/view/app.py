@@ -30,10 +30,12 @@ from tracegrade.compare.comparison import compare_runs
 from tracegrade.compare.gate import GateConfig, decide
 from tracegrade.core import jsontext
 from tracegrade.core.errors import TracegradeError
+from tracegrade.core.redact import redact_data
 from tracegrade.core.results import CaseResult
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
+from tracegrade.report import junit, markdown
 from tracegrade.store import runref
-from tracegrade.store.runstore import RunInfo, RunStore
+from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
 from tracegrade.view.auth import TokenGate
 from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index
@@ -89,6 +91,16 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         name = f"results-{info.run_id}.json".replace('"', "")
         return StreamingResponse(_results_json(store, info), media_type="application/json",
                                  headers={"content-disposition": f'attachment; filename="{name}"'})
+
+    @app.get("/runs/{run_id}/junit.xml")
+    def junit_xml(run_id: str) -> Response:
+        info = _info(store, run_id)
+        return Response(junit.to_xml(store.load_run(info.run_id)), media_type="application/xml")
+
+    @app.get("/runs/{run_id}/summary.md")
+    def summary_md(run_id: str) -> Response:
+        info = _info(store, run_id)
+        return Response(markdown.to_markdown(store.load_run(info.run_id)), media_type="text/markdown; charset=utf-8")
 
     @app.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)
     def case(run_id: str, case_id: str, repeat: int = 0) -> str:
@@ -154,8 +166,13 @@ def _info(store: RunStore, ref: str) -> RunInfo:
 
 
 def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult | None:
+    """The stored case, redacted again on the way out. WHY again: a run recorded with
+    TRACEGRADE_RAW_DATA=1 kept personal data in the store; a page is an export, as
+    the HTML report is (report/html.py redacts on the way out too)."""
     text = store.case_text(run_id, case_id, repeat)
-    return CaseResult.from_json(jsontext.load(text)) if text is not None else None
+    if text is None:
+        return None
+    return CaseResult.from_json(redact_data(jsontext.load(text), STRUCTURE_KEYS, personal=True))
 
 
 def _previous(store: RunStore, info: RunInfo) -> str | None:

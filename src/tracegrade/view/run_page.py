@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from tracegrade.core.redact import redact
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page
 from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_url, section, status_cell, table,
@@ -23,7 +24,9 @@ def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previo
             f"judge {m.judge_model or 'none (checks only)'} · prompt {m.prompt_version or '-'} · "
             f"commit {m.git_commit or '-'} · {info.started_at} → {info.ended_at or '(not finished)'} · {info.status}")
     links = [f'<a href="{e(run_url(info.run_id))}/metrics">component metrics and stratified table</a>',
-             f'<a href="{e(run_url(info.run_id))}/results.json">results JSON</a>']
+             f'<a href="{e(run_url(info.run_id))}/results.json">results JSON</a>',
+             f'<a href="{e(run_url(info.run_id))}/junit.xml">JUnit</a>',
+             f'<a href="{e(run_url(info.run_id))}/summary.md">summary</a>']
     if previous:
         links.append(f'<a href="{e(compare_url(previous, info.run_id))}">compare with the previous run on this dataset</a>')
     body = (f'<p class="muted">{e(meta)}</p><p>{" · ".join(links)}</p>' + _summary(info, index)
@@ -82,7 +85,7 @@ def _row(run_id: str, r: CaseRow) -> str:
             f'href="{e(case_url(run_id, r.case_id, r.repeat))}">{e(label)}</a></td>{status_cell(r.status)}'
             f"<td>{e(r.split)}</td><td>{e(r.category)}</td><td>{e(r.risk)}</td><td>{e(failed)}</td>"
             f"<td>{e(', '.join(r.low) or '-')}</td>"
-            f'<td>{e(scores)}</td><td class="num">{r.seconds:.2f}</td><td>{e(r.question)}</td></tr>')
+            f'<td>{e(scores)}</td><td class="num">{r.seconds:.2f}</td><td>{e(redact(r.question))}</td></tr>')
 
 
 def _pager(run_id: str, filters: Filters, page: Page) -> str:
