@@ -3,8 +3,9 @@
     python bench/view_pages.py [--cases 10000] [--repeat 5]
 
 Records one checks-only run of ``--cases`` cases into a fresh SQLite store
-the way a user would (``tracegrade run`` with bench/large_run.py's trivial
-target), starts ``tracegrade view`` on it in its own process, and times each
+the way a user would (``tracegrade run`` with bench/large_run.py's cases and
+``traced_target``: its reply plus four steps, ~2 KB of context, and a wrong
+argument in every seventh case), starts ``tracegrade view`` on it in its own process, and times each
 page from the request to the last byte of the answer over a real socket
 (``http.client``): the landing page, the run's first page (first: the case
 index is built; then: from the cache), a far page, a filter, a case page.
@@ -30,7 +31,26 @@ from urllib.parse import quote
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from large_run import write_cases  # noqa: E402
+from large_run import trivial_target, write_cases  # noqa: E402
+
+CONTEXT = "SOURCE: return-policy.md\n" + "Products can be returned within 30 days of delivery. " * 40  # ~2 KB
+
+
+def traced_target(case):
+    """large_run's reply with a trace a page has to lay out: four steps, ~2 KB of
+    context, and the wrong order id in every seventh case (a failed check to filter on)."""
+    from tracegrade.core.trace import Step, Usage
+
+    reply = trivial_target(case)
+    if int(case.id.rsplit("-", 1)[1]) % 7 == 0:
+        call = reply.tool_calls[0].model_copy(update={"arguments": {"orderId": "ORD-999"}, "argument": "ORD-999"})
+        reply = reply.model_copy(update={"tool_calls": (call,)})
+    steps = (Step(kind="retrieval", name="policies", duration_ms=14),
+             Step(kind="model", name="round 1", start_ms=14, duration_ms=900, input_tokens=700, output_tokens=20),
+             Step(kind="tool", name=case.expected_tool, start_ms=914, duration_ms=35),
+             Step(kind="model", name="round 2", start_ms=949, duration_ms=650, input_tokens=760, output_tokens=40))
+    return reply.model_copy(update={"steps": steps, "context": CONTEXT, "retrieved_sources": ("return-policy.md",),
+                                    "usage": Usage(input_tokens=1460, output_tokens=60)})
 
 
 def free_port() -> int:
@@ -55,9 +75,11 @@ def record_run(folder: Path, cases: int) -> tuple[str, str]:
     data = folder / "cases.jsonl"
     write_cases(data, cases)
     db = f"sqlite:///{folder / 'runs.db'}"
-    subprocess.run([sys.executable, "-m", "tracegrade.cli", "run", str(data), "--target", "large_run:trivial_target",
-                    "--checks-only", "--quiet", "--db", db, "--out", str(folder / "out")],
-                   cwd=folder, env=child_env(), check=True, capture_output=True, timeout=1800)
+    done = subprocess.run([sys.executable, "-m", "tracegrade.cli", "run", str(data), "--target",
+                           "view_pages:traced_target", "--checks-only", "--quiet", "--db", db, "--out", str(folder / "out")],
+                          cwd=folder, env=child_env(), capture_output=True, timeout=1800)
+    if done.returncode not in (0, 1):  # 1: some case failed, as every seventh does here
+        raise SystemExit(f"tracegrade run failed: {done.stderr[-2000:]}")
     from tracegrade.store.runstore import open_store
 
     with open_store(db) as store:

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from runs_support import result, run
 from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.store.runstore import open_store
+from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.view.app import create_view_app
 from tracegrade.view.caseindex import FAILED, Filters, IndexCache, build_index
 from tracegrade.view.shell import case_url, run_url
@@ -247,3 +247,19 @@ def test_the_command_refuses_another_interface_without_a_token(tmp_path):
                            f"sqlite:///{tmp_path / 'runs.db'}"], capture_output=True, text=True, timeout=60,
                           env={**env, "PYTHONPATH": ":".join(sys.path)})
     assert done.returncode == 2 and "TRACEGRADE_VIEW_TOKEN" in done.stderr
+
+
+def test_the_store_reads_the_view_uses_agree_with_the_store(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([result("a"), result("b", "fail"), result("c", "error")], run_id="r1"))
+    record(store, run([result("a"), result("a", repeat=1)], run_id="r2", version="v2"))
+    store.start_run(run([], run_id="r3").manifest)  # started, no case yet
+    assert store.recent_runs(limit=10) == store.runs(limit=10)
+    assert [i.run_id for i in store.recent_runs(limit=1, offset=1)] == ["r2"]
+    assert store.status_counts(["r1", "r2", "r3"]) == {"r1": {"pass": 1, "fail": 1, "error": 1}, "r2": {"pass": 2},
+                                                      "r3": {}}
+    assert [json.loads(t)["case_id"] for t in store.case_texts("r2", page=1)] == ["a", "a"]
+    assert store.case_text("r2", "a", 1) is not None and store.case_text("r2", "a", 2) is None
+    for n, (judge, created) in enumerate([("j1", "old"), ("j1", "new"), ("j2", "only")]):
+        store.save_calibration(CalibrationRecord(f"cal-{n}", judge, "rubric", "labels", True, created, {"n": n}))
+    assert [(c.judge_model, c.created_at) for c in store.calibrations()] == [("j2", "only"), ("j1", "new")]

@@ -232,6 +232,15 @@ class RunStore:
                            " ORDER BY r.created_ns DESC LIMIT ?", (*params, limit))
         return [_info(row) for row in rows]
 
+    def recent_runs(self, limit: int = 20, dataset: str | None = None, offset: int = 0) -> list[RunInfo]:
+        """``runs``, counting the cases of only the runs returned (``runs`` counts every
+        run's before it sorts): what a page of a long run list reads."""
+        where, params = (" WHERE r.dataset = ?", (dataset,)) if dataset else ("", ())
+        rows = self._query("SELECT r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, "
+                           "r.manifest, (SELECT COUNT(*) FROM case_results c WHERE c.run_id = r.run_id) FROM runs r"
+                           + where + " ORDER BY r.created_ns DESC LIMIT ? OFFSET ?", (*params, limit, offset))
+        return [_info(row) for row in rows]
+
     def run_ids(self, prefix: str) -> list[str]:
         """The run ids starting with ``prefix`` (taken literally: ``%`` and ``_`` match only themselves)."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

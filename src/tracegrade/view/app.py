@@ -54,6 +54,12 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
     app = FastAPI(title="tracegrade view", docs_url=None, redoc_url=None, openapi_url=None)
     indexes = IndexCache()
     gate = gate or GateConfig()
+    previous_of: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
+
+    def previous(info: RunInfo) -> str | None:
+        if info.run_id not in previous_of:
+            previous_of[info.run_id] = _previous(store, info)
+        return previous_of[info.run_id]
 
     def index_of(info: RunInfo) -> CaseIndex:
         return indexes.get((info.run_id, info.cases_done, info.status),
@@ -66,9 +72,12 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
     @app.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
-        infos = store.runs(limit=RUNS_SHOWN)
-        counts = store.status_counts([i.run_id for i in infos])
-        return runs_page.render(infos, counts, runs_page.RunFilters(dataset, status, sort, page), store.url)
+        infos = store.recent_runs(limit=RUNS_SHOWN)
+        filters = runs_page.RunFilters(dataset, status, sort, page)
+        kept = runs_page.chosen(infos, filters)
+        shown, number, pages = runs_page.page_of(kept, page)
+        counts = store.status_counts([i.run_id for i in shown])  # WHY only these: it reads their every case
+        return runs_page.render(infos, len(kept), shown, counts, filters, number, pages, store.url)
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str, status: str = "", split: str = "", code: str = "", q: str = "", page: int = 1) -> Response:
@@ -78,7 +87,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         index = index_of(info)
         filters = Filters(status, split, code, q[:SEARCH_CHARS])
         return HTMLResponse(run_page.render(info, index, filters, index.page(filters, page, run_page.PAGE_SIZE),
-                                            _previous(store, info)))
+                                            previous(info)))
 
     @app.get("/runs/{run_id}/metrics", response_class=HTMLResponse)
     def metrics(run_id: str) -> str:
@@ -108,13 +117,13 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
             raise HTTPException(404, f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
-        others = [(i.run_id, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
+        others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         return case_page.render(info.run_id, result, others[:OTHER_RUNS])
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
-        infos = store.runs(limit=RUNS_SHOWN)
+        infos = store.recent_runs(limit=RUNS_SHOWN)
         if not baseline or not candidate:
             chooser = compare_page.chooser(infos, infos[1].run_id if len(infos) > 1 else "",
                                            infos[0].run_id if infos else "")
@@ -137,7 +146,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
     @app.get("/history", response_class=HTMLResponse)
     def history(dataset: str = "") -> str:
-        infos = store.runs(limit=RUNS_SHOWN)
+        infos = store.recent_runs(limit=RUNS_SHOWN)
         chosen = dataset or (infos[0].dataset if infos else "")
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
@@ -177,7 +186,7 @@ def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult
 
 def _previous(store: RunStore, info: RunInfo) -> str | None:
     """The run recorded just before this one on the same dataset, if any."""
-    ids = [i.run_id for i in store.runs(limit=RUNS_SHOWN, dataset=info.dataset)]
+    ids = [i.run_id for i in store.recent_runs(limit=RUNS_SHOWN, dataset=info.dataset)]
     at = ids.index(info.run_id) if info.run_id in ids else -1
     return ids[at + 1] if 0 <= at < len(ids) - 1 else None
 
