@@ -6,6 +6,7 @@ tests (test_view_browser.py) drive the same pages in Chromium."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -263,3 +264,28 @@ def test_the_store_reads_the_view_uses_agree_with_the_store(tmp_path):
     for n, (judge, created) in enumerate([("j1", "old"), ("j1", "new"), ("j2", "only")]):
         store.save_calibration(CalibrationRecord(f"cal-{n}", judge, "rubric", "labels", True, created, {"n": n}))
     assert [(c.judge_model, c.created_at) for c in store.calibrations()] == [("j2", "only"), ("j1", "new")]
+
+
+def test_the_case_page_shows_the_reference_from_the_dataset_file_when_it_is_here(client, recorded, monkeypatch):
+    monkeypatch.chdir(ROOT)  # where the runs were made: the manifest names evals/golden-dataset.json
+    _, _, cand = recorded
+    page = client.get(case_url(CANDIDATE, "rag-return-01")).text
+    reference = page.split('id="reference"', 1)[1].split("</section>", 1)[0]
+    assert "Products can be returned within 30 days of delivery." in reference
+    assert "STRATIFIED" in client.get(run_url(CANDIDATE) + "/metrics").text
+
+
+def test_a_dataset_named_outside_the_folder_is_not_read(tmp_path, monkeypatch):
+    outside = tmp_path / "elsewhere" / "cases.json"
+    outside.parent.mkdir()
+    outside.write_text('[{"id": "a", "question": "q?", "goldenAnswer": "secret reference"}]')
+    served = tmp_path / "served"
+    served.mkdir()
+    monkeypatch.chdir(served)
+    store = open_store(f"sqlite:///{served / 'runs.db'}")
+    r = run([result("a")], run_id="r1")
+    manifest = dataclasses.replace(r.manifest, dataset=str(outside))
+    record(store, dataclasses.replace(r, manifest=manifest))
+    client = TestClient(create_view_app(store), base_url=HOST)
+    assert "secret reference" not in client.get(case_url("r1", "a")).text
+    assert "not a dataset file under this folder" in client.get(run_url("r1") + "/metrics").text

@@ -7,6 +7,7 @@ network, and a foreign Host refused on the wire. Screenshots go to docs/img/."""
 from __future__ import annotations
 
 import http.client
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from test_browser import IMAGES, browser, new_page, serve  # noqa: F401  (browse
 from tracegrade.store.runstore import open_store
 from tracegrade.view.app import create_view_app
 from tracegrade.view.shell import run_url
-from view_support import BASELINE, BROKEN, CANDIDATE, calibration, in_thread, two_runs
+from view_support import BASELINE, BROKEN, CANDIDATE, DATASET, calibration, in_thread, two_runs
 
 
 @pytest.fixture
@@ -24,6 +25,8 @@ def view(tmp_path, monkeypatch, fake_knowledge):
     from traffic import record_traffic
 
     monkeypatch.chdir(tmp_path)  # the default store, relative: what a user sees on the landing page
+    (tmp_path / "evals").mkdir()  # the dataset where the runs name it: the case page shows the reference
+    shutil.copy(DATASET, tmp_path / "evals" / DATASET.name)
     store = open_store("sqlite:///.tracegrade/runs.db")
     base, cand = two_runs(store)
     calibration(store)
@@ -76,6 +79,7 @@ def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):  # noqa: F81
     assert page.locator("#timeline .timeline span").count() == len(broken.reply.steps)
     call = page.locator("#timeline tr.toolcall")
     assert call.count() == 1 and "ORD-999" in call.locator("pre.arguments").inner_text()
+    assert broken.reply.answer in page.inner_text("#reference")
     page.screenshot(path=str(IMAGES / "view-case.png"), full_page=True)
 
     page.click("#other-runs-table >> text=diff against this run")

@@ -30,7 +30,7 @@ from tracegrade.compare.comparison import compare_runs
 from tracegrade.compare.gate import GateConfig, decide
 from tracegrade.core import jsontext
 from tracegrade.core.errors import TracegradeError
-from tracegrade.core.redact import redact_data
+from tracegrade.core.redact import redact, redact_data
 from tracegrade.core.results import CaseResult
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
 from tracegrade.report import junit, markdown
@@ -119,7 +119,8 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
             raise HTTPException(404, f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
         others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
-        return case_page.render(info.run_id, result, others[:OTHER_RUNS])
+        reference = metrics_page.reference(info, case_id)
+        return case_page.render(info.run_id, result, others[:OTHER_RUNS], redact(reference) if reference else None)
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:

@@ -17,13 +17,18 @@ from tracegrade.view.shell import case_url, diff_url, e, layout, run_url, sectio
 ARGUMENT_CHARS = 4000  # a tool call's arguments as shown; the rest is cut (with a note)
 
 
-def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, CaseResult]]) -> str:
-    """``others``: the same case (same repetition) in other runs, newest first, as (run id, result)."""
+def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, CaseResult]],
+           reference: str | None = None) -> str:
+    """``others``: the same case (same repetition) in other runs, newest first, as (run id, result);
+    ``reference``: the dataset's reference answer, when its file is at hand."""
     r = result
+    known = (f"<pre>{e(reference)}</pre>" if reference else '<p class="muted">none in the dataset file, or the file '
+             "is not here at the run's version</p>")
     parts = [
         f'<p>{"".join(_facts(r))}</p>',
         section("Question", f"<pre>{e(r.question)}</pre>", "question"),
         section("Answer", f"<pre>{e(r.reply.answer)}</pre>" if r.reply else '<p class="muted">no reply</p>', "answer"),
+        section("Reference answer", known, "reference"),
         section("Checks", _checks(r.checks), "checks"),
         section("Metrics", _metrics(r), "metrics"),
         section("Trace", _trace(r.reply) if r.reply else '<p class="muted">no trace</p>', "trace"),

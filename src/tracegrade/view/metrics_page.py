@@ -7,6 +7,7 @@ with the same version; without it the page says so and shows what it can."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from tracegrade.core.errors import TracegradeError
@@ -27,17 +28,43 @@ def render(info: RunInfo, run: Run) -> str:
                                                              ("metrics", run_url(info.run_id) + "/metrics")])
 
 
+DATASET_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+
+
 def dataset_cases(info: RunInfo) -> tuple[list[GoldenCase], str]:
     """The run's dataset cases when its file is here at the run's version, else none and why."""
     path = Path(info.dataset)
-    if not path.is_file():
+    if path.suffix.lower() not in DATASET_SUFFIXES or not path.resolve().is_relative_to(Path.cwd().resolve()):
+        # WHY: the name comes from the store; the view reads only datasets under the folder it serves from.
+        return [], (f"the dataset {info.dataset} is not a dataset file under this folder: metrics that need "
+                    "the cases' expectations show '-'")
+    try:
+        return _read(str(path.resolve()), path.stat().st_mtime_ns, info.dataset, info.dataset_version)
+    except OSError:
         return [], (f"the dataset file {info.dataset} is not here (the view runs in another folder?): "
                     "metrics that need the cases' expectations show '-'")
+
+
+def reference(info: RunInfo, case_id: str) -> str | None:
+    """The case's reference answer from the run's dataset file (as ``dataset_cases`` finds it)."""
+    cases, _ = dataset_cases(info)
+    return next((c.golden_answer for c in cases if c.id == case_id), None)
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: str, mtime_ns: int, name: str, version: str) -> tuple[list[GoldenCase], str]:
+    """WHY cached by modification time: a case page asks for its reference on every view."""
+    return _load(Path(path), name, version)
+
+
+def _load(path: Path, name: str, version: str) -> tuple[list[GoldenCase], str]:
+    if not path.is_file():
+        return [], f"the dataset file {name} is not a file"
     try:
         dataset = load_dataset(path)
     except TracegradeError as exc:
         return [], f"the dataset file could not be read: {exc}"
-    if dataset.version != info.dataset_version:
-        return [], (f"the dataset file {info.dataset} has changed since this run (version {dataset.version}, "
-                    f"the run's {info.dataset_version}): metrics that need the cases' expectations show '-'")
+    if dataset.version != version:
+        return [], (f"the dataset file {name} has changed since this run (version {dataset.version}, "
+                    f"the run's {version}): metrics that need the cases' expectations show '-'")
     return list(dataset.cases), ""
