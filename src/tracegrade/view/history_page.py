@@ -63,6 +63,7 @@ def _chart(name: str, labels: Sequence[str], values: Sequence[float | None], gat
             lines.append((f"block below {block:.2f}", [block] * len(values)))
         else:
             block, warn = latest * (1 - gate.metrics.block_relative_drop), latest * (1 - gate.metrics.warn_relative_drop)
-            lines += [(f"warn below {warn:.2f}", [warn] * len(values)), (f"block below {block:.2f}", [block] * len(values))]
+            # block first: the palette's second colour (red) is the one a reader takes for "stop"
+            lines += [(f"block below {block:.2f}", [block] * len(values)), (f"warn below {warn:.2f}", [warn] * len(values))]
     peak = max([v for _, ys in lines for v in ys if v is not None] + [1.0])
     return svg.lines(labels, lines, title=name, y_max=peak * 1.05 if peak > 1 else 1.0)
