@@ -289,3 +289,28 @@ def test_a_dataset_named_outside_the_folder_is_not_read(tmp_path, monkeypatch):
     client = TestClient(create_view_app(store), base_url=HOST)
     assert "secret reference" not in client.get(case_url("r1", "a")).text
     assert "not a dataset file under this folder" in client.get(run_url("r1") + "/metrics").text
+
+
+def test_an_exact_run_id_wins_over_a_longer_one_and_a_prefix_redirects(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([result("a", reply=Reply(answer="in r1"))], run_id="r1"))
+    record(store, run([result("a", reply=Reply(answer="in r10"))], run_id="r10"))
+    client = TestClient(create_view_app(store), base_url=HOST)
+    assert "in r1<" in client.get(case_url("r1", "a")).text
+    assert "in r10<" in client.get(case_url("r10", "a")).text
+    assert client.get("/runs/r1", follow_redirects=False).status_code == 200  # exact: no redirect
+    latest = client.get("/runs/latest", follow_redirects=False)
+    assert latest.status_code == 307 and latest.headers["location"] == run_url("r10")
+
+
+def test_the_timeline_keeps_a_call_without_a_step_and_marks_a_failed_step(tmp_path):
+    from tracegrade.core.trace import Step
+
+    steps = (Step(kind="model", name="round 1", duration_ms=10, error="timeout after 10 ms"),)
+    calls = (ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-7"}, status="error", result="boom"),)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([result("a", "fail", reply=Reply(answer="-", steps=steps, tool_calls=calls))], run_id="r1"))
+    page = TestClient(create_view_app(store), base_url=HOST).get(case_url("r1", "a")).text
+    assert page.count('<tr class="step"') == 1 and 'class="k-error"' in page and "timeout after 10 ms" in page
+    call = re.search(r'<tr class="toolcall">.*?</tr>', page, re.S).group(0)
+    assert "ORD-7" in call and 'class="status error">error<' in call
