@@ -30,7 +30,7 @@ def view(tmp_path, monkeypatch, fake_knowledge):
     store = open_store("sqlite:///.tracegrade/runs.db")
     base, cand = two_runs(store)
     calibration(store)
-    spans = tmp_path / "spans.db"
+    spans = Path(".tracegrade/spans.db")  # relative, as the default: the page header shows it
     telemetry = open_telemetry("shopnest", spans_db=spans, otlp_endpoint=None)
     in_thread(record_traffic(telemetry.tracer, fake_knowledge))
     telemetry.shutdown()
@@ -125,9 +125,12 @@ def test_history_calibration_and_production_pages(browser, view):  # noqa: F811
     page.click("nav >> text=Production")
     page.wait_for_selector("#summary")  # the monitor's own page, no login: the view let the request in
     assert page.locator("tr.trace").count() == 40
+    page.screenshot(path=str(IMAGES / "view-production.png"))
     page.locator("button.golden").first.click()
     page.wait_for_selector("#golden:not([hidden])")
     assert '"toFill"' in page.inner_text("#golden-json")
+    page.click("nav >> text=Runs")  # the monitor's page carries the view's navigation
+    page.wait_for_selector("#runs-table")
     assert errors == [] and outside == []
 
 

@@ -39,7 +39,7 @@ from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
 from tracegrade.view.auth import TokenGate
 from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index
-from tracegrade.view.shell import e, layout, run_url
+from tracegrade.view.shell import e, framing_nav, layout, run_url
 
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
 OTHER_RUNS = 20  # recent runs on the dataset searched for the same case
@@ -233,7 +233,8 @@ def _production(spans_db: Path | None, allowed_hosts: Iterable[str]) -> ASGIApp:
     # WHY an inner token: the monitor asks every request for one; the view has already
     # let this request in (Host, and its own token when it has one), so it vouches for it.
     inner = secrets.token_urlsafe(24)
-    return _Vouched(create_monitor_app(SpanStore(Path(spans_db)), inner, None, allowed_hosts), inner)
+    monitor = create_monitor_app(SpanStore(Path(spans_db)), inner, None, allowed_hosts)
+    return _WithNav(_Vouched(monitor, inner), framing_nav("/production/").encode())
 
 
 class _Vouched:
@@ -248,3 +249,40 @@ class _Vouched:
             headers = [h for h in scope["headers"] if h[0].lower() != b"authorization"]
             scope = {**scope, "headers": [*headers, self.header]}
         await self.app(scope, receive, send)
+
+
+class _WithNav:
+    """Puts the view's navigation bar at the top of every HTML page ``app`` answers,
+    so the monitor's pages sit in the same UI without being rewritten."""
+
+    def __init__(self, app: ASGIApp, nav: bytes) -> None:
+        self.app = app
+        self.nav = nav
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start: Message | None = None
+        html = False
+        chunks: list[bytes] = []
+
+        async def framed(message: Message) -> None:
+            nonlocal start, html
+            if message["type"] == "http.response.start":
+                start = message
+                html = dict(message.get("headers", [])).get(b"content-type", b"").startswith(b"text/html")
+                if not html:
+                    await send(message)
+                return
+            if not html or message["type"] != "http.response.body":
+                return await send(message)
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks).replace(b"<body>", b"<body>" + self.nav, 1)
+            assert start is not None
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, framed)

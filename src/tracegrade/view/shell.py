@@ -72,18 +72,30 @@ def e(value: object) -> str:
 
 def layout(title: str, body: str, crumbs: Sequence[tuple[str, str]] = (), here: str = "/", script: str = "") -> str:
     """A complete page: the navigation, ``title`` with its breadcrumbs, then ``body``."""
-    current = ' aria-current="page" class="here"'
-    nav = "".join(f'<a href="{e(href)}"{current if href == here else ""}>{e(name)}</a>' for name, href in NAV)
+    nav = nav_bar(here)
     trail = " / ".join(f'<a href="{e(href)}">{e(name)}</a>' for name, href in crumbs)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{e(title)} · tracegrade view</title><style>{CSS}{VIEW_CSS}</style></head><body>"
-        f'<nav aria-label="main"><a href="/" class="brand">tracegrade view</a>{nav}'
-        '<span class="keys">keys: / filter · j k rows · Enter open</span></nav>'
+        f"{nav}"
         f'<header><div class="crumbs">{trail}</div><h1>{e(title)}</h1></header>'
         f"<main>{body}</main><script>{KEYS_JS}{script}</script></body></html>\n"
     )
+
+
+def nav_bar(here: str) -> str:
+    """The navigation bar; ``here``: the address of the section the page is in."""
+    current = ' aria-current="page" class="here"'
+    links = "".join(f'<a href="{e(href)}"{current if href == here else ""}>{e(name)}</a>' for name, href in NAV)
+    return (f'<nav aria-label="main"><a href="/" class="brand">tracegrade view</a>{links}'
+            '<span class="keys">keys: / filter · j k rows · Enter open</span></nav>')
+
+
+def framing_nav(here: str) -> str:
+    """The navigation bar with its own style, for a page this module did not lay out (the monitor's)."""
+    styles = "".join(line for line in VIEW_CSS.splitlines(keepends=True) if line.startswith("nav"))
+    return f"<style>{styles}</style>{nav_bar(here)}"
 
 
 def run_url(run_id: str) -> str:
