@@ -22,7 +22,7 @@ import secrets
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -67,8 +67,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
     @app.exception_handler(TracegradeError)
     async def not_found(request: Request, exc: TracegradeError) -> HTMLResponse:
-        return HTMLResponse(layout("Not found", f'<section><p class="error">{e(exc)}</p>'
-                                   '<p><a href="/">all runs</a></p></section>'), status_code=404)
+        return _missing(str(exc))
 
     @app.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
@@ -112,15 +111,16 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         return Response(markdown.to_markdown(store.load_run(info.run_id)), media_type="text/markdown; charset=utf-8")
 
     @app.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)
-    def case(run_id: str, case_id: str, repeat: int = 0) -> str:
+    def case(run_id: str, case_id: str, repeat: int = 0) -> Response:
         info = _info(store, run_id)
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
-            raise HTTPException(404, f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
+            return _missing(f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
         others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         reference = metrics_page.reference(info, case_id)
-        return case_page.render(info.run_id, result, others[:OTHER_RUNS], redact(reference) if reference else None)
+        return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
+                                             redact(reference) if reference else None))
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
@@ -168,6 +168,11 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
     # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
     app.add_middleware(HostGuard, allowed=allowed_hosts)
     return app
+
+
+def _missing(problem: str) -> HTMLResponse:
+    return HTMLResponse(layout("Not found", f'<section><p class="error" id="problem">{e(problem)}</p>'
+                               '<p><a href="/">all runs</a></p></section>'), status_code=404)
 
 
 def _info(store: RunStore, ref: str) -> RunInfo:
