@@ -1,5 +1,6 @@
 """Two real runs of the golden dataset in a run store, for the view's tests and
-screenshots: a scripted agent (right, or with the wrong order id for chosen
+screenshots (and the scripted agent and judge the HTML report's browser test
+runs): a scripted agent (right, or with the wrong order id for chosen
 cases) and a scripted judge, through the real runner, recorded as
 `tracegrade run` records them."""
 
@@ -44,8 +45,8 @@ def reply_for(case, broken: frozenset[str]) -> Reply:
     steps = [Step(kind="retrieval", name="policies", duration_ms=14),
              Step(kind="model", name="round 1", start_ms=14, duration_ms=900, input_tokens=700, output_tokens=20)]
     if calls:
-        steps += [Step(kind="tool", name=calls[0].name, start_ms=914, duration_ms=35),
-                  Step(kind="model", name="round 2", start_ms=949, duration_ms=650, input_tokens=760, output_tokens=40)]
+        steps += [Step(kind="tool", name=calls[0].name, start_ms=914, duration_ms=2),
+                  Step(kind="model", name="round 2", start_ms=916, duration_ms=650, input_tokens=760, output_tokens=40)]
     source = case.expected_source or "return-policy.md"
     return Reply(answer=case.golden_answer or "I can only help with ShopNest orders and policies.",
                  retrieved_sources=(source,), retrieval_scores=(0.62,), tool_calls=calls,
