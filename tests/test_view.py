@@ -314,3 +314,14 @@ def test_the_timeline_keeps_a_call_without_a_step_and_marks_a_failed_step(tmp_pa
     assert page.count('<tr class="step"') == 1 and 'class="k-error"' in page and "timeout after 10 ms" in page
     call = re.search(r'<tr class="toolcall">.*?</tr>', page, re.S).group(0)
     assert "ORD-7" in call and 'class="status error">error<' in call
+
+
+def test_the_run_page_has_the_pass_rate_per_group(client, recorded):
+    _, _, cand = recorded
+    page = client.get(run_url(CANDIDATE)).text
+    groups = page.split('id="groups-table"', 1)[1].split("</table>", 1)[0]
+    nominal = [r for r in cand.results if r.split == "nominal"]
+    passed = sum(r.passed for r in nominal)
+    assert (f'>nominal</a></td><td class="num">{len(nominal)}</td><td class="num">{passed}</td>'
+            f'<td class="num">{passed / len(nominal):.0%}</td>') in groups
+    assert groups.count("<tr><td>risk</td>") == len({r.risk for r in cand.results})

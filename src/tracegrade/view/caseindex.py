@@ -91,6 +91,7 @@ class CaseIndex:
     statuses: Mapping[str, int] = field(default_factory=dict)
     splits: tuple[str, ...] = ()
     codes: Mapping[str, int] = field(default_factory=dict)  # failed check code -> cases
+    groups: tuple[tuple[str, str, int, int], ...] = ()  # (dimension, group, cases, passed)
 
     def page(self, filters: Filters, number: int, size: int) -> Page:
         """Page ``number`` (clamped to the pages there are) of the rows ``filters`` keep."""
@@ -116,7 +117,20 @@ def build_index(texts: Iterable[str]) -> CaseIndex:
     rows = tuple(row_of(jsontext.load(text)) for text in texts)
     codes = Counter(code for r in rows for code in dict.fromkeys(r.codes))
     return CaseIndex(rows, dict(Counter(r.status for r in rows)), tuple(sorted({r.split for r in rows if r.split})),
-                     dict(codes.most_common()))
+                     dict(codes.most_common()), _groups(rows))
+
+
+GROUPED_BY = ("split", "category", "risk")
+
+
+def _groups(rows: tuple[CaseRow, ...]) -> tuple[tuple[str, str, int, int], ...]:
+    """Cases and passes per split, category and risk ("-": none given)."""
+    out = []
+    for dimension in GROUPED_BY:
+        cases: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows)
+        passed: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows if r.status == "pass")
+        out += [(dimension, name, n, passed[name]) for name, n in sorted(cases.items())]
+    return tuple(out)
 
 
 class IndexCache:

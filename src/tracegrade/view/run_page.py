@@ -5,6 +5,7 @@ The filters are a plain GET form, so every filtered page is a link."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Mapping, Sequence
 
 from tracegrade.core.redact import redact
@@ -14,6 +15,7 @@ from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_
                                    with_query)
 
 PAGE_SIZE = 50
+GROUPS_SHOWN = 50  # per dimension
 HEADERS = ("case", "status", "split", "category", "risk", "failed checks (code)", "below threshold", "scores",
            "seconds", "question")
 
@@ -30,6 +32,7 @@ def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previo
     if previous:
         links.append(f'<a href="{e(compare_url(previous, info.run_id))}">compare with the previous run on this dataset</a>')
     body = (f'<p class="muted">{e(meta)}</p><p>{" · ".join(links)}</p>' + _summary(info, index)
+            + _groups(info.run_id, index)
             + section("Cases", _form(index, filters) + _cases(info.run_id, page) + _pager(info.run_id, filters, page),
                       "cases"))
     return layout(f"Run {info.run_id}", body, crumbs=[("runs", "/"), (info.run_id, run_url(info.run_id))])
@@ -47,6 +50,28 @@ def _summary(info: RunInfo, index: CaseIndex) -> str:
     html = "".join(f'<div class="card"><div class="label">{e(k)}</div><div class="value">{e(v)}</div></div>'
                    for k, v in cards)
     return section("Summary", f'<div class="cards">{html}</div>', "summary")
+
+
+def _groups(run_id: str, index: CaseIndex) -> str:
+    """Pass rate per split, category and risk: the first columns of the stratified table,
+    from the index (the full table: the metrics page)."""
+    rows, per_dimension = [], Counter[str]()
+    for dimension, name, n, passed in index.groups:
+        per_dimension[dimension] += 1
+        if per_dimension[dimension] > GROUPS_SHOWN:  # a dataset with a category per case is a list, not groups
+            continue
+        label = e(name)
+        if dimension == "split" and name != "-":
+            label = f'<a href="{e(with_query(run_url(run_id), {"split": name}))}">{label}</a>'
+        rows.append(f'<tr><td>{dimension}</td><td>{label}</td><td class="num">{n}</td>'
+                    f'<td class="num">{passed}</td><td class="num">{passed / n:.0%}</td></tr>')
+    if not rows:
+        return ""
+    cut = "".join(f"<p class=\"muted\">{e(d)}: {n - GROUPS_SHOWN} more groups not shown</p>"
+                  for d, n in per_dimension.items() if n > GROUPS_SHOWN)
+    content = cut + table(("dimension", "group", "cases", "passed", "pass rate"), rows, "groups-table")
+    return f'<section id="groups"><details><summary><b>Groups</b> (pass rate per split, category, risk)</summary>' \
+           f"{content}</details></section>"
 
 
 def _form(index: CaseIndex, filters: Filters) -> str:
