@@ -272,6 +272,12 @@ def test_the_case_page_shows_the_reference_from_the_dataset_file_when_it_is_here
     page = client.get(case_url(CANDIDATE, "rag-return-01")).text
     reference = page.split('id="reference"', 1)[1].split("</section>", 1)[0]
     assert "Products can be returned within 30 days of delivery." in reference
+    from tracegrade.view import metrics_page
+
+    monkeypatch.setattr(metrics_page, "REFERENCE_FILE_BYTES", 100)  # a dataset file too big to read per case
+    page = client.get(case_url(CANDIDATE, "rag-return-01")).text
+    reference = page.split('id="reference"', 1)[1].split("</section>", 1)[0]
+    assert "Products can be returned" not in reference and "a case page does not read it" in reference
     assert "STRATIFIED" in client.get(run_url(CANDIDATE) + "/metrics").text
 
 

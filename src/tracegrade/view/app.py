@@ -118,9 +118,9 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
             return _missing(f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
         others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
-        reference = metrics_page.reference(info, case_id)
+        reference, why = metrics_page.reference(info, case_id)
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
-                                             redact(reference) if reference else None))
+                                             redact(reference) if reference else None, why))
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:

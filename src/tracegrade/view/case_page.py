@@ -18,12 +18,11 @@ ARGUMENT_CHARS = 4000  # a tool call's arguments as shown; the rest is cut (with
 
 
 def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, CaseResult]],
-           reference: str | None = None) -> str:
+           reference: str | None = None, no_reference: str = "") -> str:
     """``others``: the same case (same repetition) in other runs, newest first, as (run id, result);
-    ``reference``: the dataset's reference answer, when its file is at hand."""
+    ``reference``: the dataset's reference answer, or None and ``no_reference`` says why."""
     r = result
-    known = (f"<pre>{e(reference)}</pre>" if reference else '<p class="muted">none in the dataset file, or the file '
-             "is not here at the run's version</p>")
+    known = f"<pre>{e(reference)}</pre>" if reference else f'<p class="muted">{e(no_reference or "none")}</p>'
     parts = [
         f'<p>{"".join(_facts(r))}</p>',
         section("Question", f"<pre>{e(r.question)}</pre>", "question"),

@@ -29,6 +29,7 @@ def render(info: RunInfo, run: Run) -> str:
 
 
 DATASET_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+REFERENCE_FILE_BYTES = 4 * 2**20
 
 
 def dataset_cases(info: RunInfo) -> tuple[list[GoldenCase], str]:
@@ -45,10 +46,20 @@ def dataset_cases(info: RunInfo) -> tuple[list[GoldenCase], str]:
                     "metrics that need the cases' expectations show '-'")
 
 
-def reference(info: RunInfo, case_id: str) -> str | None:
-    """The case's reference answer from the run's dataset file (as ``dataset_cases`` finds it)."""
-    cases, _ = dataset_cases(info)
-    return next((c.golden_answer for c in cases if c.id == case_id), None)
+def reference(info: RunInfo, case_id: str) -> tuple[str | None, str]:
+    """The case's reference answer from the run's dataset file (as ``dataset_cases`` finds
+    it), or None and why not. WHY a size bound: a case page must stay quick, and reading
+    a 100,000-case file took 7 s (bench/results/view-pages-10k.txt); the metrics page
+    reads any size."""
+    try:
+        size = Path(info.dataset).stat().st_size
+    except OSError:
+        size = 0
+    if size > REFERENCE_FILE_BYTES:
+        return None, f"the dataset file is over {REFERENCE_FILE_BYTES // 2**20} MB: a case page does not read it"
+    cases, why = dataset_cases(info)
+    found = next((c.golden_answer for c in cases if c.id == case_id), None)
+    return found, why or ("" if found else "the case has no reference answer in the dataset file")
 
 
 @functools.lru_cache(maxsize=4)
