@@ -109,12 +109,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--compare", action="store_true",
+                        help="record a second run and time the page comparing the two (repeats: 1)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         started = time.perf_counter()
         db, run_id = record_run(folder, args.cases)
         print(json.dumps({"recorded": args.cases, "seconds": round(time.perf_counter() - started, 1)}), flush=True)
+        baseline = record_run(folder, args.cases)[1] if args.compare else None
         port = free_port()
         view = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", "view", "--db", db, "--port", str(port)],
                                 cwd=folder, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -125,10 +128,12 @@ def main() -> None:
                      ("run, failed only", run + "?status=failed"),
                      ("run, by check code", run + "?code=wrong_argument"),
                      ("case", f"{run}/cases/case-005000")]
+            if baseline:  # recorded after: the newest run, compared with the first as candidate
+                pages.append(("compare", f"/compare?baseline={quote(baseline)}&candidate={quote(run_id)}"))
             for name, path in pages:
                 first, status, size = fetch(port, path)
-                again = [fetch(port, path)[0] for _ in range(args.repeat)]
-                print(json.dumps({"page": name, "path": path.replace(run_id, "RUN"), "status": status, "bytes": size,
+                again = [fetch(port, path)[0] for _ in range(1 if name == "compare" else args.repeat)]
+                print(json.dumps({"page": name, "path": path.replace(run_id, "RUN").replace(baseline or run_id, "RUN2"), "status": status, "bytes": size,
                                   "first_s": round(first, 3), "median_s": round(statistics.median(again), 3)}),
                       flush=True)
         finally:

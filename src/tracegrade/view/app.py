@@ -18,6 +18,7 @@ asks for it; pages may not be framed by another site.
 
 from __future__ import annotations
 
+import functools
 import secrets
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -26,8 +27,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tracegrade.compare.comparison import compare_runs
-from tracegrade.compare.gate import GateConfig, decide
+from tracegrade.compare.comparison import Comparison, compare_runs
+from tracegrade.compare.gate import GateConfig, Verdict, decide
 from tracegrade.core import jsontext
 from tracegrade.core.errors import TracegradeError
 from tracegrade.core.redact import redact, redact_data
@@ -62,7 +63,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         return previous_of[info.run_id]
 
     def index_of(info: RunInfo) -> CaseIndex:
-        return indexes.get((info.run_id, info.cases_done, info.status),
+        return indexes.get(_key(info),
                            lambda: build_index(store.case_texts(info.run_id)))
 
     @app.exception_handler(TracegradeError)
@@ -130,14 +131,22 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
                                            infos[0].run_id if infos else "")
             return layout("Compare two runs", chooser, crumbs=[("runs", "/")], here="/compare")
         try:
-            base, cand = (store.load_run(runref.resolve_id(store, ref)) for ref in (baseline, candidate))
-            comparison = compare_runs(base, cand, allow_dataset_change, gate.statistics.alpha,
-                                      gate.statistics.bootstrap_resamples, gate.statistics.seed)
+            base, cand = (_info(store, ref) for ref in (baseline, candidate))
+            comparison, verdict = compared(_key(base), _key(cand), allow_dataset_change)
         except TracegradeError as exc:
             return layout("Compare two runs", compare_page.chooser(infos, baseline, candidate, str(exc)),
                           crumbs=[("runs", "/")], here="/compare")
-        chooser = compare_page.chooser(infos, base.manifest.run_id, cand.manifest.run_id)
-        return compare_page.render(comparison, decide(comparison, gate), gate.statistics.alpha, chooser)
+        chooser = compare_page.chooser(infos, base.run_id, cand.run_id)
+        return compare_page.render(comparison, verdict, gate.statistics.alpha, chooser)
+
+    # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt);
+    # a key holds what changes while a run records, so a finished pair is compared once.
+    @functools.lru_cache(maxsize=4)
+    def compared(base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
+        stats = gate.statistics
+        comparison = compare_runs(store.load_run(base[0]), store.load_run(cand[0]), allow, stats.alpha,
+                                  stats.bootstrap_resamples, stats.seed)
+        return comparison, decide(comparison, gate)
 
     @app.get("/compare/{baseline}/{candidate}/cases/{case_id:path}", response_class=HTMLResponse)
     def diff(baseline: str, candidate: str, case_id: str) -> str:
@@ -168,6 +177,11 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
     # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
     app.add_middleware(HostGuard, allowed=allowed_hosts)
     return app
+
+
+def _key(info: RunInfo) -> tuple[str, int, str]:
+    """What identifies a run's content: it changes only while the run records."""
+    return info.run_id, info.cases_done, info.status
 
 
 def _missing(problem: str) -> HTMLResponse:
