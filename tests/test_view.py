@@ -331,3 +331,17 @@ def test_the_run_page_has_the_pass_rate_per_group(client, recorded):
     assert (f'>nominal</a></td><td class="num">{len(nominal)}</td><td class="num">{passed}</td>'
             f'<td class="num">{passed / len(nominal):.0%}</td>') in groups
     assert groups.count("<tr><td>risk</td>") == len({r.risk for r in cand.results})
+
+
+def test_a_comparison_is_made_again_when_a_run_gets_a_case(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([result("a"), result("b")], run_id="base"))
+    live = run([result("a")], run_id="live")
+    store.start_run(live.manifest)  # still recording
+    store.save_cases("live", [(live.results[0], 0)])
+    client = TestClient(create_view_app(store), base_url=HOST)
+    page = lambda: client.get("/compare", params={"baseline": "base", "candidate": "live"}).text  # noqa: E731
+    assert "1 cases compared" in page() and "1 cases compared" in page()
+    store.save_cases("live", [(result("b", "fail"), 1)])
+    again = page()
+    assert "2 cases compared" in again and "b</a>" in again.split('id="regressions"', 1)[1]
