@@ -53,22 +53,59 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
     ``token``: every route needs it (None: none does; serve only on loopback then)."""
     app = FastAPI(title="tracegrade view", docs_url=None, redoc_url=None, openapi_url=None)
-    indexes = IndexCache()
-    gate = gate or GateConfig()
-    previous_of: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
-
-    def previous(info: RunInfo) -> str | None:
-        if info.run_id not in previous_of:
-            previous_of[info.run_id] = _previous(store, info)
-        return previous_of[info.run_id]
-
-    def index_of(info: RunInfo) -> CaseIndex:
-        return indexes.get(_key(info),
-                           lambda: build_index(store.case_texts(info.run_id)))
+    reader = Reader(store, gate or GateConfig())
 
     @app.exception_handler(TracegradeError)
     async def not_found(request: Request, exc: TracegradeError) -> HTMLResponse:
         return _missing(str(exc))
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)  # WHY: a browser asks on every page; a 404 is a console error
+
+    _run_routes(app, reader)
+    _compare_routes(app, reader)
+    _other_routes(app, reader)
+    app.mount("/production", _production(spans_db, allowed_hosts))
+    app.add_middleware(SecurityHeaders)
+    if token:
+        app.add_middleware(TokenGate, token=token)
+    # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
+    app.add_middleware(HostGuard, allowed=allowed_hosts)
+    return app
+
+
+class Reader:
+    """The store, and what the pages keep of it: each run's case index, each run's
+    predecessor, the last comparisons. Every key holds what changes while a run
+    records (``_key``), so a finished run is read once."""
+
+    def __init__(self, store: RunStore, gate: GateConfig) -> None:
+        self.store = store
+        self.gate = gate
+        self._indexes = IndexCache()
+        self._previous: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
+        # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt).
+        self.compared = functools.lru_cache(maxsize=4)(self._compare)
+
+    def index_of(self, info: RunInfo) -> CaseIndex:
+        return self._indexes.get(_key(info), lambda: build_index(self.store.case_texts(info.run_id)))
+
+    def previous(self, info: RunInfo) -> str | None:
+        if info.run_id not in self._previous:
+            self._previous[info.run_id] = _previous(self.store, info)
+        return self._previous[info.run_id]
+
+    def _compare(self, base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
+        stats = self.gate.statistics
+        comparison = compare_runs(self.store.load_run(base[0]), self.store.load_run(cand[0]), allow, stats.alpha,
+                                  stats.bootstrap_resamples, stats.seed)
+        return comparison, decide(comparison, self.gate)
+
+
+def _run_routes(app: FastAPI, reader: Reader) -> None:
+    """The runs, a run's cases and files, a case."""
+    store = reader.store
 
     @app.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
@@ -84,10 +121,10 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         info = _info(store, run_id)
         if info.run_id != run_id:  # a prefix, latest or previous: to the run's own address
             return RedirectResponse(run_url(info.run_id), status_code=307)
-        index = index_of(info)
+        index = reader.index_of(info)
         filters = Filters(status, split, code, q[:SEARCH_CHARS])
         return HTMLResponse(run_page.render(info, index, filters, index.page(filters, page, run_page.PAGE_SIZE),
-                                            previous(info)))
+                                            reader.previous(info)))
 
     @app.get("/runs/{run_id}/metrics", response_class=HTMLResponse)
     def metrics(run_id: str) -> str:
@@ -123,6 +160,11 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
                                              redact(reference) if reference else None, why))
 
+
+def _compare_routes(app: FastAPI, reader: Reader) -> None:
+    """Two runs compared, and one case in both."""
+    store = reader.store
+
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
         infos = store.recent_runs(limit=RUNS_SHOWN)
@@ -132,21 +174,12 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
             return layout("Compare two runs", chooser, crumbs=[("runs", "/")], here="/compare")
         try:
             base, cand = (_info(store, ref) for ref in (baseline, candidate))
-            comparison, verdict = compared(_key(base), _key(cand), allow_dataset_change)
+            comparison, verdict = reader.compared(_key(base), _key(cand), allow_dataset_change)
         except TracegradeError as exc:
             return layout("Compare two runs", compare_page.chooser(infos, baseline, candidate, str(exc)),
                           crumbs=[("runs", "/")], here="/compare")
         chooser = compare_page.chooser(infos, base.run_id, cand.run_id)
-        return compare_page.render(comparison, verdict, gate.statistics.alpha, chooser)
-
-    # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt);
-    # a key holds what changes while a run records, so a finished pair is compared once.
-    @functools.lru_cache(maxsize=4)
-    def compared(base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
-        stats = gate.statistics
-        comparison = compare_runs(store.load_run(base[0]), store.load_run(cand[0]), allow, stats.alpha,
-                                  stats.bootstrap_resamples, stats.seed)
-        return comparison, decide(comparison, gate)
+        return compare_page.render(comparison, verdict, reader.gate.statistics.alpha, chooser)
 
     @app.get("/compare/{baseline}/{candidate}/cases/{case_id:path}", response_class=HTMLResponse)
     def diff(baseline: str, candidate: str, case_id: str) -> str:
@@ -154,29 +187,22 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
         return compare_page.render_diff(base, cand, case_id, _case(store, base, case_id, 0),
                                         _case(store, cand, case_id, 0))
 
+
+def _other_routes(app: FastAPI, reader: Reader) -> None:
+    """History and calibration."""
+    store = reader.store
+
     @app.get("/history", response_class=HTMLResponse)
     def history(dataset: str = "") -> str:
         infos = store.recent_runs(limit=RUNS_SHOWN)
         chosen = dataset or (infos[0].dataset if infos else "")
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
-                                   [(i, index_of(i)) for i in recent], gate)
-
-    @app.get("/favicon.ico", include_in_schema=False)
-    def favicon() -> Response:
-        return Response(status_code=204)  # WHY: a browser asks on every page; a 404 is a console error
+                                   [(i, reader.index_of(i)) for i in recent], reader.gate)
 
     @app.get("/calibration", response_class=HTMLResponse)
     def calibration() -> str:
         return calibration_page.render(store.calibrations())
-
-    app.mount("/production", _production(spans_db, allowed_hosts))
-    app.add_middleware(SecurityHeaders)
-    if token:
-        app.add_middleware(TokenGate, token=token)
-    # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
-    app.add_middleware(HostGuard, allowed=allowed_hosts)
-    return app
 
 
 def _key(info: RunInfo) -> tuple[str, int, str]:
