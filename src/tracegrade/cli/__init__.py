@@ -26,6 +26,7 @@ COMMANDS = {
     "pairwise": "compare two runs answer by answer with the judge, in both orders",
     "report": "report on a run: console, or one self-contained HTML file",
     "monitor": "serve a dashboard over the production traces in the local span store",
+    "view": "serve a local web UI over the runs, cases, traces, comparisons and production traces",
 }
 
 
