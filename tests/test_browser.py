@@ -5,8 +5,6 @@ actions work, nothing is fetched from the network. Screenshots go to docs/img/
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 import json
 import random
@@ -32,8 +30,8 @@ from tracegrade.core.results import Manifest, Run
 from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.observe.spanstore import SpanStore
 from tracegrade.observe.telemetry import open_telemetry
-from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 from traffic import PLANTED_EMAIL, record_traffic
+from view_support import BROKEN, reply_for, scores_for, in_thread as run_async
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "img"
@@ -73,12 +71,6 @@ class SeededIds(IdGenerator):
         return self._random.getrandbits(128)
 
 
-def run_async(coroutine):
-    """asyncio.run on a worker thread: Playwright's sync API keeps a loop running on this one."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
 def serve(app):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -90,14 +82,6 @@ def serve(app):
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.02)
     return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
-
-
-def scores_for(messages, options) -> str:
-    """A scripted judge: mostly 5s, lower for some questions, deterministic."""
-    question = messages[-1].content.split("QUESTION:\n", 1)[-1].split("\n", 1)[0]
-    low = sum(map(ord, question)) % 4
-    values = {m: 5 for m in METRICS} | {"correctness": 5 - low, "helpfulness": 5 - low // 2}
-    return json.dumps({**values, "reason": f"scripted verdict: correctness {5 - low}"})
 
 
 # --- the dashboard ---------------------------------------------------------------
@@ -165,30 +149,12 @@ def test_the_dashboard_shows_production_in_chromium(browser, dashboard):
 # --- the HTML report -------------------------------------------------------------
 
 
-def _reply(case) -> Reply:
-    """A plausible agent: right most of the time, the wrong order id for one case."""
-    argument = "ORD-999" if case.id == "tool-status-01" else case.expected_tool_argument
-    calls = (ToolCall(name=case.expected_tool, arguments={"orderId": argument}, argument=argument,
-                      result=f"Order {argument} is SHIPPED.",
-                      status="needs_approval" if case.requires_approval else "ok"),) if case.expected_tool else ()
-    steps = [Step(kind="retrieval", name="policies", duration_ms=14), Step(kind="model", name="round 1", start_ms=14,
-                                                                          duration_ms=900, input_tokens=700, output_tokens=20)]
-    if calls:
-        steps += [Step(kind="tool", name=calls[0].name, start_ms=914, duration_ms=2),
-                  Step(kind="model", name="round 2", start_ms=916, duration_ms=650, input_tokens=760, output_tokens=40)]
-    source = case.expected_source or "return-policy.md"
-    return Reply(answer=case.golden_answer or "I can only help with ShopNest orders and policies.",
-                 retrieved_sources=(source,), retrieval_scores=(0.62,), tool_calls=calls,
-                 context=f"SOURCE: {source}\n(policy text)", steps=tuple(steps), model="qwen2.5-1.5b-instruct",
-                 usage=Usage(input_tokens=sum(s.input_tokens for s in steps), output_tokens=sum(s.output_tokens for s in steps)))
-
-
 @pytest.fixture
 def report_file(tmp_path) -> tuple[Path, Run]:
     dataset = load_dataset(ROOT / "evals" / "golden-dataset.json")
 
     async def target(case):
-        return _reply(case)
+        return reply_for(case, BROKEN)
 
     judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric=SCALE_RUBRIC)
     results = run_async(run_cases(dataset.cases, target, judge, RunSettings(concurrency=4)))

@@ -36,7 +36,7 @@ def check_availability(title: str) -> str:
 
 
 def library_agent() -> Agent:
-    client = AsyncOpenAI(base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8200/v1"),
+    client = AsyncOpenAI(base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8300/v1"),
                          api_key=os.environ.get("OPENAI_API_KEY", "local"))
     model = OpenAIChatCompletionsModel(model=os.environ.get("EXAMPLE_MODEL", "local"), openai_client=client)
     return Agent(name="library desk", model=model, tools=[check_availability],

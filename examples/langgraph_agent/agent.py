@@ -31,7 +31,7 @@ def convert_currency(amount: float, from_currency: str, to_currency: str) -> str
 
 def answer(question: str) -> str:
     model = ChatOpenAI(model=os.environ.get("EXAMPLE_MODEL", "local"), temperature=0,
-                       base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8200/v1"),
+                       base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8300/v1"),
                        api_key=os.environ.get("OPENAI_API_KEY", "local"))
     graph = create_react_agent(model, [convert_currency], prompt=(
         "You convert money. Call convert_currency with the amount and the two ISO currency codes, "

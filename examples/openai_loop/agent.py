@@ -2,7 +2,7 @@
 
 Nothing in it knows tracegrade. Grade it with its model calls captured:
 
-    tracegrade serve-model &                      # the local model, OpenAI-compatible, on 127.0.0.1:8200
+    tracegrade serve-model &                      # the local model, OpenAI-compatible, on 127.0.0.1:8300
     tracegrade run examples/openai_loop/dataset.json --target examples.openai_loop.agent:answer \\
         --capture openai --checks-only
 
@@ -30,7 +30,7 @@ def get_weather(city: str) -> str:
 
 
 def client() -> OpenAI:
-    return OpenAI(base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8200/v1"),
+    return OpenAI(base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8300/v1"),
                   api_key=os.environ.get("OPENAI_API_KEY", "local"))
 
 

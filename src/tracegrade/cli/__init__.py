@@ -28,6 +28,7 @@ COMMANDS = {
     "report": "report on a run: console, or one self-contained HTML file",
     "monitor": "serve a dashboard over the production traces in the local span store",
     "serve-model": "serve the local model as an OpenAI-compatible endpoint (chat completions, tools)",
+    "view": "serve a local web UI over the runs, cases, traces, comparisons and production traces",
 }
 
 

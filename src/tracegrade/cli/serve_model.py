@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", default="local",
                    help="model spec: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8200, help="port (default 8200)")
+    p.add_argument("--port", type=int, default=8300, help="port (default 8300)")
     from tracegrade.observe.serving import add_server_flags
 
     add_server_flags(p, "TRACEGRADE_MODEL")

@@ -233,6 +233,15 @@ class RunStore:
                            " ORDER BY r.created_ns DESC LIMIT ?", (*params, limit))
         return [_info(row) for row in rows]
 
+    def recent_runs(self, limit: int = 20, dataset: str | None = None, offset: int = 0) -> list[RunInfo]:
+        """``runs``, counting the cases of only the runs returned (``runs`` counts every
+        run's before it sorts): what a page of a long run list reads."""
+        where, params = (" WHERE r.dataset = ?", (dataset,)) if dataset else ("", ())
+        rows = self._query("SELECT r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, "
+                           "r.manifest, (SELECT COUNT(*) FROM case_results c WHERE c.run_id = r.run_id) FROM runs r"
+                           + where + " ORDER BY r.created_ns DESC LIMIT ? OFFSET ?", (*params, limit, offset))
+        return [_info(row) for row in rows]
+
     def run_ids(self, prefix: str) -> list[str]:
         """The run ids starting with ``prefix`` (taken literally: ``%`` and ``_`` match only themselves)."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -259,6 +268,29 @@ class RunStore:
                 return
             after = tuple(rows[-1][1:])
 
+    def case_texts(self, run_id: str, page: int = 1000) -> Iterator[str]:
+        """Every stored case of the run as its JSON text, in dataset order then
+        repetition: for readers that need a few fields of every case (the view's
+        case index) without building each result."""
+        return self._stored_texts(run_id, page)
+
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Per run, how many stored cases have each status (one indexed GROUP BY)."""
+        counts: dict[str, dict[str, int]] = {run_id: {} for run_id in run_ids}
+        for start in range(0, len(run_ids), 500):  # WHY chunks: a bound on the parameters of one statement
+            chunk = list(run_ids[start:start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for run_id, status, n in self._query(f"SELECT run_id, status, COUNT(*) FROM case_results WHERE run_id "
+                                                 f"IN ({marks}) GROUP BY run_id, status", chunk):
+                counts[run_id][status] = int(n)
+        return counts
+
+    def case_text(self, run_id: str, case_id: str, repetition: int = 0) -> str | None:
+        """One stored case's JSON text (a primary-key lookup), or None."""
+        rows = self._query("SELECT result FROM case_results WHERE run_id = ? AND case_id = ? AND repetition = ?",
+                           (run_id, case_id, repetition))
+        return rows[0][0] if rows else None
+
     def done_keys(self, run_id: str) -> set[tuple[str, int]]:
         rows = self._query("SELECT case_id, repetition FROM case_results WHERE run_id = ?", (run_id,))
         return {(row[0], int(row[1])) for row in rows}
@@ -280,6 +312,15 @@ class RunStore:
             return None
         row = rows[0]
         return CalibrationRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], json.loads(row[6]))
+
+    def calibrations(self, limit: int = 50) -> list[CalibrationRecord]:
+        """The latest calibration of each judge model and rubric, newest first."""
+        rows = self._query(
+            "SELECT calibration_id, judge_model, rubric_hash, labels_version, passed, created_at, result "
+            "FROM calibrations c WHERE created_ns = (SELECT MAX(created_ns) FROM calibrations d "
+            "WHERE d.judge_model = c.judge_model AND d.rubric_hash = c.rubric_hash) ORDER BY created_ns DESC LIMIT ?",
+            (limit,))
+        return [CalibrationRecord(r[0], r[1], r[2], r[3], bool(r[4]), r[5], json.loads(r[6])) for r in rows]
 
     def applied_migrations(self) -> list[int]:
         return [int(row[0]) for row in self._query("SELECT version FROM tracegrade_migrations ORDER BY version", ())]

@@ -1,0 +1,156 @@
+"""A run's cases as small rows, for the run page's filters and pages.
+
+    >>> index = build_index(['{"case_id": "a", "status": "fail", "split": "nominal", '
+    ...                      '"checks": [{"name": "toolArgument", "passed": false, "code": "wrong_argument"}]}'])
+    >>> index.page(Filters(code="wrong_argument"), 1, 50).rows[0].case_id
+    'a'
+
+WHY rows and not results: a page of a 10,000-case run shows 50 cases, but its
+filters and counts need every case's status, split and failed check codes. One
+pass over the stored JSON texts (``RunStore.case_texts``) keeps those few fields
+and drops the trace, so a filter or the next page reads memory, not the store.
+A finished run never changes, so its index is built once (``IndexCache``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from tracegrade.core import jsontext
+
+QUESTION_CHARS = 160  # what a row keeps of a question: the page shows a glimpse, the case page the rest
+FAILED = "failed"  # the status filter for "anything but pass"
+STATUSES = ("pass", "fail", "error", "unscored")
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One stored case (one repetition) as the run page lists it."""
+
+    case_id: str
+    repeat: int
+    status: str
+    split: str
+    category: str
+    risk: str
+    failed: tuple[tuple[str, str], ...]  # (check name, code) of every failed check
+    low: tuple[str, ...]  # gating metrics scored below their threshold
+    scores: Mapping[str, float]
+    seconds: float
+    question: str
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(code for _, code in self.failed)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the run page's form asks for; empty fields keep every case."""
+
+    status: str = ""  # a status, FAILED (not passed), or ""
+    split: str = ""
+    code: str = ""  # a failed check's code (or its name)
+    text: str = ""  # in the case id or the question
+
+    def keep(self, row: CaseRow) -> bool:
+        if self.status == FAILED and row.status == "pass":
+            return False
+        if self.status not in ("", FAILED) and row.status != self.status:
+            return False
+        if self.split and row.split != self.split:
+            return False
+        if self.code and not any(self.code in (name, code) for name, code in row.failed):
+            return False
+        needle = self.text.lower()
+        return not needle or needle in row.case_id.lower() or needle in row.question.lower()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.status or self.split or self.code or self.text)
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: tuple[CaseRow, ...]
+    number: int  # 1-based
+    size: int
+    matching: int  # cases the filters keep, over every page
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.matching // self.size))
+
+
+@dataclass(frozen=True)
+class CaseIndex:
+    rows: tuple[CaseRow, ...]
+    statuses: Mapping[str, int] = field(default_factory=dict)
+    splits: tuple[str, ...] = ()
+    codes: Mapping[str, int] = field(default_factory=dict)  # failed check code -> cases
+    groups: tuple[tuple[str, str, int, int], ...] = ()  # (dimension, group, cases, passed)
+
+    def page(self, filters: Filters, number: int, size: int) -> Page:
+        """Page ``number`` (clamped to the pages there are) of the rows ``filters`` keep."""
+        kept = [r for r in self.rows if filters.keep(r)] if filters.active else self.rows
+        pages = max(1, -(-len(kept) // size))
+        number = min(max(1, number), pages)
+        return Page(tuple(kept[(number - 1) * size:number * size]), number, size, len(kept))
+
+
+def row_of(data: Mapping[str, Any]) -> CaseRow:
+    """The row of one stored case (its JSON form)."""
+    failed = tuple((str(c.get("name", "")), str(c.get("code", ""))) for c in data.get("checks") or ()
+                   if not c.get("passed", True))
+    low = tuple(str(m.get("name", "")) for m in data.get("metrics") or ()
+                if m.get("gates", True) and m.get("value") is not None and m["value"] < m.get("threshold", 0))
+    return CaseRow(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(data.get("status", "")),
+                   str(data.get("split", "")), str(data.get("category", "")), str(data.get("risk", "")), failed, low,
+                   dict(data.get("scores") or {}), float(data.get("seconds", 0.0) or 0.0),
+                   str(data.get("question", ""))[:QUESTION_CHARS])
+
+
+def build_index(texts: Iterable[str]) -> CaseIndex:
+    rows = tuple(row_of(jsontext.load(text)) for text in texts)
+    codes = Counter(code for r in rows for code in dict.fromkeys(r.codes))
+    return CaseIndex(rows, dict(Counter(r.status for r in rows)), tuple(sorted({r.split for r in rows if r.split})),
+                     dict(codes.most_common()), _groups(rows))
+
+
+GROUPED_BY = ("split", "category", "risk")
+
+
+def _groups(rows: tuple[CaseRow, ...]) -> tuple[tuple[str, str, int, int], ...]:
+    """Cases and passes per split, category and risk ("-": none given)."""
+    out = []
+    for dimension in GROUPED_BY:
+        cases: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows)
+        passed: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows if r.status == "pass")
+        out += [(dimension, name, n, passed[name]) for name, n in sorted(cases.items())]
+    return tuple(out)
+
+
+class IndexCache:
+    """The indexes of the last few runs looked at. A key holds what changes while a
+    run is still recording (its case count and status), so a live run is re-read
+    when a case arrives and a finished one never again."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._indexes: OrderedDict[tuple[str, int, str], CaseIndex] = OrderedDict()
+
+    def get(self, key: tuple[str, int, str], build: Callable[[], CaseIndex]) -> CaseIndex:
+        with self._lock:
+            if key in self._indexes:
+                self._indexes.move_to_end(key)
+                return self._indexes[key]
+        index = build()  # outside the lock: another run's page need not wait for this one
+        with self._lock:
+            self._indexes[key] = index
+            while len(self._indexes) > self._size:
+                self._indexes.popitem(last=False)
+        return index

@@ -1,0 +1,69 @@
+"""History: one chart per metric over a dataset's recent runs, with the gate's
+lines drawn in: where the next run would be blocked (and warned) compared with
+the newest run, as `tracegrade compare latest NEXT` would decide.
+
+    >>> "no runs" in render([], "", [], __import__("tracegrade.compare.gate", fromlist=["GateConfig"]).GateConfig())
+    True
+"""
+
+from __future__ import annotations
+
+from statistics import fmean
+from typing import Sequence
+
+from tracegrade.compare.gate import GateConfig
+from tracegrade.report import svg
+from tracegrade.store.runstore import RunInfo
+from tracegrade.view.caseindex import CaseIndex
+from tracegrade.view.shell import e, layout, run_url, section, table
+
+RUNS = 20  # the newest runs of the dataset a chart shows
+
+
+def series(runs: Sequence[tuple[RunInfo, CaseIndex]]) -> dict[str, list[float | None]]:
+    """Per metric (the pass rate, then each judge metric), its value in each run (oldest first)."""
+    out: dict[str, list[float | None]] = {"taskSuccess": []}
+    names = list(dict.fromkeys(name for _, index in runs for row in index.rows for name in row.scores))
+    for name in names:
+        out[name] = []
+    for _, index in runs:
+        rows = index.rows
+        out["taskSuccess"].append(sum(r.status == "pass" for r in rows) / len(rows) if rows else None)
+        for name in names:
+            values = [r.scores[name] for r in rows if name in r.scores]
+            out[name].append(fmean(values) if values else None)
+    return out
+
+
+def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, CaseIndex]], gate: GateConfig) -> str:
+    if not runs:
+        return layout("History", section("History", "<p>no runs in the store yet</p>"), here="/history")
+    labels = [info.run_id[-6:] for info, _ in runs]
+    charts = [_chart(name, labels, values, gate) for name, values in series(runs).items()]
+    options = "".join(f'<option value="{e(d)}"{" selected" if d == chosen else ""}>{e(d)}</option>' for d in datasets)
+    form = (f'<form class="filters" method="get" action="/history"><label>dataset <select name="dataset">{options}'
+            '</select></label><button type="submit">show</button></form>')
+    rows = (f'<tr class="row"><td><a class="rowlink" href="{e(run_url(i.run_id))}">{e(i.run_id)}</a></td>'
+            f"<td>{e(i.started_at)}</td><td>{e(i.manifest.agent_model)}</td><td>{e(i.manifest.prompt_version or '-')}"
+            f"</td><td>{len(x.rows)}</td></tr>" for i, x in runs)
+    body = (form + section(f"{chosen}: the last {len(runs)} runs, oldest first",
+                           '<p class="muted">flat lines: where the gate would block (and warn) a next run compared '
+                           f'with the newest one</p><div class="charts" id="history-charts">{"".join(charts)}</div>',
+                           "history")
+            + section("Runs charted", table(("run", "started", "agent", "prompt", "cases"), rows)))
+    return layout("History", body, crumbs=[("runs", "/")], here="/history")
+
+
+def _chart(name: str, labels: Sequence[str], values: Sequence[float | None], gate: GateConfig) -> str:
+    latest = next((v for v in reversed(values) if v is not None), None)
+    lines: list[tuple[str, Sequence[float | None]]] = [(name, values)]
+    if latest is not None:
+        if name == "taskSuccess":
+            block = latest - gate.task_success.block_drop_pp / 100
+            lines.append((f"block below {block:.2f}", [block] * len(values)))
+        else:
+            block, warn = latest * (1 - gate.metrics.block_relative_drop), latest * (1 - gate.metrics.warn_relative_drop)
+            # block first: the palette's second colour (red) is the one a reader takes for "stop"
+            lines += [(f"block below {block:.2f}", [block] * len(values)), (f"warn below {warn:.2f}", [warn] * len(values))]
+    peak = max([v for _, ys in lines for v in ys if v is not None] + [1.0])
+    return svg.lines(labels, lines, title=name, y_max=peak * 1.05 if peak > 1 else 1.0)
