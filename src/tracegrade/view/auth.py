@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from html import escape
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tracegrade.observe.login_page import login_page as shared_login_page
 
 COOKIE = "tracegrade_view"
 ENV_VAR = "TRACEGRADE_VIEW_TOKEN"
@@ -81,20 +82,4 @@ class TokenGate:
 
 
 def login_page(message: str) -> str:
-    note = f"<p class=bad>{escape(message)}</p>" if message else ""
-    return f"""<!doctype html><html lang="en"><head><meta charset=utf-8><title>tracegrade view: log in</title>
-</head><body style="font-family: sans-serif; margin: 3em"><h1>tracegrade view</h1>{note}
-<form method=post action=/login><label>Token <input type=password name=token autocomplete=off autofocus></label>
-<button type=submit>Log in</button></form>
-<p>The token is {ENV_VAR}, or the one <code>tracegrade view</code> printed when it started.</p>
-<script>
-function fromFragment() {{
-  if (!location.hash.startsWith('#token=')) return;
-  const form = document.forms[0];
-  form.token.value = decodeURIComponent(location.hash.slice(7));
-  history.replaceState(null, '', '/login');
-  form.submit();
-}}
-fromFragment();
-window.addEventListener('hashchange', fromFragment);
-</script></body></html>"""
+    return shared_login_page("view", ENV_VAR, message)

@@ -34,6 +34,7 @@ from tracegrade.observe.monitor.golden import golden_case_draft
 from tracegrade.observe.monitor.judging import OnlineJudge
 from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
 from tracegrade.observe.monitor.page import render
+from tracegrade.observe.login_page import login_page
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
 from tracegrade.observe.spanstore import SpanStore
 
@@ -149,7 +150,7 @@ async def _login(request: Request, expected: bytes, session: str):
         if "token" in request.query_params:
             return JSONResponse(status_code=400, content={
                 "detail": "the token does not go in the URL (it ends in logs and history): use the form at /login"})
-        return HTMLResponse(_LOGIN_PAGE.format(message=""))
+        return HTMLResponse(login_page("monitor", "TRACEGRADE_MONITOR_TOKEN"))
     body = await _small_body(request, MAX_LOGIN_BYTES)
     if body is None:
         return JSONResponse(status_code=413, content={"detail": f"a login form is at most {MAX_LOGIN_BYTES} bytes"},
@@ -157,26 +158,10 @@ async def _login(request: Request, expected: bytes, session: str):
     form = parse_qs(body.decode("utf-8", "replace"))
     given = (form.get("token") or [""])[0].encode()
     if not hmac.compare_digest(given, expected):
-        return HTMLResponse(_LOGIN_PAGE.format(message="<p class=bad>Wrong token.</p>"), status_code=401)
+        return HTMLResponse(login_page("monitor", "TRACEGRADE_MONITOR_TOKEN", "Wrong token."), status_code=401)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(COOKIE, session, httponly=True, samesite="strict")
     return response
 
 
-_LOGIN_PAGE = """<!doctype html><html><head><meta charset=utf-8><title>tracegrade monitor: log in</title>
-</head><body style="font-family: sans-serif; margin: 3em">
-<h1>tracegrade monitor</h1>{message}
-<form method=post action=/login><label>Token <input type=password name=token autocomplete=off autofocus></label>
-<button type=submit>Log in</button></form>
-<p>The token is printed by <code>tracegrade monitor</code> when it starts (or is TRACEGRADE_MONITOR_TOKEN).</p>
-<script>
-function fromFragment() {{
-  if (!location.hash.startsWith('#token=')) return;
-  const form = document.forms[0];
-  form.token.value = decodeURIComponent(location.hash.slice(7));
-  history.replaceState(null, '', '/login');
-  form.submit();
-}}
-fromFragment();
-window.addEventListener('hashchange', fromFragment);
-</script></body></html>"""
+
