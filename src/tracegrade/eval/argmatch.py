@@ -339,7 +339,8 @@ def check(matcher: Any, value: Any, path: str = "", steps: Sequence[str] = ()) -
     """Compare one value (or MISSING) with a compiled spec."""
     if value is MISSING:
         return [] if matcher.optional else [Mismatch("missing", path, matcher, MISSING)]
-    return matcher.match(value, path, tuple(steps))
+    mismatches: list[Mismatch] = matcher.match(value, path, tuple(steps))
+    return mismatches
 
 
 # --- compiling ---------------------------------------------------------------

@@ -350,7 +350,7 @@ def describe_call(pattern: CallPattern) -> str:
 
 
 def _short(matcher: object) -> str:
-    text = matcher.describe()  # type: ignore[attr-defined]
+    text: str = matcher.describe()  # type: ignore[attr-defined]
     for kind in ("string ", "integer ", "number ", "boolean ", "array ", "object ", "null "):
         text = text.replace(kind, "")
     return text

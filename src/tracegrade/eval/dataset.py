@@ -24,7 +24,7 @@ import json
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Sequence, overload
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -264,7 +264,10 @@ def load_dataset(path: str | Path) -> Dataset:
     """Read and validate a dataset file, or DatasetError naming file, case and field."""
     path = Path(path)
     raw_cases, context = _read_records(path)
-    records, ids, hashes, seen = [], [], [], {}
+    records: list[bytes] = []
+    ids: list[str] = []
+    hashes: list[str] = []
+    seen: dict[str, int] = {}
     version = hashlib.sha256()
     for index, raw in enumerate(raw_cases):
         case = _validate(path, index, raw, context)
@@ -310,7 +313,13 @@ class CompactCases(Sequence[GoldenCase]):
     def __len__(self) -> int:
         return len(self._records)
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: int) -> GoldenCase: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> CompactCases: ...
+
+    def __getitem__(self, index: int | slice) -> GoldenCase | CompactCases:
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
         case = GoldenCase.model_validate(pickle.loads(self._records[index]), context=self._context)
@@ -425,8 +434,8 @@ def _no_alias_loader() -> type:
     import yaml
 
     class NoAliasLoader(yaml.SafeLoader):
-        def compose_node(self, parent, index):
-            event = self.peek_event()
+        def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # WHY: untyped in the PyYAML stubs
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise DatasetError(f"{self.name}: line {event.start_mark.line + 1}: YAML anchors and aliases "
                                    f"(&{event.anchor} / *{event.anchor}) are not accepted: write the value out")

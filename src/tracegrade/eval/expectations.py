@@ -48,7 +48,8 @@ class Strict(BaseModel):
         kept = self.__dict__
         if name not in kept:
             kept[name] = work_out()
-        return kept[name]
+        value: T = kept[name]
+        return value
 
     def remember(self, name: str, value: Any) -> None:
         """What ``memo(name, ...)`` would work out, known already (worked out elsewhere)."""

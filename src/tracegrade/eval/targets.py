@@ -23,7 +23,7 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.core.trace import Reply
-from tracegrade.eval.plugins import Target, installed_targets, load_target_factory
+from tracegrade.eval.plugins import Target, TargetFactory, installed_targets, load_target_factory
 
 __all__ = ["Target", "callable_target", "function_target", "http_target", "resolve_target"]
 
@@ -86,10 +86,10 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
     return ask
 
 
-def _request_body(case: GoldenCase) -> dict:
+def _request_body(case: GoldenCase) -> dict[str, Any]:
     """The question and history; the customer and the faults only when the case sets
     them (an agent serving real customers refuses both: they are for its test mode)."""
-    body: dict = {"question": case.question, "history": [t.model_dump() for t in case.history]}
+    body: dict[str, Any] = {"question": case.question, "history": [t.model_dump() for t in case.history]}
     if case.customer_id:
         body["customerId"] = case.customer_id
     if case.faults:
@@ -100,7 +100,7 @@ def _request_body(case: GoldenCase) -> dict:
 CASE_ID_HEADER = "X-Tracegrade-Case-Id"
 
 
-async def _post(url: str, body: dict, token: str | None, timeout_s: float, max_bytes: int, case_id: str) -> bytes:
+async def _post(url: str, body: dict[str, Any], token: str | None, timeout_s: float, max_bytes: int, case_id: str) -> bytes:
     """The body of a 200 answer; AgentError (redacted) for anything else. WHY the case
     id as a header, not in the body: an agent's API that refuses unknown fields
     (ShopNest's does) keeps working, and one that wants it can log or tag by it."""
@@ -149,7 +149,7 @@ async def probe_url(url: str, timeout_s: float = 5.0) -> None:
     writer.close()
 
 
-def resolve_target(spec: str, capture: Sequence[str] = (), **options: str) -> Target:
+def resolve_target(spec: str, capture: Sequence[str] = (), **options: str | None) -> Target:
     """The target ``spec`` names; ``options`` (e.g. ``agent_model``) go to a
     registered target's factory, which takes the ones it knows. ``capture``
     records a ``module:function`` or registered target's model calls."""
@@ -171,7 +171,7 @@ def resolve_target(spec: str, capture: Sequence[str] = (), **options: str) -> Ta
                       "module:function or http://host:port/chat")
 
 
-def _build(name: str, factory, options: dict[str, str]) -> Target:
+def _build(name: str, factory: TargetFactory, options: dict[str, str | None]) -> Target:
     accepted = inspect.signature(factory).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
     given = {k: v for k, v in options.items() if v is not None and (takes_any or k in accepted)}

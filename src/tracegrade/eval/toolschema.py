@@ -24,6 +24,7 @@ declare; ``"additionalProperties": true`` says otherwise.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Mapping
 
 from tracegrade.eval.saferegex import PatternError, compile_pattern, search
@@ -116,9 +117,9 @@ def _value_rules(schema: Mapping[str, Any], value: Any, path: str) -> list[Misma
     if "const" in schema and not same_value(schema["const"], value):
         wrong.append(f"exactly {schema['const']!r}")
     if json_type(value) in ("integer", "number"):
-        for key, ok in (("minimum", lambda b: value >= b), ("maximum", lambda b: value <= b),
-                        ("exclusiveMinimum", lambda b: value > b), ("exclusiveMaximum", lambda b: value < b)):
-            if key in schema and not ok(schema[key]):
+        for key, ok in (("minimum", operator.ge), ("maximum", operator.le),
+                        ("exclusiveMinimum", operator.gt), ("exclusiveMaximum", operator.lt)):
+            if key in schema and not ok(value, schema[key]):
                 wrong.append(f"{key} {schema[key]}")
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):

@@ -26,7 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from tracegrade.core.errors import TracegradeError
-from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, ToolSpec
+from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, Role, ToolSpec
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a request's messages; the local model's context is 4,096 tokens anyway
 MAX_TOKENS_CAP = 4096
@@ -106,7 +106,7 @@ def to_call(body: dict[str, Any]) -> tuple[list[Message], ChatOptions]:
 def _message(index: int, raw: Any) -> Message:
     if not isinstance(raw, dict) or raw.get("role") not in ("system", "developer", "user", "assistant", "tool"):
         raise BadRequest(f"messages[{index}]: a message needs a role of system, user, assistant or tool")
-    role = "system" if raw["role"] == "developer" else raw["role"]
+    role: Role = "system" if raw["role"] == "developer" else raw["role"]
     calls = tuple(_call(index, c) for c in raw.get("tool_calls") or [])
     return Message(role=role, content=_text(raw.get("content")), tool_calls=calls,
                    tool_call_id=str(raw.get("tool_call_id") or ""), name=str(raw.get("name") or ""))

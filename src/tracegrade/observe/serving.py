@@ -20,14 +20,21 @@ What it protects against (docs/reliability.md lists every number):
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import contextlib
 import os
 import resource
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp, Receive, Scope, Send
+    from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _ANY_ADDRESS = ("0.0.0.0", "::", "")
@@ -82,11 +89,11 @@ class HostGuard:
     """ASGI middleware: a request whose Host, or whose browser Origin, is not an
     allowed name gets a 400 / 403 before any route runs. ``"*"`` allows any."""
 
-    def __init__(self, app: Any, allowed: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
         self.app = app
         self.allowed = frozenset(h.lower().rstrip(".") for h in allowed)
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or "*" in self.allowed:
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
@@ -100,7 +107,7 @@ class HostGuard:
         return await self.app(scope, receive, send)
 
 
-async def _refuse(send, status: int, problem: str) -> None:
+async def _refuse(send: Send, status: int, problem: str) -> None:
     import json
 
     body = json.dumps({"error": "invalid request", "problems": [problem]}).encode()
@@ -113,7 +120,7 @@ async def _refuse(send, status: int, problem: str) -> None:
 # --- the connection limits ------------------------------------------------------------
 
 
-def guarded_protocol(limits: Limits) -> type:
+def guarded_protocol(limits: Limits) -> type[H11Protocol]:
     """uvicorn's h11 protocol with header and body deadlines and a connection
     limit that evicts the oldest connection still waiting for its headers."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -121,10 +128,11 @@ def guarded_protocol(limits: Limits) -> type:
     waiting: dict[Any, None] = {}  # connections waiting for request headers, oldest first
 
     class Guarded(H11Protocol):
-        _deadline = None
-        _cycle_seen = None
+        _deadline: asyncio.TimerHandle | None = None
+        _cycle_seen: RequestResponseCycle | None = None
 
-        def connection_made(self, transport) -> None:
+        # WHY the ignore: uvicorn's H11Protocol narrows the transport to asyncio.Transport the same way.
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections and not _evict_oldest(waiting, self):
                 transport.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
@@ -151,7 +159,7 @@ def guarded_protocol(limits: Limits) -> type:
                 # so a client could then trickle a header forever.
                 self._await_headers()
 
-        def connection_lost(self, exc) -> None:
+        def connection_lost(self, exc: Exception | None) -> None:
             waiting.pop(self, None)
             self._arm(None, None)
             super().connection_lost(exc)
@@ -164,10 +172,11 @@ def guarded_protocol(limits: Limits) -> type:
             if self.cycle is not None and self.cycle.more_body:
                 self._close()
 
-        def _arm(self, seconds, callback) -> None:
+        def _arm(self, seconds: float | None, callback: Callable[[], None] | None) -> None:
+            """Call ``callback`` in ``seconds`` instead of what was armed before; (None, None) disarms."""
             if self._deadline is not None:
                 self._deadline.cancel()
-            self._deadline = self.loop.call_later(seconds, callback) if seconds else None
+            self._deadline = self.loop.call_later(seconds, callback) if seconds and callback else None
 
         def _close(self) -> None:
             waiting.pop(self, None)
@@ -177,7 +186,7 @@ def guarded_protocol(limits: Limits) -> type:
     return Guarded
 
 
-def _evict_oldest(waiting: dict, newcomer: Any) -> bool:
+def _evict_oldest(waiting: dict[Any, None], newcomer: object) -> bool:
     """Close the oldest connection that is waiting for its headers and has sent
     nothing not yet read. WHY the second test: the event loop accepts a burst of
     connections before it reads any, so a request already sitting in its socket
@@ -189,7 +198,7 @@ def _evict_oldest(waiting: dict, newcomer: Any) -> bool:
     return False
 
 
-def _unread_bytes(transport) -> bool:
+def _unread_bytes(transport: asyncio.BaseTransport) -> bool:
     raw = transport.get_extra_info("socket")
     if raw is None:
         return False
@@ -214,7 +223,7 @@ def raise_file_limit(wanted: int) -> int:
     return max(1, soft - _FD_RESERVE)
 
 
-def uvicorn_config(app: Any, host: str, port: int, limits: Limits, log_level: str = "warning"):
+def uvicorn_config(app: ASGIApp, host: str, port: int, limits: Limits, log_level: str = "warning") -> uvicorn.Config:
     """The uvicorn Config both servers run with."""
     import uvicorn
 
@@ -229,14 +238,14 @@ def uvicorn_config(app: Any, host: str, port: int, limits: Limits, log_level: st
                           h11_max_incomplete_event_size=limits.max_header_bytes, backlog=BACKLOG)
 
 
-def serve(app: Any, host: str, port: int, limits: Limits = Limits(), log_level: str = "warning") -> None:
+def serve(app: ASGIApp, host: str, port: int, limits: Limits = Limits(), log_level: str = "warning") -> None:
     """Run ``app`` on ``host:port`` until interrupted, with ``limits``."""
     import uvicorn
 
     uvicorn.Server(uvicorn_config(app, host, port, limits, log_level)).run()
 
 
-def add_server_flags(parser, env_prefix: str) -> None:
+def add_server_flags(parser: argparse.ArgumentParser, env_prefix: str) -> None:
     """The flags both servers take for the Host allow-list and the limits."""
     d = Limits()
     parser.add_argument("--allowed-hosts", metavar="NAMES",
@@ -252,7 +261,7 @@ def add_server_flags(parser, env_prefix: str) -> None:
                         help=f"open connections at most (default {d.max_connections})")
 
 
-def server_settings(args, env_prefix: str) -> tuple[tuple[str, ...], Limits]:
+def server_settings(args: argparse.Namespace, env_prefix: str) -> tuple[tuple[str, ...], Limits]:
     """The allowed Host names and the limits the flags (and environment) ask for."""
     import os
 

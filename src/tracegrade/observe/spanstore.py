@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from tracegrade.core.names import CHAT, EXECUTE_TOOL, OPERATION, REQUEST_SPAN, RETRIEVAL, tool_call_id
-from tracegrade.core.trace import Reply, Step, ToolCall, Usage
+from tracegrade.core.trace import Reply, Step, ToolCall, ToolStatus, Usage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS spans (
@@ -100,7 +100,7 @@ class SqliteSpanExporter(SpanExporter):
         pass
 
 
-def _row(stored: StoredSpan, span: ReadableSpan) -> tuple:
+def _row(stored: StoredSpan, span: ReadableSpan) -> tuple[Any, ...]:
     events = [{"name": e.name, "timeNs": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events]
     return (stored.span_id, stored.trace_id, stored.parent_id, stored.name, stored.service, stored.start_ns,
             stored.end_ns, stored.status, json.dumps(dict(stored.attributes), default=list), json.dumps(events, default=list))
@@ -122,7 +122,7 @@ class SpanStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
         connection = _connect(self.path)
         try:
             yield from connection.execute(sql, params).fetchall()
@@ -166,12 +166,12 @@ class SpanStore:
         }
 
 
-def _stored(row: tuple) -> StoredSpan:
+def _stored(row: tuple[Any, ...]) -> StoredSpan:
     span_id, trace_id, parent_id, name, service, start_ns, end_ns, status, attributes, _events = row
     return StoredSpan(span_id, trace_id, parent_id, name, start_ns, end_ns, status, json.loads(attributes), service)
 
 
-def _tool_call(at: Mapping[str, Any], status: str, index: int) -> ToolCall:
+def _tool_call(at: Mapping[str, Any], status: ToolStatus, index: int) -> ToolCall:
     name, arguments = at["gen_ai.tool.name"], json.loads(at.get("gen_ai.tool.call.arguments", "{}"))
     call_id = at.get("gen_ai.tool.call.id")
     # A derived id was the span's, not the agent's: the rebuilt call has none, as the original.

@@ -43,9 +43,10 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from opentelemetry import trace as otel
+from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -65,9 +66,16 @@ from tracegrade.core.names import (
 
 from tracegrade.core.redact import redact
 from tracegrade.observe.clock import CaseTimes, SpanClock  # noqa: F401  (SpanClock: re-exported for agents that time their requests)
-from tracegrade.observe.destinations import named_spans_db
+from tracegrade.observe.destinations import named_spans_db, otlp_destination
 from tracegrade.observe.spanbatch import SpanBatch
 from tracegrade.core.trace import Reply, Step, ToolCall
+
+if TYPE_CHECKING:
+    from tracegrade.models.base import ChatModel
+
+# What spans are started on: an application's live tracer, or our own batch of
+# finished spans (tracegrade.observe.spanbatch), which has the same start_span.
+SpanMaker = otel.Tracer | SpanBatch
 
 DEFAULT_SPANS_DB = Path(".tracegrade/spans.db")
 # Environment variables whose values are secrets wherever they show up.
@@ -176,7 +184,7 @@ def _reply_summary(reply: Reply, allowed_tools: Sequence[str]) -> dict[str, Any]
 
 
 def add_reply_spans(
-    tracer: otel.Tracer, reply: Reply, base_ns: int, info: RequestInfo | None = None,
+    tracer: SpanMaker, reply: Reply, base_ns: int, info: RequestInfo | None = None,
     parent: otel.Span | None = None,
 ) -> None:
     """Child spans for the Reply's steps, timed from ``base_ns``, under ``parent``
@@ -207,7 +215,7 @@ def add_reply_spans(
             span.end(end_time=end)
 
 
-def _span(tracer: otel.Tracer, name: str, kind: otel.SpanKind, context, start: int, end: int, step: Step,
+def _span(tracer: SpanMaker, name: str, kind: otel.SpanKind, context: Context | None, start: int, end: int, step: Step,
           attributes: dict[str, Any], end_now: bool = True) -> otel.Span:
     span = tracer.start_span(name, context=context, kind=kind, start_time=start, attributes=attributes)
     span.set_attribute("tracegrade.latency_ms", step.duration_ms)
@@ -313,7 +321,7 @@ def eval_run_spans(manifest: Any, spans_db: Path | None = None) -> Iterator[None
         telemetry.shutdown()
 
 
-def record_case(result: Any, times: CaseTimes, target: object = None, judge_model: object = None) -> None:
+def record_case(result: Any, times: CaseTimes, target: object = None, judge_model: ChatModel | None = None) -> None:
     """The spans of one finished case (a CaseResult), built at once after it and
     only when a span exporter or store is on: ``case`` -> ``invoke_agent`` (the
     reply's steps below it) -> ``checks`` -> ``chat {judge model}``."""
@@ -353,7 +361,7 @@ def _case_attributes(result: Any) -> dict[str, Any]:
     return attributes
 
 
-def _agent_spans(tracer: otel.Tracer, context, result: Any, start: int, end: int, target: object) -> None:
+def _agent_spans(tracer: SpanMaker, context: Context, result: Any, start: int, end: int, target: object) -> None:
     model = getattr(target, "model", None)
     info = RequestInfo(question=result.question, started_ns=start, ended_ns=end,
                        agent_name=getattr(target, "agent_name", "") or getattr(target, "__name__", "agent"),
@@ -375,7 +383,7 @@ def checks_attributes(checks: Sequence[Any]) -> dict[str, Any]:
             "tracegrade.checks.codes": [c.code for c in failed]}
 
 
-def judge_attributes(result: Any, judge_model: Any) -> dict[str, Any]:
+def judge_attributes(result: Any, judge_model: ChatModel) -> dict[str, Any]:
     """GenAI attributes of a judge call, from the CaseResult it scored (or left unscored)."""
     attributes: dict[str, Any] = {
         OPERATION: CHAT,
@@ -429,7 +437,9 @@ class RedactingExporter(SpanExporter):
         return value
 
     def _redacted(self, span: ReadableSpan) -> ReadableSpan:
-        clean = lambda attrs: {k: self._value(v) for k, v in (attrs or {}).items()}  # noqa: E731
+        def clean(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
+            return {k: self._value(v) for k, v in (attrs or {}).items()}
+
         status = span.status
         if status.description:
             status = Status(status.status_code, self._text(status.description))
@@ -486,7 +496,7 @@ def open_telemetry(
     exporters: list[SpanExporter] = []
     if local_store and (path := spans_db_path(spans_db)) is not None:
         exporters.append(RedactingExporter(SqliteSpanExporter(path), secrets))
-    if (destination := otlp.otlp_destination(otlp_endpoint)) is not None:
+    if (destination := otlp_destination(otlp_endpoint)) is not None:
         # WHY redaction inside the fail-fast wrapper: a batch it drops is never redacted.
         exporters.append(otlp.FailFastExporter(RedactingExporter(otlp.otlp_exporter(destination), secrets), destination))
     provider = TracerProvider(resource=Resource.create({"service.name": service}), id_generator=id_generator)

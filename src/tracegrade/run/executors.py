@@ -32,7 +32,8 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import ConfigError
@@ -46,6 +47,9 @@ if TYPE_CHECKING:  # WHY: a local run's first case does not wait for the judge's
 Parts = tuple[Target, "Judge | None"]
 Recipe = Callable[[], Parts]
 Finished = tuple[int, CaseResult]  # a job's position in its batch, and its result
+# A Ray handle to a CaseWorker actor. WHY Any: Ray types a method's ``.remote``
+# only for methods decorated with ``@ray.method``; on others it reports an error.
+WorkerHandle = Any
 # How long a job waits for others to share its Ray call, and a finished job for
 # others to share the return: at most 10 ms more a job (5% at a model latency of
 # 200 ms); at 0 ms, 10,000 cases on 2 cores took 1,439 calls and 103 returns
@@ -85,7 +89,7 @@ class CaseWorker:
 
         self._target, self._judge = recipe()
         self._raw = raw_from_env()  # the store's default; a store that differs encodes itself
-        self._batches: dict[int, set[asyncio.Task]] = {}
+        self._batches: dict[int, set[asyncio.Task[Finished]]] = {}
 
     def ready(self) -> bool:
         return True
@@ -166,9 +170,10 @@ def ray_executor(recipe: Recipe, workers: int | None = None, concurrency: int = 
     _stopped()
     started_here = not ray.is_initialized()
     init_ray()
-    count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # WHY the ignore: Ray leaves cluster_resources untyped.
+    count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
     actor = ray.remote(num_cpus=1)(CaseWorker)
-    actors = [actor.options(max_concurrency=max(1, concurrency)).remote(recipe) for _ in range(count)]
+    actors: list[WorkerHandle] = [actor.options(max_concurrency=max(1, concurrency)).remote(recipe) for _ in range(count)]
     try:
         _wait_ready(ray, actors)
         # WHY two batches per actor: while the driver stores one batch's results,
@@ -185,7 +190,7 @@ def ray_executor(recipe: Recipe, workers: int | None = None, concurrency: int = 
 _stopping: threading.Thread | None = None
 
 
-def _shut_down(ray) -> None:
+def _shut_down(ray: ModuleType) -> None:
     """Stop the local Ray instance in a thread. WHY: ``ray.shutdown`` waits about
     1.4 s for Ray's processes to go, while the driver has the run's totals and
     reports to write; not a daemon thread, so the interpreter still waits for it."""
@@ -201,7 +206,7 @@ def _stopped() -> None:
         _stopping.join()
 
 
-def _wait_ready(ray, actors: list) -> None:
+def _wait_ready(ray: ModuleType, actors: list[WorkerHandle]) -> None:
     try:
         ray.get([handle.ready.remote() for handle in actors])
     except ray.exceptions.RayError as exc:
@@ -218,7 +223,7 @@ def _lost(case: GoldenCase, repeat: int, why: str) -> CaseResult:
 class _Job:
     case: GoldenCase
     repeat: int
-    done: asyncio.Future
+    done: asyncio.Future[CaseResult]
 
 
 class Batches:
@@ -234,13 +239,13 @@ class Batches:
     Mutable on purpose: the jobs waiting and each actor's load are the executor's
     running state."""
 
-    def __init__(self, ray, actors: list, size: int, wait_s: float = BATCH_WAIT_S) -> None:
+    def __init__(self, ray: ModuleType, actors: list[WorkerHandle], size: int, wait_s: float = BATCH_WAIT_S) -> None:
         self._ray, self._actors, self._size, self._wait_s = ray, actors, size, wait_s
         self._load = dict.fromkeys(range(len(actors)), 0)  # jobs in flight per live actor
         self._waiting: list[_Job] = []
         self._settings: RunSettings | None = None
         self._soon: asyncio.TimerHandle | None = None
-        self._following: set[asyncio.Task] = set()
+        self._following: set[asyncio.Task[None]] = set()
         self._ids = itertools.count()
 
     async def evaluate(self, case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings,
@@ -275,7 +280,7 @@ class Batches:
         self._following.add(task)  # WHY kept: the loop holds only weak references to tasks
         task.add_done_callback(self._following.discard)
 
-    async def _follow(self, index: int, jobs: list[_Job], settings: RunSettings) -> None:
+    async def _follow(self, index: int, jobs: list[_Job], settings: RunSettings | None) -> None:
         """The batch's results into its jobs as the actor finishes them; a lost actor
         fails the jobs it had not returned (the case boundary) and takes no more."""
         actor, batch, open_jobs = self._actors[index], next(self._ids), dict(enumerate(jobs))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tracegrade.stats.tally import RunTally
 from tracegrade.eval.dataset import GoldenCase, case_ids
@@ -66,10 +66,17 @@ async def record_run(
                              readers)
 
 
-async def _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate, readers):
+async def _record(
+    cases: Sequence[GoldenCase], target: Target, judge: Judge | None, settings: RunSettings, store: RunStore,
+    manifest: Manifest, resume: bool, budget: Budget | None, on_result: Callable[[CaseResult], None] | None,
+    evaluate: Evaluate, readers: Callable[[], Sequence[Reader]],
+) -> Evaluation:
     run_id = manifest.run_id
     positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
-    await asyncio.to_thread(store.reopen_run if resume else store.start_run, run_id if resume else manifest)
+    if resume:
+        await asyncio.to_thread(store.reopen_run, run_id)
+    else:
+        await asyncio.to_thread(store.start_run, manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
     commits = GroupCommit(store, run_id, positions, on_stored=on_result)
@@ -89,7 +96,8 @@ async def _record(cases, target, judge, settings, store, manifest, resume, budge
     return Evaluation(Run(final, stored.results, status), summary, metrics)
 
 
-def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader]):
+def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase],
+          readers: Sequence[Reader]) -> tuple[RunTally, RunMetrics]:
     """The run's one read: its tally and metrics, each reader fed on the way."""
     from tracegrade.metrics import run_metrics  # WHY here: a run's first case does not wait for the metrics' import
 
@@ -114,9 +122,9 @@ class GroupCommit:
     def __init__(self, store: RunStore, run_id: str, positions: dict[str, int],
                  on_stored: Callable[[CaseResult], None] | None = None) -> None:
         self._store, self._run_id, self._positions, self._on_stored = store, run_id, positions, on_stored
-        self._waiting: list[tuple[CaseResult, asyncio.Future | None]] = []
+        self._waiting: list[tuple[CaseResult, asyncio.Future[None] | None]] = []
         self._uncommitted = 0
-        self._writer: asyncio.Task | None = None
+        self._writer: asyncio.Task[None] | None = None
         self._failure: Exception | None = None
         self.transactions = 0
 
@@ -152,14 +160,15 @@ class GroupCommit:
             self._uncommitted -= len(group)
             _settle(group)
             try:
-                for result, _ in group if self._on_stored is not None else ():
-                    self._on_stored(result)
+                if self._on_stored is not None:
+                    for result, _ in group:
+                        self._on_stored(result)
             except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
                 self._failure = exc
                 return
 
 
-def _settle(group: list[tuple[CaseResult, asyncio.Future | None]], error: Exception | None = None) -> None:
+def _settle(group: list[tuple[CaseResult, asyncio.Future[None] | None]], error: Exception | None = None) -> None:
     for _, done in group:
         if done is None or done.done():  # nobody waits, or its waiter was cancelled (a budget stop)
             continue
@@ -169,7 +178,7 @@ def _settle(group: list[tuple[CaseResult, asyncio.Future | None]], error: Except
             done.set_result(None)
 
 
-def _totals(summary: RunTally, settings: RunSettings, manifest: Manifest) -> dict:
+def _totals(summary: RunTally, settings: RunSettings, manifest: Manifest) -> dict[str, Any]:
     totals = summary.totals()
     if settings.prices is not None:
         totals["unpricedModels"] = unpriced(settings.prices, summary.billed_agent_models, summary.judge_billed,

@@ -16,7 +16,7 @@ import inspect
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Awaitable, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Sequence, TypedDict
 
 from tracegrade.eval.checks import checks_for, run_checks
 from tracegrade.eval.plugins import Check
@@ -40,6 +40,18 @@ if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed
     from tracegrade.judge.scoring import Judge
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
+
+
+class _CaseFields(TypedDict):
+    """The fields every CaseResult of a case takes from it, whatever happened."""
+
+    case_id: str
+    question: str
+    split: str
+    category: str
+    risk: str
+    repeat: int
+    case_hash: str
 
 
 @dataclass(frozen=True)
@@ -103,8 +115,8 @@ async def _evaluate_case(
     case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes
 ) -> CaseResult:
     started = time.perf_counter()
-    base = dict(case_id=case.id, question=case.question, split=case.split, category=case.category,
-                risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
+    base = _CaseFields(case_id=case.id, question=case.question, split=case.split, category=case.category,
+                       risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
         # WHY a timeout scope, not wait_for: wait_for wraps every case's agent in a task of its own.
         async with asyncio.timeout(settings.timeout_s):
@@ -136,15 +148,15 @@ async def _evaluate_case(
         outcome = await judge.score(case, reply)
         times.mark("judge")
     status = case_status(checks, outcome, settings.pass_score)
-    scored = isinstance(outcome, Scores)
+    scored = outcome if isinstance(outcome, Scores) else None
     return CaseResult(
         status=status,
         reply=reply,
         checks=checks,
-        scores=dict(outcome.values) if scored else None,
-        metrics=outcome.metrics if scored else (),
-        judge_reason=outcome.reason if scored else "",
-        error=outcome.reason if isinstance(outcome, Unscored) else _not_scored(outcome) if status == "unscored" else "",
+        scores=dict(scored.values) if scored is not None else None,
+        metrics=scored.metrics if scored is not None else (),
+        judge_reason=scored.reason if scored is not None else "",
+        error=_unscored_reason(outcome, status),
         seconds=time.perf_counter() - started,
         agent_tokens=(reply.usage.input_tokens, reply.usage.output_tokens),
         judge_tokens=(outcome.input_tokens, outcome.output_tokens) if outcome else (0, 0),
@@ -171,7 +183,7 @@ async def _graded(case: GoldenCase, reply: Reply, settings: RunSettings,
     ours to bound), run on a worker thread under what is left of the case's deadline."""
     reply, reasons, chars = storable_reply(reply)
     extra = _applicable(settings.checks, case)
-    checks = [*checks_for(case), *extra]
+    checks: list[Callable[[GoldenCase, Reply], CheckResult]] = [*checks_for(case), *extra]
     if extra or chars > INLINE_CHARS:
         left = max(0.0, settings.timeout_s - (time.perf_counter() - started))
         results = await in_thread(run_checks, case, reply, checks, timeout_s=left)
@@ -194,6 +206,14 @@ def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:
         if wanted:
             chosen.append(check)
     return chosen
+
+
+def _unscored_reason(outcome: Scores | Unscored | None, status: str) -> str:
+    """The case's error when the judge left it unscored, else ""."""
+    if isinstance(outcome, Unscored):
+        return outcome.reason
+    # WHY no None case: without a judge's outcome a case is never unscored (eval.verdict.case_status).
+    return _not_scored(outcome) if isinstance(outcome, Scores) and status == "unscored" else ""
 
 
 def _not_scored(outcome: Scores) -> str:
@@ -239,7 +259,7 @@ async def _priced(case: GoldenCase, target: Target, judge: Judge | None, setting
     return price_case(result, settings.prices, agent_model, judge.model.model_id if judge else None)
 
 
-def _sum_pairs(pairs) -> tuple[int, int]:
+def _sum_pairs(pairs: Iterable[tuple[int, int]]) -> tuple[int, int]:
     pairs = list(pairs)
     return (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
 
@@ -274,17 +294,19 @@ async def run_cases(
     skip = set(done)
     jobs = enumerate((case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip)
     results: dict[int, CaseResult] = {}
-    evaluating: set[asyncio.Task] = set()
+    evaluating: set[asyncio.Task[Any]] = set()
 
     async def worker() -> None:
+        me = asyncio.current_task()
+        assert me is not None  # a worker runs as a task of the group below
         for index, (case, repeat) in jobs:  # shared: each job goes to exactly one worker
             if budget is not None and budget.exhausted:
                 return
-            evaluating.add(asyncio.current_task())
+            evaluating.add(me)
             try:
                 result = await evaluate(case, target, judge, settings, repeat)
             finally:
-                evaluating.discard(asyncio.current_task())
+                evaluating.discard(me)
             if budget is not None:
                 # WHY no await between the check and the add: a case finishing
                 # during another's store write must see the spend so far.

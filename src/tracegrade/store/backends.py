@@ -24,13 +24,17 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import register_secret
 
+if TYPE_CHECKING:
+    import psycopg
+
 T = TypeVar("T")
-Run = Callable[[str, Sequence[Any]], list]
+Row = tuple[Any, ...]
+Run = Callable[[str, Sequence[Any]], list[Row]]
 Work = Callable[[Run], T]
 
 # Postgres: how hard to try when the server goes away mid-run (a restart takes seconds).
@@ -216,7 +220,7 @@ class PostgresBackend(Backend):
         except psycopg.Error as exc:
             raise StoreError(f"{self.display_url}: {exc}") from exc
 
-    def _connect(self):
+    def _connect(self) -> psycopg.Connection[Row]:
         return self._psycopg.connect(self._url, autocommit=True, connect_timeout=10)
 
     def execute(self, work: Work[T], migration: bool = False) -> T:
@@ -287,7 +291,7 @@ def _lock_key(run_id: str) -> int:
     return int.from_bytes(hashlib.sha256(b"tracegrade-run:" + run_id.encode()).digest()[:8], "big", signed=True)
 
 
-def _fetch(cursor: Any, sql: str, params: Sequence[Any]) -> list[tuple]:
+def _fetch(cursor: psycopg.Cursor[Row], sql: str, params: Sequence[Any]) -> list[Row]:
     cursor.execute(sql, params)
     return cursor.fetchall() if cursor.description is not None else []
 

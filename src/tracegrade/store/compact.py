@@ -42,7 +42,7 @@ class CompactResults(Sequence[CaseResult]):
     @overload
     def __getitem__(self, index: slice) -> tuple[CaseResult, ...]: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice) -> CaseResult | tuple[CaseResult, ...]:
         if isinstance(index, slice):
             return tuple(_decode(self._texts[i]) for i in range(*index.indices(len(self))))
         return _decode(self._texts[index])

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
@@ -40,7 +40,9 @@ from tracegrade.core.redact import configured_secrets, redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store.compact import CompactResults
-from tracegrade.store.backends import Backend, PostgresBackend, SqliteBackend, hide_password
+from tracegrade.store.backends import Backend, PostgresBackend, Row, Run as RunSql, SqliteBackend, Work, hide_password
+
+T = TypeVar("T")
 
 DEFAULT_URL = "sqlite:///.tracegrade/runs.db"
 ENV_VAR = "TRACEGRADE_DB"
@@ -153,7 +155,7 @@ class RunStore:
     def start_run(self, manifest: Manifest) -> None:
         stored = self._clean(manifest.to_json(), personal=False)
 
-        def insert(run) -> None:
+        def insert(run: RunSql) -> None:
             # WHY ON CONFLICT + compare: a Postgres commit cut by a restart is retried,
             # and must find its own row, not fail on it.
             if not run("INSERT INTO runs (run_id, dataset, dataset_version, status, created_ns, started_at, manifest) "
@@ -177,7 +179,7 @@ class RunStore:
         rows = [(result, position, _stored_text(result, self.raw, key)) for result, position in finished]
         recorded_at = now_iso()  # one transaction: the cases of a group are recorded together
 
-        def insert(run) -> None:
+        def insert(run: RunSql) -> None:
             for result, position, stored in rows:
                 key = (run_id, result.case_id, result.repeat)
                 if not run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, "
@@ -340,21 +342,21 @@ class RunStore:
                                  "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)", ()),
                  migration=True)
         for migration in MIGRATIONS:
-            self._do(lambda run, m=migration: _apply(run, m), migration=True)
+            self._do(functools.partial(_apply, migration=migration), migration=True)
 
-    def _do(self, work, migration: bool = False):
+    def _do(self, work: Work[T], migration: bool = False) -> T:
         """``work(run)`` in one transaction, under the store's thread lock."""
         with self._lock:
             return self._backend.execute(work, migration)
 
-    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+    def _query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         return self._do(lambda run: run(sql, params))
 
     def _clean(self, data: dict[str, Any], personal: bool = True) -> str:
         return _redacted_text(data, personal=personal and not self.raw)
 
 
-def _apply(run, migration: Migration) -> None:
+def _apply(run: RunSql, migration: Migration) -> None:
     if run("SELECT 1 FROM tracegrade_migrations WHERE version = ?", (migration.version,)):
         return  # another process got there first
     for statement in migration.statements:
@@ -368,7 +370,7 @@ _INFO_SQL = ("SELECT r.run_id, r.dataset, r.dataset_version, r.status, r.started
 _INFO_GROUP = "r.run_id, r.dataset, r.dataset_version, r.status, r.started_at, r.ended_at, r.manifest, r.created_ns"
 
 
-def _info(row: tuple) -> RunInfo:
+def _info(row: Row) -> RunInfo:
     manifest = Manifest.from_json(json.loads(row[6]))
     return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], manifest, int(row[7]))
 
@@ -420,7 +422,7 @@ def _key(secrets: tuple[str, ...], raw: bool) -> str:
 
 
 def _stored_text(result: CaseResult, raw: bool, key: str) -> str:
-    form = result.stored
+    form: StoredForm | None = result.stored
     if form is not None and form.key == key:
         return form.text
     # WHY not trust another key: a worker that did not know one of this process's

@@ -123,7 +123,7 @@ class FaultServer:
         self.max_hang_s = max_hang_s
         self.log: list[Served] = []
         self._rng = random.Random(seed)
-        self._forced: Counter = Counter()  # (role, case, marker) -> times forced so far
+        self._forced: Counter[tuple[str, str, str]] = Counter()  # (role, case, marker) -> times forced so far
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -131,7 +131,7 @@ class FaultServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def faults_by_case(self, role: str | None = None) -> Counter:
+    def faults_by_case(self, role: str | None = None) -> Counter[str]:
         """How many faults each case tag received (of one role, or all)."""
         return Counter(s.case for s in self.log if s.fault and (role is None or s.role == role))
 
@@ -179,7 +179,8 @@ class FaultServer:
         finally:
             writer.close()
 
-    async def _respond(self, request: tuple[str, dict[str, str], bytes], reader, writer) -> None:
+    async def _respond(self, request: tuple[str, dict[str, str], bytes], reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter) -> None:
         path, headers, body = request
         if not path.endswith("/chat/completions"):
             writer.write(_http(404, {"error": {"message": f"no route {path}"}}))
@@ -216,7 +217,8 @@ class FaultServer:
         self._forced[key] += 1
         return marker.group(1)
 
-    def _answer(self, fault: str, role: str, case: str, messages: list, payload: dict, headers: dict) -> bytes:
+    def _answer(self, fault: str, role: str, case: str, messages: list[dict[str, Any]], payload: dict[str, Any],
+                headers: dict[str, str]) -> bytes:
         if fault in _STATUS:
             extra = {"retry-after": self.retry_after} if fault == "rate_limit" else {}
             return _http(_STATUS[fault], {"error": {"message": f"injected {fault}"}}, extra)
