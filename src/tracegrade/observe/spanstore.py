@@ -111,7 +111,7 @@ class Judgement:
     trace_id: str
     judged_ns: int
     judge_model: str
-    scores: Mapping[str, int] | None
+    scores: Mapping[str, float] | None
     reason: str = ""
     error: str = ""
 

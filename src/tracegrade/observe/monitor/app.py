@@ -23,11 +23,11 @@ import dataclasses
 import hashlib
 import hmac
 import time
-from typing import Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from tracegrade.core.names import REQUEST_SPAN
 from tracegrade.observe.monitor.golden import golden_case_draft
@@ -36,7 +36,7 @@ from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time,
 from tracegrade.observe.monitor.page import render
 from tracegrade.observe.login_page import login_page
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
-from tracegrade.observe.spanstore import SpanStore
+from tracegrade.observe.spanstore import SpanStore, StoredSpan
 
 COOKIE = "tracegrade_monitor"
 
@@ -49,7 +49,7 @@ def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge |
         raise ValueError("the monitor needs a token: it serves traces")
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(online_judge.run_forever()) if online_judge else None
         yield
         if task:
@@ -73,19 +73,19 @@ def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge |
                       models=sorted({t.model for t in everything if t.model}), store=str(store.path), judge_note=note)
 
     @app.get("/api/summary")
-    def summary(prompt_version: str = "", model: str = "", window: int = 0) -> dict:
+    def summary(prompt_version: str = "", model: str = "", window: int = 0) -> dict[str, Any]:
         _, traces = selected(prompt_version, model, window)
         judgements = store.judgements()
         return {"summary": dataclasses.asdict(summarize(traces, judgements)),
                 "overTime": dataclasses.asdict(over_time(traces, judgements))}
 
     @app.get("/api/traces")
-    def traces(limit: int = 50, prompt_version: str = "", model: str = "", window: int = 0) -> list[dict]:
+    def traces(limit: int = 50, prompt_version: str = "", model: str = "", window: int = 0) -> list[dict[str, Any]]:
         _, chosen = selected(prompt_version, model, window)
         return [dataclasses.asdict(t) for t in reversed(chosen[-limit:])]
 
     @app.get("/api/traces/{trace_id}")
-    def trace(trace_id: str) -> list[dict]:
+    def trace(trace_id: str) -> list[dict[str, Any]]:
         return [dataclasses.asdict(s) for s in _spans(store, trace_id)]
 
     @app.post("/api/traces/{trace_id}/golden-case")
@@ -97,7 +97,7 @@ def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge |
     return app
 
 
-def _spans(store: SpanStore, trace_id: str) -> list:
+def _spans(store: SpanStore, trace_id: str) -> list[StoredSpan]:
     spans = store.trace(trace_id)
     if not spans or spans[0].name != REQUEST_SPAN:
         raise HTTPException(status_code=404, detail=f"no request trace {trace_id}")
@@ -110,7 +110,7 @@ def _require_token(app: FastAPI, token: str) -> None:
     session = hmac.new(expected, b"tracegrade-monitor-session", hashlib.sha256).hexdigest()
 
     @app.middleware("http")
-    async def check(request: Request, call_next):
+    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if request.url.path == "/login":
             return await _login(request, expected, session)
         header = request.headers.get("authorization", "")
@@ -145,7 +145,7 @@ async def _small_body(request: Request, limit: int) -> bytes | None:
     return bytes(body)
 
 
-async def _login(request: Request, expected: bytes, session: str):
+async def _login(request: Request, expected: bytes, session: str) -> Response:
     if request.method != "POST":
         if "token" in request.query_params:
             return JSONResponse(status_code=400, content={

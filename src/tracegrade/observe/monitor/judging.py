@@ -19,7 +19,7 @@ from typing import Callable
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.results import Scores
 from tracegrade.judge.scoring import Judge
-from tracegrade.observe.spanstore import Judgement, SpanStore, reply_from_spans
+from tracegrade.observe.spanstore import Judgement, SpanStore, StoredSpan, reply_from_spans
 
 
 def sampled(trace_id: str, rate: float) -> bool:
@@ -38,7 +38,7 @@ class OnlineJudge:
     batch: int = 5
     _judge: Judge | None = None
 
-    def pending(self) -> list[list]:
+    def pending(self) -> list[list[StoredSpan]]:
         judged = self.store.judgements()
         return [spans for spans in self.store.requests()
                 if spans[0].trace_id not in judged and sampled(spans[0].trace_id, self.rate)
@@ -53,10 +53,11 @@ class OnlineJudge:
             await self._judge_one(spans)
         return len(todo)
 
-    async def _judge_one(self, spans: list) -> None:
+    async def _judge_one(self, spans: list[StoredSpan]) -> None:
         root = spans[0]
         # No golden answer in production: the judge scores against the evidence only.
         case = GoldenCase(id=root.trace_id, question=root.attributes.get("tracegrade.question") or "(none)")
+        assert self._judge is not None  # made by judge_pending before the first request
         outcome = await self._judge.score(case, reply_from_spans(spans))
         scores = dict(outcome.values) if isinstance(outcome, Scores) else None
         judgement = Judgement(root.trace_id, time.time_ns(), self._judge.model.model_id, scores,

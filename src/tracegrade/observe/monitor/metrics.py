@@ -15,7 +15,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from tracegrade.core.names import APPROVAL_SPAN, EXECUTE_TOOL, OPERATION
 from tracegrade.observe.spanstore import Judgement, StoredSpan
@@ -179,7 +179,7 @@ def over_time(traces: Sequence[RequestTrace], judgements: Mapping[str, Judgement
         buckets[(t.start_ns // 10**9 - start) // width].append(t)
     scores = judged_scores(traces, judgements or {})
 
-    def each(fn):
+    def each(fn: Callable[[list[RequestTrace]], float]) -> tuple[float | None, ...]:
         return tuple(fn(b) if b else None for b in buckets)
 
     return Series(

@@ -11,7 +11,7 @@ import datetime as dt
 from html import escape
 from typing import Mapping, Sequence
 
-from tracegrade.observe.monitor.metrics import Filters, RequestTrace, judged_scores, over_time, summarize
+from tracegrade.observe.monitor.metrics import Filters, RequestTrace, Summary, judged_scores, over_time, summarize
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
 from tracegrade.observe.spanstore import Judgement
@@ -67,7 +67,7 @@ def _filters(filters: Filters, versions: Sequence[str], models: Sequence[str]) -
     )
 
 
-def _cards(s) -> str:
+def _cards(s: Summary) -> str:
     quality = f"{s.quality:.2f}" if s.quality is not None else "-"
     cards = [
         card("requests", str(s.requests)),
@@ -93,7 +93,7 @@ def _ms(value: float) -> str:
     return f"{value / 1000:.1f} s" if value >= 10_000 else f"{value:.0f} ms"
 
 
-def _charts(traces: Sequence[RequestTrace], judgements: Mapping[str, Judgement], s) -> str:
+def _charts(traces: Sequence[RequestTrace], judgements: Mapping[str, Judgement], s: Summary) -> str:
     t = over_time(traces, judgements)
     charts = [
         svg.bars(list(zip(t.labels, t.volume)), title="request volume", width=520, height=180),
