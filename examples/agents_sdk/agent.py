@@ -40,8 +40,9 @@ def library_agent() -> Agent:
                          api_key=os.environ.get("OPENAI_API_KEY", "local"))
     model = OpenAIChatCompletionsModel(model=os.environ.get("EXAMPLE_MODEL", "local"), openai_client=client)
     return Agent(name="library desk", model=model, tools=[check_availability],
-                 instructions="You answer questions about the library's books. For a book, call "
-                 "check_availability with its title, then answer in one sentence with what it said.")
+                 instructions="You answer questions about the library's books. You do not know what is on the "
+                 "shelf: for any book, first call check_availability with its title. Then answer in one "
+                 "sentence that repeats exactly what check_availability returned (copies, aisle, loan date).")
 
 
 async def answer(question: str) -> str:
