@@ -337,3 +337,9 @@ def test_evaluate_works_inside_a_running_event_loop(tmp_path):
 
     run = asyncio.run(cell())
     assert [r.reply.answer for r in run.results] == ["sunny in Paris", "sunny in Oslo"]
+
+
+def test_a_target_wrapped_twice_still_gets_the_case_at_the_outer_layer():
+    inner = captured_target(lambda question: f"sunny in {city_of(question)}", ())
+    outer = captured_target(inner, ())
+    assert asyncio.run(outer(cases(1)[0])).answer == "sunny in Paris"

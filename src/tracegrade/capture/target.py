@@ -7,8 +7,8 @@
 
 The function takes the question (a first parameter annotated ``str`` or named
 ``question``, ``prompt``, ``query``, ``text``, ``message`` or ``input``) or
-the case; it may be sync (run in a worker thread, so it never blocks other
-cases and the case timeout stops waiting for it) or async. It returns the
+the case; it may be sync (run on a daemon thread of its own, so it never
+blocks other cases and the case timeout stops waiting for it) or async. It returns the
 answer string, nothing (the last assistant message captured is the answer),
 a Reply or its wire dict. What it returns explicitly wins over what was
 captured: a returned Reply is taken whole; a returned answer replaces the
@@ -68,7 +68,9 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
 def wants_question(function: Callable[..., Any]) -> bool:
     """Whether ``function`` takes the question string rather than the case."""
     try:
-        parameters = list(inspect.signature(function).parameters.values())
+        # WHY not followed: a target this module already wrapped takes the case,
+        # whatever the function inside it takes
+        parameters = list(inspect.signature(function, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return False
     if not parameters:
