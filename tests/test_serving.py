@@ -130,7 +130,13 @@ def test_a_flood_of_idle_connections_never_locks_out_a_real_request():
         flood = [connect(url) for _ in range(120)]
         time.sleep(0.3)
         answers = [httpx.get(f"{url}/health", timeout=5).status_code for _ in range(5)]
-        still_open = sum(not closed_by_server(s, within_s=0.05) for s in flood)
+        # WHY polled up to a generous bound: a loaded machine closes the evicted sockets
+        # later, not fewer of them; a server that never evicts keeps 120 open and fails.
+        closed: set[int] = set()
+        deadline = time.monotonic() + 30
+        while len(flood) - len(closed) > 40 and time.monotonic() < deadline:
+            closed |= {i for i, s in enumerate(flood) if i not in closed and closed_by_server(s, within_s=0.01)}
+        still_open = len(flood) - len(closed)
         for s in flood:
             s.close()
     assert answers == [200] * 5
