@@ -59,6 +59,11 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}|[A-Z][a-z]+)\b")
 # generic acronyms ("the order with ID ORD-999" claims the id, not a name "ID").
 _NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok", "ID", "IDs", "FAQ", "URL", "AM", "PM"})
 _WORD = re.compile(r"[a-z0-9]+")
+# List markers say where an item starts, not what anything is: "1. Optimize", "2) Cache",
+# "(3) Test" at a line start, and "1)" / "(1)" after a blank or a colon inside a line.
+# WHY not "5." inside a line: "It costs 5. Then ..." states a number.
+_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\(?\d{1,2}[.)](?=\s)|(?:(?<=^)|(?<=[\s:;,]))\(?\d{1,2}\)(?=\s)")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,9 @@ def _scan(text: str, possible: frozenset[str]) -> tuple[Claim, ...]:
     """The claims of the kinds in ``possible``, patterns tried in priority order."""
     found: list[tuple[int, Claim]] = []
     taken = [False] * len(text)
+    markers = [m.span() for m in _MARKER.finditer(text)] if "number" in possible else []
+    for start, end in markers:
+        taken[start:end] = [True] * (end - start)
     for kind, pattern in _PATTERNS:
         if kind not in possible:
             continue
@@ -98,11 +106,13 @@ def _scan(text: str, possible: frozenset[str]) -> tuple[Claim, ...]:
             if any(taken[start:end]):
                 continue  # part of a longer claim found first ("2026-10-16" is a date, not three numbers)
             taken[start:end] = [True] * (end - start)
+            if kind == "number" and _ORDINAL.match(match.group(0)):
+                continue  # "the 2nd step" orders, it states nothing the evidence could hold
             key = _key(kind, match.group(0))
             if key:
                 found.append((start, Claim(kind, match.group(0).strip(), key)))
     if "name" in possible:
-        found += list(_names(text, taken))
+        found += list(_names(text, taken, {end for _, end in markers}))
     return tuple(claim for _, claim in sorted(found, key=lambda pair: pair[0]))
 
 
@@ -261,14 +271,23 @@ def _numbers(key: str) -> list[str]:
     return [_number(n) for n in re.findall(r"\d+(?:\.\d+)?", key)]
 
 
-def _names(text: str, taken: list[bool]) -> list[tuple[int, Claim]]:
+def _names(text: str, taken: list[bool], marker_ends: set[int] = frozenset()) -> list[tuple[int, Claim]]:
     found = []
     for match in _NAME.finditer(text):
         start, word = match.start(), match.group(0)
-        if any(taken[start:match.end()]) or word in _NOT_NAMES or _at_sentence_start(text, start):
+        if any(taken[start:match.end()]) or word in _NOT_NAMES or _at_sentence_start(text, start) \
+                or _after_marker(text, start, marker_ends):
             continue
         found.append((start, Claim("name", word, word.lower())))
     return found
+
+
+def _after_marker(text: str, start: int, marker_ends: set[int]) -> bool:
+    """The word starts a list item ("1) Optimize"): its capital says nothing, as at a sentence start."""
+    begin = start
+    while begin > 0 and text[begin - 1] in " \t":
+        begin -= 1
+    return begin in marker_ends
 
 
 def _at_sentence_start(text: str, start: int) -> bool:
