@@ -60,9 +60,9 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}|[A-Z][a-z]+)\b")
 _NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok", "ID", "IDs", "FAQ", "URL", "AM", "PM"})
 _WORD = re.compile(r"[a-z0-9]+")
 # List markers say where an item starts, not what anything is: "1. Optimize", "2) Cache",
-# "(3) Test" at a line start, and "1)" / "(1)" after a blank or a colon inside a line.
+# "(3) Test" at a line start, and "1)" / "(1)" after a blank inside a line (not "9:00) ").
 # WHY not "5." inside a line: "It costs 5. Then ..." states a number.
-_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\(?\d{1,2}[.)](?=\s)|(?:(?<=^)|(?<=[\s:;,]))\(?\d{1,2}\)(?=\s)")
+_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\(?[1-9]\d?[.)](?=\s)|(?:(?<=^)|(?<=\s))\(?[1-9]\d?\)(?=\s)")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 
 

@@ -161,10 +161,12 @@ class Judge:
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
 
     def _model_and_code(self, spec: MetricSpec, model: MetricScore, texts: Mapping[str, str]) -> MetricScore:
-        """The model's P(yes) (mean with word overlap, if asked) times the share of the
-        answer's specific claims found in the evidence. WHY a product: a misstated number
-        or name fails the metric whatever the model says (a small model says yes to
-        nearly anything), and a model's no fails it whatever the code found."""
+        """The model's P(yes), times (1 + word overlap) / 2 when overlap is a part, or 0 when any
+        specific claim of the answer is not in the evidence. WHY this shape: the model's no
+        fails the metric whatever the words share (overlap can only halve a yes, never make a
+        no pass), and a misstated number or name fails it whatever the model says (a small
+        model says yes to nearly anything) at any fitted threshold; the code part reports the
+        share of claims found."""
         sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
         stated = list({(c.kind, c.key): c for c in claims(texts["answer"], spec.claims)}.values())
         missing = ungrounded(texts["answer"], sources, spec.claims, [*self.rubric.known, texts["reference"]])
@@ -172,8 +174,8 @@ class Judge:
         parts = [("model", float(model.value or 0.0)), ("code", code)]
         if spec.overlap:
             parts.append(("overlap", word_overlap(texts["answer"], sources)))
-        soft = [v for name, v in parts if name != "code"]
-        value = sum(soft) / len(soft) * code
+        shares = dict(parts)
+        value = shares["model"] * (1 + shares.get("overlap", 1.0)) / 2 if not missing else 0.0
         threshold = self.thresholds.get(spec.name, spec.threshold)
         failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
         said = [f"{name} {v:.2f}" for name, v in parts]
