@@ -112,7 +112,7 @@ def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item
 
 def test_an_answer_without_specific_claims_is_grounded():
     item = ITEMS[0]
-    scores = asyncio.run(JUDGE.score(item.case(), Reply(answer="Sorry, I can't help with that.")))
+    scores = asyncio.run(JUDGE.score(item.case(), item.reply("Sorry, I can't help with that.")))
     metrics = {m.name: m for m in scores.metrics}
     assert metrics["hallucinationFree"].value == 1.0 and ("code", 1.0) in metrics["faithfulness"].parts
 

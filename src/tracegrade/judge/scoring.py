@@ -161,10 +161,10 @@ class Judge:
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
 
     def _model_and_code(self, spec: MetricSpec, model: MetricScore, texts: Mapping[str, str]) -> MetricScore:
-        """The model's P(yes), times (1 + word overlap) / 2 when overlap is a part, or 0 when any
+        """The model's P(yes), times (2 + word overlap) / 3 when overlap is a part, or 0 when any
         specific claim of the answer is not in the evidence. WHY this shape: the model's no
-        fails the metric whatever the words share (overlap can only halve a yes, never make a
-        no pass), and a misstated number or name fails it whatever the model says (a small
+        fails the metric whatever the words share (overlap can take at most a third off a yes,
+        never make a no pass; a refusal or a paraphrase shares few words and is still faithful), and a misstated number or name fails it whatever the model says (a small
         model says yes to nearly anything) at any fitted threshold; the code part reports the
         share of claims found."""
         sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
@@ -175,7 +175,7 @@ class Judge:
         if spec.overlap:
             parts.append(("overlap", word_overlap(texts["answer"], sources)))
         shares = dict(parts)
-        value = shares["model"] * (1 + shares.get("overlap", 1.0)) / 2 if not missing else 0.0
+        value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
         threshold = self.thresholds.get(spec.name, spec.threshold)
         failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
         said = [f"{name} {v:.2f}" for name, v in parts]
@@ -269,10 +269,16 @@ class Judge:
         """The metric, failed (value 0) when a metric it requires failed, saying which and why."""
         own = done[spec.name]
         failed = [done[name] for name in spec.requires if done[name].passed is False]
-        if not failed or not own.scored:
+        if not spec.requires or not own.scored:
             return own
+        # WHY the parts: calibration measures the model's own score apart from what code
+        # decided through the required metrics (docs/judge.md, "where the signal comes from").
+        parts = own.parts or (("model" if own.source != "code" else "code", float(own.value or 0.0)),)
+        parts = (*parts, ("requires", 0.0 if failed else 1.0))
+        if not failed:
+            return replace(own, parts=parts)
         why = "; ".join(f"{m.name} failed: {m.detail}" for m in failed)
-        return replace(own, value=own.low, source="code", detail=f"requires {why}")
+        return replace(own, value=own.low, source="code", detail=f"requires {why}", parts=parts)
 
     # --- helpers ------------------------------------------------------------------------
 
