@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-from tracegrade.core.trace import Reply
 from tracegrade.judge.calibrate import evidence_of, good_items
 from tracegrade.judge.grounding import claims, ungrounded
 from tracegrade.judge.labels import load_labels

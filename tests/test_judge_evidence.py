@@ -94,7 +94,7 @@ def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
 def test_list_markers_and_ordinals_are_not_claims():
     assert claims("1) Optimize the loop\n2) Cache results\n(3) Profile") == []
     assert claims("Steps: 1) Optimize, 2) Cache. Do the 2nd step first.") == []
-    assert [c.text for c in claims("It costs 5. Open 6:30-9:00) daily.")] == ["5", "6", "30", "9", "00"]
+    assert [c.key for c in claims("It costs 5. Open (6:30-9:00) daily, or from 3 pm.")] == ["5", "06:30", "09:00", "15:00"]
 
 
 def test_without_a_reference_correctness_is_asked_reference_free_and_sees_the_evidence():

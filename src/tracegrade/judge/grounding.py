@@ -9,8 +9,8 @@
 A claim is something an answer can only know from somewhere: a money amount,
 a percentage, a date, a count with a unit ("45 days", "2-year"), any other
 number, an id with letters and digits ("ORD-102", "RD-7"), an e-mail address,
-a URL, or a name (a capitalised word inside a sentence, an acronym). Each is
-normalised ("16 October" = "2026-10-16", "2-year" = "2 years", "9,90 €" =
+a URL, a time of day, or a name (a capitalised word inside a sentence, an acronym).
+Each is normalised ("16 October" = "2026-10-16", "3 pm" = "15:00", "2-year" = "2 years", "9,90 €" =
 "9.90 EUR") and looked up in the evidence the same way. A sentence's first word
 is not taken as a name: capitals there say nothing.
 
@@ -46,6 +46,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+\d{{4}})?"
                         rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
                         r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.IGNORECASE)),
+    # A time of day: "15:00", "3 pm", "3:30 p.m." (the same key: "15:00", "15:30").
+    ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\b\.?)?|\b(?:1[0-2]|0?[1-9])\s*[ap]\.?m\b\.?",
+                        re.IGNORECASE)),
     ("money", re.compile(rf"{_CUR}\s?{_NUM}|{_NUM}\s?{_CUR}", re.IGNORECASE)),
     ("percent", re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)),
     ("quantity", re.compile(rf"\b{_NUM}(?:\s*(?:to|-|–|or|and)\s*{_NUM})?[\s-]+(?:business\s+|working\s+|calendar\s+)?"
@@ -149,6 +152,8 @@ def _possible_kinds(text: str) -> frozenset[str]:
             kinds.add("money")
         if any(word in lower for word in _PERCENT_WORDS):
             kinds.add("percent")
+        if ":" in text or "am" in lower or "pm" in lower or "m." in lower:
+            kinds.add("time")
     return frozenset(kinds)
 
 
@@ -193,8 +198,8 @@ class Known:
             return bool(_numbers(claim.key)) and all(n in self.numbers for n in _numbers(claim.key))
         if claim.kind == "quantity":
             return self._quantity(claim.key)
-        if claim.kind == "name":
-            return all(w in self.words for w in _WORD.findall(claim.key))
+        if claim.kind == "name":  # "Sylvanians" is held by "Sylvanian" (a plural adds nothing)
+            return all(w in self.words or (w.endswith("s") and w[:-1] in self.words) for w in _WORD.findall(claim.key))
         if claim.kind in ("id", "email", "url"):
             return claim.key in self.lower
         return False
@@ -221,6 +226,8 @@ def _key(kind: str, text: str) -> str:
         return raw
     if kind == "date":
         return _date_key(raw)
+    if kind == "time":
+        return _time_key(raw)
     if kind == "money":
         currency = next((CURRENCIES[c] for c in sorted(CURRENCIES, key=len, reverse=True) if c in raw.split()
                          or (len(c) == 1 and c in raw)), "")
@@ -236,6 +243,13 @@ def _key(kind: str, text: str) -> str:
     if kind == "number":
         return _number(re.sub(r"(st|nd|rd|th)$", "", raw))
     return raw
+
+
+def _time_key(raw: str) -> str:
+    """"3 pm" -> "15:00", "3:30 a.m." -> "03:30", "15:00" -> "15:00"."""
+    hour, minute = (re.findall(r"\d+", raw) + ["0"])[:2]
+    hours = int(hour) % 12 + (12 if "p" in raw else 0) if ("a" in raw or "p" in raw) else int(hour)
+    return f"{hours:02d}:{int(minute):02d}"
 
 
 def _date_key(raw: str) -> str:

@@ -63,7 +63,7 @@ SECTIONS = ("question", "history", "context", "tools", "reference", "expected", 
 DEFAULT_HEADINGS = {"question": "QUESTION", "history": "EARLIER CONVERSATION", "context": "CONTEXT",
                     "tools": "TOOL CALLS AND RESULTS", "reference": "REFERENCE ANSWER",
                     "expected": "EXPECTED BEHAVIOUR", "answer": "ANSWER TO JUDGE"}
-CLAIM_KINDS = ("money", "percent", "date", "quantity", "number", "id", "email", "url", "name")
+CLAIM_KINDS = ("money", "percent", "date", "time", "quantity", "number", "id", "email", "url", "name")
 KINDS = ("yesNo", "scale", "checklist", "code")
 DEFAULT_PASS = {"yesNo": 0.5, "checklist": 0.5, "scale": 4.0, "code": 1.0}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
