@@ -198,8 +198,9 @@ class Known:
             return bool(_numbers(claim.key)) and all(n in self.numbers for n in _numbers(claim.key))
         if claim.kind == "quantity":
             return self._quantity(claim.key)
-        if claim.kind == "name":  # "Sylvanians" is held by "Sylvanian" (a plural adds nothing)
-            return all(w in self.words or (w.endswith("s") and w[:-1] in self.words) for w in _WORD.findall(claim.key))
+        if claim.kind == "name":  # "Sylvanians" is held by "Sylvanian", "Monday" by "Mondays": a plural adds nothing
+            return all(w in self.words or (w.endswith("s") and w[:-1] in self.words) or f"{w}s" in self.words
+                       for w in _WORD.findall(claim.key))
         if claim.kind in ("id", "email", "url"):
             return claim.key in self.lower
         return False
