@@ -163,3 +163,15 @@ def test_a_user_dataset_without_retrieval_passes_its_right_answers_through_a_log
         assert metrics["faithfulness"].passed is False and metrics["faithfulness"].source == "probability"
     finally:
         stack.__exit__(None, None, None)
+
+
+def test_the_same_rubric_with_a_json_judge_scores_faithfulness_and_reference_free_correctness():
+    from support import full_marks
+
+    model = ScriptedModel(full_marks, model_id="json-judge")
+    outcome, metrics = _judged(model, "How long?", "", "It takes 30 days.", context="It takes 30 days.")
+    assert metrics["faithfulness"].source == "json" and metrics["faithfulness"].passed
+    assert dict(metrics["faithfulness"].parts)["model"] == 1.0
+    assert metrics["correctness"].detail.startswith("reference-free") and case_status([], outcome) == "pass"
+    _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
+    assert metrics["faithfulness"].passed is False and "failed: code" in metrics["faithfulness"].detail
