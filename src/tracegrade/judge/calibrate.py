@@ -386,7 +386,8 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
         return [f"{m.good} good and {m.bad} bad labelled answers scored, fewer than {bars.min_labels} of each"]
     if not m.auc >= bars.min_auc:  # nan fails too
         # WHY 3 digits when it rounds to the bar: "AUC 0.70 < 0.70" reads as a contradiction.
-        shown = _num(m.auc) if math.isnan(m.auc) or round(m.auc, 2) < bars.min_auc else f"{m.auc:.3f}"
+        shown = _num(m.auc) if math.isnan(m.auc) or round(m.auc, 2) < bars.min_auc \
+            else f"{math.floor(m.auc * 1000) / 1000:.3f}"
         why.append(f"AUC {shown} < {bars.min_auc:.2f}")
     accuracy, false_fail = (m.cv_balanced_accuracy, m.cv_false_fail) if fit else (m.balanced_accuracy, m.false_fail)
     at = "cross-validated" if fit else f"at {m.threshold:.3g}"
