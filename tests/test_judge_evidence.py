@@ -123,7 +123,7 @@ def test_an_always_yes_model_does_not_make_faithfulness_gate_on_code_alone():
     assert faithfulness.auc == 1.0  # code separates every pair ...
     assert faithfulness.part_auc["model"] == 0.5 and faithfulness.part_auc["code"] == 1.0  # ... the model none
     assert not faithfulness.may_gate
-    assert any("model part alone reaches AUC 0.500" in why for why in faithfulness.why_not)
+    assert any("model part alone reaches AUC 0.500 < 0.60" in why for why in faithfulness.why_not)
     assert any("separation comes from code" in note for note in faithfulness.notes)
 
 

@@ -10,7 +10,7 @@ word overlap; correctness: P(yes) and the metrics it requires) can separate good
 from bad answers while the model adds nothing: with a judge that says yes to
 everything, the code parts still fail the answers with an invented number.
 Calibration therefore measures each part alone, and bars a model-scored metric
-from gating when its model part alone does not separate (docs/judge.md).
+from gating when its model part alone stays under ``MODEL_ADDS`` (docs/calibration.md).
 
 Word overlap (the share of the answer's content words in the evidence) already
 separates most invented answers from faithful ones; the answers a judge must
@@ -28,6 +28,10 @@ from tracegrade.judge.agreement import auc
 CALIPER = 0.05  # overlap difference two matched answers may have
 MODEL = "model"
 READS_MEANING = 0.65  # AUC on overlap-matched answers below which a metric is said not to read meaning
+# The model part's AUC alone below which a model-scored metric's separation is said to come
+# from code: 0.5 is a model that says the same to everything. WHY not min_auc: a model part
+# at 0.69 that code lifts to 0.72 does separate; one at 0.52 does not.
+MODEL_ADDS = 0.6
 
 
 def part_aucs(rows: Sequence[tuple[Mapping[str, float], str]]) -> dict[str, float]:

@@ -53,7 +53,7 @@ from tracegrade.judge.agreement import (
     auc, balanced_accuracy, best_threshold, cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance,
     spearman,
 )
-from tracegrade.judge.attribution import MODEL, READS_MEANING, matched_pairs, part_aucs
+from tracegrade.judge.attribution import MODEL, MODEL_ADDS, READS_MEANING, matched_pairs, part_aucs
 from tracegrade.judge.labels import LabelledItem
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
@@ -360,7 +360,7 @@ def _attributed(m: MetricCalibration, rows: Sequence[tuple[LabelledItem, str, fl
     notes = []
     if len(by_part) > 1:
         notes.append("parts alone: " + ", ".join(f"{k} AUC {_num(v)}" for k, v in by_part.items()))
-    if MODEL in by_part and len(by_part) > 1 and m.auc >= bars.min_auc and not by_part[MODEL] >= bars.min_auc:
+    if MODEL in by_part and len(by_part) > 1 and m.auc >= bars.min_auc and not by_part[MODEL] >= MODEL_ADDS:
         notes.append(f"the separation comes from code: the model part alone reaches AUC {by_part[MODEL]:.3f}")
     if len(pairs) >= bars.min_labels and not matched >= READS_MEANING:
         of_model = "" if math.isnan(matched_model) else f", model part {_num(matched_model)}"
@@ -395,8 +395,8 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
         why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
     if false_fail is None or not false_fail <= bars.max_false_fail:
         why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
-    if MODEL in m.part_auc and len(m.part_auc) > 1 and m.auc >= bars.min_auc and not m.part_auc[MODEL] >= bars.min_auc:
-        why.append(f"its model part alone reaches AUC {m.part_auc[MODEL]:.3f} < {bars.min_auc:.2f}: "
+    if MODEL in m.part_auc and len(m.part_auc) > 1 and m.auc >= bars.min_auc and not m.part_auc[MODEL] >= MODEL_ADDS:
+        why.append(f"its model part alone reaches AUC {m.part_auc[MODEL]:.3f} < {MODEL_ADDS:.2f}: "
                    "what separates is code, not the judge model")
     if m.breaks and bars.min_break_share and m.breaks_failed < bars.min_break_share * m.breaks:
         why.append(f"failed {m.breaks_failed} of {m.breaks} known-bad breaks, fewer than {bars.min_break_share:.0%}")
