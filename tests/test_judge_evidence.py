@@ -175,3 +175,11 @@ def test_the_same_rubric_with_a_json_judge_scores_faithfulness_and_reference_fre
     assert metrics["correctness"].detail.startswith("reference-free") and case_status([], outcome) == "pass"
     _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
     assert metrics["faithfulness"].passed is False and "failed: code" in metrics["faithfulness"].detail
+
+
+def test_the_console_says_n_a_for_a_grounding_metric_without_evidence():
+    from tracegrade.report.console import metric_lines
+
+    outcome, _ = _judged(always(0.95), "What is 2+3?", "5", "The answer is 5.")
+    line = next(line for line in metric_lines(outcome.metrics) if "faithfulness" in line)
+    assert " n/a " in line and "not a pass, not a fail" in line
