@@ -210,7 +210,7 @@ def test_the_grounding_metrics_catch_every_invented_fact_in_the_shipped_rubric()
     cal = asyncio.run(calibrate(ITEMS, judge, VERSION))
     invented = [b for b in cal.breaks if b.kind == "inventFact"]
     assert invented and all(b.failed("faithfulness") and b.failed("hallucinationFree") for b in invented)
-    assert cal.metric("faithfulness").source == "code"
+    assert cal.metric("faithfulness").source == "probability"
     assert cal.metric("faithfulness").breaks_failed == cal.metric("faithfulness").breaks == len(invented)
 
 

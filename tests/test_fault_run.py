@@ -38,20 +38,25 @@ TRANSIENT = r"(HTTP 429|HTTP 500|HTTP 503|connection failed|timed out|malformed 
 AGENT_AT = re.compile(r" \(at \S*shopnest/agent\.py:\d+ in \w+ <- \S*shopnest/agent\.py:\d+ in \w+\)$")
 AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: {TRANSIENT}"
                            + AGENT_AT.pattern)
-# The shipped rubric: three yes/no questions the judge answers in one JSON reply (the
-# server says yes or no per case), two grounding metrics scored by code (the answer
-# repeats the tool's result, so they hold). A judge that could not answer leaves the
-# model's three metrics not scored and the case unscored.
+# The shipped rubric: four yes/no questions the judge answers in one JSON reply (the
+# server says yes or no per case), faithfulness also read by code and word overlap, two
+# metrics by code only (the answer repeats the tool's result, so they hold). A judge that
+# could not answer leaves the model's four metrics not scored and the case unscored.
 ASKED = [m for m in load_rubric().metrics if m.kind != "code"]
-NOT_SCORED = "relevance, correctness, helpfulness not scored: "
-GROUNDED = {"faithfulness": 1.0, "hallucinationFree": 1.0, "completeness": 1.0}  # the metrics by code
+NOT_SCORED = "relevance, correctness, faithfulness, helpfulness not scored: "
+GROUNDED = {"hallucinationFree": 1.0, "completeness": 1.0}  # the metrics by code only
 JUDGE_GAVE_UP = re.compile(
     rf"{NOT_SCORED}judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
 
 
-def expected_scores(case: str) -> dict[str, float]:
+def expected_scores(case: str, faithfulness: float) -> dict[str, float]:
+    """What the server's yes/no answers make of each metric; ``faithfulness``: the run's own
+    value, which must be 0 for a "no" and (2 + word overlap) / 3 of a "yes", so at least 2/3."""
     answers = scores_for(case, json_scores.schema(ASKED))
-    return {**{m: 1.0 if answers[m] == "yes" else 0.0 for m in answers}, **GROUNDED}
+    expected = {**{m: 1.0 if answers[m] == "yes" else 0.0 for m in answers}, **GROUNDED}
+    if expected["faithfulness"] == 1.0 and 2 / 3 <= faithfulness <= 1.0:
+        expected["faithfulness"] = faithfulness
+    return expected
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
 FORCED = {
     "f190": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
@@ -61,11 +66,11 @@ FORCED = {
     "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: connection failed"),
     "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: "
                                             "Incorrect API key provided: [REDACTED_KEY]."),
-    "f195": ("[[judge-fault:echo_key]]", "unscored", "relevance, correctness, helpfulness not scored: judge call "
+    "f195": ("[[judge-fault:echo_key]]", "unscored", f"{NOT_SCORED}judge call "
              "failed: ModelError: fault-judge: HTTP 401: Incorrect API key provided: [REDACTED_KEY]."),
     "f196": ("[[judge-fault:bad_scores]]", "unscored",
-             'relevance, correctness, helpfulness not scored: judge reply unusable: correctness must be "yes" or "no", got 7'),
-    "f197": ("[[judge-fault:rate_limit]]", "unscored", "relevance, correctness, helpfulness not scored: "
+             f'{NOT_SCORED}judge reply unusable: correctness must be "yes" or "no", got 7'),
+    "f197": ("[[judge-fault:rate_limit]]", "unscored", f"{NOT_SCORED}"
              f"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: HTTP 429"),
 }
 
@@ -125,7 +130,7 @@ def test_every_case_is_accounted_for_exactly_once(fault_run):
             error = AGENT_AT.sub("", r["error"])
             assert (r["case_id"], r["status"], error) == (r["case_id"], forced[1], forced[2])
         elif r["status"] in ("pass", "fail"):
-            assert r["scores"] == expected_scores(r["case_id"]), r
+            assert r["scores"] == expected_scores(r["case_id"], r["scores"]["faithfulness"]), r
             assert all(c["passed"] for c in r["checks"]), r
             assert r["status"] == ("pass" if min(r["scores"].values()) >= 0.5 else "fail")
             assert r["error"] == ""
@@ -153,7 +158,7 @@ def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_r
     # Each metric over the cases that scored it: the grounding of an unscored case counts.
     values = {m: [r["scores"][m] for r in results if r["scores"] and m in r["scores"]] for m in METRICS}
     assert printed == {m: f"{mean(values[m]):.2f}" for m in METRICS}
-    assert all(values[m] == [expected_scores(c)[m] for c in scored] for m in ("relevance", "correctness"))
+    assert all(values[m] == [expected_scores(c, 1.0)[m] for c in scored] for m in ("relevance", "correctness"))
 
 
 def test_retries_are_bounded_and_each_one_the_server_forced_is_in_the_results(fault_run):

@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-from tracegrade.core.trace import Reply
 from tracegrade.judge.calibrate import evidence_of, good_items
 from tracegrade.judge.grounding import claims, ungrounded
 from tracegrade.judge.labels import load_labels
@@ -97,23 +96,24 @@ def _faithfulness(item, answer: str):
 @pytest.mark.parametrize("item", good_items(ITEMS), ids=lambda i: i.id)
 def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item):
     original = _faithfulness(item, item.answer)
-    assert original.value == 1.0 and original.source == "code", original.detail
+    # Read by the model and by code: the code part finds every claim, so the model's yes passes.
+    assert original.passed and ("code", 1.0) in original.parts, original.detail
     seen = f"{evidence_of(item)}\n{item.answer}".lower()
     candidates = [sentence for markers, sentence in INVENTED_FACTS if not any(m in seen for m in markers)]
     assert candidates  # the break picks one of these; every one must be caught
     for sentence in candidates:
         broken = _faithfulness(item, f"{item.answer.rstrip('.')}. {sentence}")
-        assert broken.value == 0.0 and broken.passed is False, sentence
-        assert broken.detail.startswith("not in the evidence: ")
+        assert broken.value == 0.0 and broken.passed is False, sentence  # the model said yes: code decides
+        assert "not in the evidence: " in broken.detail and "failed: code" in broken.detail
     chosen = break_answer("inventFact", item.question, item.answer, evidence_of(item)).answer
     assert _faithfulness(item, chosen).value == 0.0
 
 
 def test_an_answer_without_specific_claims_is_grounded():
     item = ITEMS[0]
-    scores = asyncio.run(JUDGE.score(item.case(), Reply(answer="Sorry, I can't help with that.")))
-    grounding = {m.name: m.value for m in scores.metrics if m.name in ("faithfulness", "hallucinationFree")}
-    assert grounding == {"faithfulness": 1.0, "hallucinationFree": 1.0}
+    scores = asyncio.run(JUDGE.score(item.case(), item.reply("Sorry, I can't help with that.")))
+    metrics = {m.name: m for m in scores.metrics}
+    assert metrics["hallucinationFree"].value == 1.0 and ("code", 1.0) in metrics["faithfulness"].parts
 
 
 def test_a_generic_acronym_is_not_a_name_claim_but_the_id_it_introduces_is():

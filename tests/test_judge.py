@@ -91,6 +91,7 @@ ANSWERS = {
     "whether the item": logprobs(Yes=0.8, No=0.2),
     "say why": logprobs(Yes=0.4, No=0.6),
     "How polite": logprobs(**{"5": 0.5, "4": 0.25, "3": 0.25}),
+    "supported by what the assistant saw": logprobs(Yes=0.9, No=0.1),
 }
 
 
@@ -256,9 +257,12 @@ def test_the_shipped_rubric_defines_the_five_seed_metrics_domain_neutral():
     assert load_rubric(DEFAULT_RUBRIC).hash == rubric.hash and len(rubric.hash) == 12
     assert [m.name for m in rubric.metrics] == [*SEED_METRICS, "completeness"]
     kinds = {m.name: m.kind for m in rubric.metrics}
-    assert kinds == {"relevance": "yesNo", "correctness": "yesNo", "faithfulness": "code", "helpfulness": "yesNo",
+    assert kinds == {"relevance": "yesNo", "correctness": "yesNo", "faithfulness": "yesNo", "helpfulness": "yesNo",
                      "hallucinationFree": "code", "completeness": "code"}
     assert rubric.metric("correctness").needs_reference and rubric.metric("helpfulness").needs_reference
+    # Faithfulness: the model and code together; both grounding metrics n/a without evidence.
+    assert rubric.metric("faithfulness").model_and_code and rubric.metric("faithfulness").needs_evidence
+    assert rubric.metric("hallucinationFree").needs_evidence
     # Grounding in what the assistant saw; hallucinationFree also accepts what the reference states.
     assert "reference" not in rubric.metric("faithfulness").evidence
     assert "reference" in rubric.metric("hallucinationFree").evidence
@@ -306,10 +310,11 @@ def test_names_in_the_reference_answer_and_the_known_list_are_grounded():
     refusal = GoldenCase(id="oos", question="Capital of France?", goldenAnswer="I only help with Acme orders.")
     answer = Reply(answer="Sorry, I only help with Acme orders, says Bob.", context="Shipping takes 3 days.")
     scores = {m.name: m for m in asyncio.run(judge.score(refusal, answer)).metrics}
-    assert scores["faithfulness"].detail == "not in the evidence: 'Bob' (name)"  # Acme is in the reference
+    assert "not in the evidence: 'Bob' (name)" in scores["faithfulness"].detail  # Acme is in the reference
+    assert scores["faithfulness"].value == 0.0
     known = parse_rubric(load_rubric().text.replace("name: tracegrade-default", "name: x\nknown: [Bob]"))
     scores = {m.name: m for m in asyncio.run(Judge(by_question(ANSWERS), known).score(refusal, answer)).metrics}
-    assert scores["faithfulness"].value == 1.0
+    assert scores["faithfulness"].passed and ("code", 1.0) in scores["faithfulness"].parts
 
 
 @pytest.mark.parametrize("change, message", [

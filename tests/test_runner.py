@@ -289,8 +289,11 @@ def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge):
     assert run.manifest.judge_model == "fake-judge" and len(run.manifest.rubric_hash) == 12
     # The shipped rubric: three yes/no questions in one JSON reply, three metrics by code.
     assert run.manifest.metrics == SHIPPED_METRICS
-    assert all(r.scores == {m: 1.0 for m in SHIPPED_METRICS} for r in run.results)
-    assert all({m.name: m.source for m in r.metrics} == {"relevance": "json", "correctness": "json", "faithfulness": "code",
+    # Faithfulness: the model's yes times (2 + word overlap) / 3, so below 1 unless every word is shared.
+    assert all({m.name: m.passed for m in r.metrics if m.scored} == {m: True for m in SHIPPED_METRICS}
+               for r in run.results if r.scores.keys() == set(SHIPPED_METRICS))
+    assert all(r.passed for r in run.results)
+    assert all({m.name: m.source for m in r.metrics} == {"relevance": "json", "correctness": "json", "faithfulness": "json",
                                                        "helpfulness": "json", "hallucinationFree": "code",
                                                        "completeness": "code"}
                for r in run.results)
@@ -308,15 +311,16 @@ def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, s
                         r"agent_that_breaks\)", found["tool-unknown-01"].error)
     # The code metrics still scored it; the model's metrics are not scored, with the reason,
     # and a judge that could not answer leaves the case unscored (never a pass on checks alone).
-    unusable = 'judge reply unusable: correctness must be "yes" or "no", got 7'
+    unusable = ('judge reply unusable: correctness must be "yes" or "no", got 7; '
+                'faithfulness must be "yes" or "no", got None')
     assert (found["tool-status-02"].status, found["tool-status-02"].error) == (
-        "unscored", f"relevance, correctness, helpfulness not scored: {unusable}")
+        "unscored", f"relevance, correctness, faithfulness, helpfulness not scored: {unusable}")
     assert {m.name: m.value for m in found["tool-status-02"].metrics if m.scored} == \
-        {"faithfulness": 1.0, "hallucinationFree": 1.0, "completeness": 1.0}
+        {"hallucinationFree": 1.0, "completeness": 1.0}
     assert sum(r.passed for r in found.values()) == 10
     out = capsys.readouterr().out
     assert "cases 12   passed 10   failed 1   unscored 1" in out
-    assert f"unscored tool-status-02 (relevance, correctness, helpfulness not scored: {unusable})" in " ".join(out.split())
+    assert f"unscored tool-status-02 (relevance, correctness, faithfulness, helpfulness not scored: {unusable})" in " ".join(out.split())
     suite = ET.parse(run_dir / "junit.xml").getroot()
     assert (suite.get("failures"), suite.get("errors")) == ("1", "1")
 

@@ -108,6 +108,9 @@ class MetricScore:
     high: float = 1.0
     gates: bool = True
     if_not_scored: str = "skip"  # one of NOT_SCORED_RULES
+    # The parts a combined metric was made of (("model", 0.8), ("code", 1.0), ...): a
+    # report names the one that failed, calibration measures each alone.
+    parts: tuple[tuple[str, float], ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -119,11 +122,15 @@ class MetricScore:
         return None if self.value is None else self.value >= self.threshold
 
     def to_json(self) -> dict[str, Any]:
-        return _flat(self)
+        flat = _flat(self)
+        if not self.parts:
+            del flat["parts"]  # WHY: most metrics have none; stored results stay as they were
+        return flat
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MetricScore:
-        return cls(**data)
+        parts = tuple((str(name), float(value)) for name, value in data.get("parts", ()))
+        return cls(**{**data, "parts": parts})
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,9 @@ from tracegrade.judge.agreement import (
     auc, balanced_accuracy, best_threshold, cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance,
     spearman,
 )
+from tracegrade.judge.attribution import MODEL, MODEL_ADDS, READS_MEANING, matched_pairs, part_aucs
 from tracegrade.judge.labels import LabelledItem
+from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
 from tracegrade.judge.prompt import section_texts
 from tracegrade.judge.scoring import Judge
@@ -138,6 +140,11 @@ class MetricCalibration:
     breaks: int = 0
     may_gate: bool = False
     why_not: tuple[str, ...] = ()
+    part_auc: Mapping[str, float] = field(default_factory=dict)  # each part alone (judge.attribution)
+    matched_pairs: int = 0  # good/bad pairs matched on word overlap with the evidence
+    matched_auc: float = math.nan
+    matched_model_auc: float = math.nan
+    notes: tuple[str, ...] = ()  # where the signal comes from, in words
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,7 +155,9 @@ class MetricCalibration:
             "agreement": _agreement_json(self.agreement) if self.agreement else None,
             "fittedThreshold": self.fitted_threshold, "cvBalancedAccuracy": _clean(self.cv_balanced_accuracy),
             "breaksFailed": self.breaks_failed, "breaks": self.breaks, "mayGate": self.may_gate,
-            "whyNot": list(self.why_not),
+            "whyNot": list(self.why_not), "partAuc": {k: _clean(v) for k, v in self.part_auc.items()},
+            "matchedPairs": self.matched_pairs, "matchedAuc": _clean(self.matched_auc),
+            "matchedModelAuc": _clean(self.matched_model_auc), "notes": list(self.notes),
         }
 
 
@@ -332,8 +341,43 @@ def measure_metric(
         pairs=pairs, agreement=_agreement(name, items, judged, scale), fitted_threshold=fitted,
         cv_balanced_accuracy=cv, cv_false_fail=cv_false_fail, breaks_failed=failed, breaks=len(aimed),
     )
+    result = _attributed(result, rows, judged, bars)
     why = _why_not(result, bars, fit)
     return replace(result, may_gate=not why, why_not=tuple(why))
+
+
+def _attributed(m: MetricCalibration, rows: Sequence[tuple[LabelledItem, str, float]],
+                judged: Mapping[str, Judged], bars: Thresholds) -> MetricCalibration:
+    """Each part's AUC alone, the AUC on answers matched on word overlap, and the notes."""
+    parts = {item.id: _parts(judged.get(item.id), m.metric) for item, _, _ in rows}
+    by_part = part_aucs([(parts[item.id], verdict) for item, verdict, _ in rows])
+    value = {item.id: v for item, _, v in rows}
+    pairs = matched_pairs([(item.id, _overlap(item), verdict) for item, verdict, _ in rows])
+    matched = auc([value[g] for g, _ in pairs], [value[b] for _, b in pairs]) if pairs else math.nan
+    model = [(parts[g].get(MODEL), parts[b].get(MODEL)) for g, b in pairs]
+    matched_model = auc([g for g, _ in model if g is not None], [b for _, b in model if b is not None]) \
+        if pairs and all(g is not None and b is not None for g, b in model) else math.nan
+    notes = []
+    if len(by_part) > 1:
+        notes.append("parts alone: " + ", ".join(f"{k} AUC {_num(v)}" for k, v in by_part.items()))
+    if MODEL in by_part and len(by_part) > 1 and m.auc >= bars.min_auc and not by_part[MODEL] >= MODEL_ADDS:
+        notes.append(f"the separation comes from code: the model part alone reaches AUC {by_part[MODEL]:.3f}")
+    if len(pairs) >= bars.min_labels and not matched >= READS_MEANING:
+        of_model = "" if math.isnan(matched_model) else f", model part {_num(matched_model)}"
+        notes.append(f"on {len(pairs)} good/bad pairs matched on word overlap with the evidence it reaches AUC "
+                     f"{_num(matched)}{of_model}: it does not tell them apart by meaning")
+    return replace(m, part_auc=by_part, matched_pairs=len(pairs), matched_auc=matched,
+                   matched_model_auc=matched_model, notes=tuple(notes))
+
+
+def _parts(judged: Judged | None, metric: str) -> dict[str, float]:
+    score = next((s for s in judged.metrics if s.name == metric), None) if judged else None
+    return dict(score.parts) if score else {}
+
+
+def _overlap(item: LabelledItem) -> float:
+    texts = section_texts(item.case(), item.reply())
+    return word_overlap(item.answer, [texts["question"], texts["context"], texts["tools"]])
 
 
 def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
@@ -341,13 +385,19 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
     if min(m.good, m.bad) < bars.min_labels:
         return [f"{m.good} good and {m.bad} bad labelled answers scored, fewer than {bars.min_labels} of each"]
     if not m.auc >= bars.min_auc:  # nan fails too
-        why.append(f"AUC {_num(m.auc)} < {bars.min_auc:.2f}")
+        # WHY 3 digits when it rounds to the bar: "AUC 0.70 < 0.70" reads as a contradiction.
+        shown = _num(m.auc) if math.isnan(m.auc) or round(m.auc, 2) < bars.min_auc \
+            else f"{math.floor(m.auc * 1000) / 1000:.3f}"
+        why.append(f"AUC {shown} < {bars.min_auc:.2f}")
     accuracy, false_fail = (m.cv_balanced_accuracy, m.cv_false_fail) if fit else (m.balanced_accuracy, m.false_fail)
     at = "cross-validated" if fit else f"at {m.threshold:.3g}"
     if accuracy is None or not accuracy >= bars.min_balanced_accuracy:
         why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
     if false_fail is None or not false_fail <= bars.max_false_fail:
         why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
+    if MODEL in m.part_auc and len(m.part_auc) > 1 and m.auc >= bars.min_auc and not m.part_auc[MODEL] >= MODEL_ADDS:
+        why.append(f"its model part alone reaches AUC {m.part_auc[MODEL]:.3f} < {MODEL_ADDS:.2f}: "
+                   "what separates is code, not the judge model")
     if m.breaks and bars.min_break_share and m.breaks_failed < bars.min_break_share * m.breaks:
         why.append(f"failed {m.breaks_failed} of {m.breaks} known-bad breaks, fewer than {bars.min_break_share:.0%}")
     return why

@@ -9,8 +9,8 @@
 A claim is something an answer can only know from somewhere: a money amount,
 a percentage, a date, a count with a unit ("45 days", "2-year"), any other
 number, an id with letters and digits ("ORD-102", "RD-7"), an e-mail address,
-a URL, or a name (a capitalised word inside a sentence, an acronym). Each is
-normalised ("16 October" = "2026-10-16", "2-year" = "2 years", "9,90 €" =
+a URL, a time of day, or a name (a capitalised word inside a sentence, an acronym).
+Each is normalised ("16 October" = "2026-10-16", "3 pm" = "15:00", "2-year" = "2 years", "9,90 €" =
 "9.90 EUR") and looked up in the evidence the same way. A sentence's first word
 is not taken as a name: capitals there say nothing.
 
@@ -46,6 +46,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+\d{{4}})?"
                         rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
                         r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.IGNORECASE)),
+    # A time of day: "15:00", "3 pm", "3:30 p.m." (the same key: "15:00", "15:30").
+    ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\b\.?)?|\b(?:1[0-2]|0?[1-9])\s*[ap]\.?m\b\.?",
+                        re.IGNORECASE)),
     ("money", re.compile(rf"{_CUR}\s?{_NUM}|{_NUM}\s?{_CUR}", re.IGNORECASE)),
     ("percent", re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)),
     ("quantity", re.compile(rf"\b{_NUM}(?:\s*(?:to|-|–|or|and)\s*{_NUM})?[\s-]+(?:business\s+|working\s+|calendar\s+)?"
@@ -59,6 +62,11 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}|[A-Z][a-z]+)\b")
 # generic acronyms ("the order with ID ORD-999" claims the id, not a name "ID").
 _NOT_NAMES = frozenset({"I", "I'm", "OK", "Ok", "ID", "IDs", "FAQ", "URL", "AM", "PM"})
 _WORD = re.compile(r"[a-z0-9]+")
+# List markers say where an item starts, not what anything is: "1. Optimize", "2) Cache",
+# "(3) Test" at a line start, and "1)" / "(1)" after a blank inside a line (not "9:00) ").
+# WHY not "5." inside a line: "It costs 5. Then ..." states a number.
+_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\(?[1-9]\d?[.)](?=\s)|(?:(?<=^)|(?<=\s))\(?[1-9]\d?\)(?=\s)")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,9 @@ def _scan(text: str, possible: frozenset[str]) -> tuple[Claim, ...]:
     """The claims of the kinds in ``possible``, patterns tried in priority order."""
     found: list[tuple[int, Claim]] = []
     taken = [False] * len(text)
+    markers = [m.span() for m in _MARKER.finditer(text)] if "number" in possible else []
+    for start, end in markers:
+        taken[start:end] = [True] * (end - start)
     for kind, pattern in _PATTERNS:
         if kind not in possible:
             continue
@@ -98,11 +109,13 @@ def _scan(text: str, possible: frozenset[str]) -> tuple[Claim, ...]:
             if any(taken[start:end]):
                 continue  # part of a longer claim found first ("2026-10-16" is a date, not three numbers)
             taken[start:end] = [True] * (end - start)
+            if kind == "number" and _ORDINAL.match(match.group(0)):
+                continue  # "the 2nd step" orders, it states nothing the evidence could hold
             key = _key(kind, match.group(0))
             if key:
                 found.append((start, Claim(kind, match.group(0).strip(), key)))
     if "name" in possible:
-        found += list(_names(text, taken))
+        found += list(_names(text, taken, {end for _, end in markers}))
     return tuple(claim for _, claim in sorted(found, key=lambda pair: pair[0]))
 
 
@@ -139,6 +152,8 @@ def _possible_kinds(text: str) -> frozenset[str]:
             kinds.add("money")
         if any(word in lower for word in _PERCENT_WORDS):
             kinds.add("percent")
+        if ":" in text or "am" in lower or "pm" in lower or "m." in lower:
+            kinds.add("time")
     return frozenset(kinds)
 
 
@@ -183,8 +198,9 @@ class Known:
             return bool(_numbers(claim.key)) and all(n in self.numbers for n in _numbers(claim.key))
         if claim.kind == "quantity":
             return self._quantity(claim.key)
-        if claim.kind == "name":
-            return all(w in self.words for w in _WORD.findall(claim.key))
+        if claim.kind == "name":  # "Sylvanians" is held by "Sylvanian", "Monday" by "Mondays": a plural adds nothing
+            return all(w in self.words or (w.endswith("s") and w[:-1] in self.words) or f"{w}s" in self.words
+                       for w in _WORD.findall(claim.key))
         if claim.kind in ("id", "email", "url"):
             return claim.key in self.lower
         return False
@@ -211,6 +227,8 @@ def _key(kind: str, text: str) -> str:
         return raw
     if kind == "date":
         return _date_key(raw)
+    if kind == "time":
+        return _time_key(raw)
     if kind == "money":
         currency = next((CURRENCIES[c] for c in sorted(CURRENCIES, key=len, reverse=True) if c in raw.split()
                          or (len(c) == 1 and c in raw)), "")
@@ -226,6 +244,13 @@ def _key(kind: str, text: str) -> str:
     if kind == "number":
         return _number(re.sub(r"(st|nd|rd|th)$", "", raw))
     return raw
+
+
+def _time_key(raw: str) -> str:
+    """"3 pm" -> "15:00", "3:30 a.m." -> "03:30", "15:00" -> "15:00"."""
+    hour, minute = (re.findall(r"\d+", raw) + ["0"])[:2]
+    hours = int(hour) % 12 + (12 if "p" in raw else 0) if ("a" in raw or "p" in raw) else int(hour)
+    return f"{hours:02d}:{int(minute):02d}"
 
 
 def _date_key(raw: str) -> str:
@@ -261,14 +286,23 @@ def _numbers(key: str) -> list[str]:
     return [_number(n) for n in re.findall(r"\d+(?:\.\d+)?", key)]
 
 
-def _names(text: str, taken: list[bool]) -> list[tuple[int, Claim]]:
+def _names(text: str, taken: list[bool], marker_ends: set[int] = frozenset()) -> list[tuple[int, Claim]]:
     found = []
     for match in _NAME.finditer(text):
         start, word = match.start(), match.group(0)
-        if any(taken[start:match.end()]) or word in _NOT_NAMES or _at_sentence_start(text, start):
+        if any(taken[start:match.end()]) or word in _NOT_NAMES or _at_sentence_start(text, start) \
+                or _after_marker(text, start, marker_ends):
             continue
         found.append((start, Claim("name", word, word.lower())))
     return found
+
+
+def _after_marker(text: str, start: int, marker_ends: set[int]) -> bool:
+    """The word starts a list item ("1) Optimize"): its capital says nothing, as at a sentence start."""
+    begin = start
+    while begin > 0 and text[begin - 1] in " \t":
+        begin -= 1
+    return begin in marker_ends
 
 
 def _at_sentence_start(text: str, start: int) -> bool:

@@ -63,7 +63,7 @@ SECTIONS = ("question", "history", "context", "tools", "reference", "expected", 
 DEFAULT_HEADINGS = {"question": "QUESTION", "history": "EARLIER CONVERSATION", "context": "CONTEXT",
                     "tools": "TOOL CALLS AND RESULTS", "reference": "REFERENCE ANSWER",
                     "expected": "EXPECTED BEHAVIOUR", "answer": "ANSWER TO JUDGE"}
-CLAIM_KINDS = ("money", "percent", "date", "quantity", "number", "id", "email", "url", "name")
+CLAIM_KINDS = ("money", "percent", "date", "time", "quantity", "number", "id", "email", "url", "name")
 KINDS = ("yesNo", "scale", "checklist", "code")
 DEFAULT_PASS = {"yesNo": 0.5, "checklist": 0.5, "scale": 4.0, "code": 1.0}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -85,6 +85,14 @@ class MetricSpec(_Strict):
     code: Literal["grounding", "coverage"] | None = None
     claims: tuple[Literal[CLAIM_KINDS], ...] = CLAIM_KINDS  # what a code metric checks
     needs_reference: bool = False
+    # Not applicable (n/a, never a pass or a fail) when the assistant saw no evidence: no
+    # context and no tool call. WHY: "5" to "What is 2+3?" is grounded in nothing shown and
+    # still right; a grounding metric has nothing to judge it against.
+    needs_evidence: bool = False
+    # Asked instead of the yes/no question when the case has no reference answer (the
+    # question, the evidence and the answer only); the result says "reference-free".
+    reference_free: str | None = None
+    overlap: bool = False  # with code: grounding and yesNo: a word-overlap part joins the model part
     evidence: tuple[Literal[SECTIONS], ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
@@ -101,12 +109,19 @@ class MetricSpec(_Strict):
     @model_validator(mode="after")
     def _one_way(self) -> MetricSpec:
         given = [k for k in KINDS if getattr(self, _field(k)) is not None]
+        # WHY one pair allowed: a grounding metric read by the model and by code (docs/judge.md).
+        if given == ["yesNo", "code"] and self.code == "grounding":
+            given = ["yesNo"]
         if len(given) != 1:
             raise ValueError(f"give exactly one of yesNo, scale, checklist, code; got {', '.join(given) or 'none'}")
         if self.checklist is not None and (not self.checklist or not all(q.strip() for q in self.checklist)):
             raise ValueError("checklist needs at least one non-empty question")
-        if "answer" not in self.evidence and self.code is None:
+        if "answer" not in self.evidence and (self.code is None or self.yes_no is not None):
             raise ValueError("evidence must include answer")
+        if self.overlap and not (self.code == "grounding" and self.yes_no is not None):
+            raise ValueError("overlap is a part of a metric with both yesNo and code: grounding")
+        if self.reference_free is not None and not (self.needs_reference and self.yes_no is not None):
+            raise ValueError("referenceFree is the question a yesNo metric that needsReference asks without one")
         if self.code == "coverage" and "claims" not in self.model_fields_set:
             # WHY names left out: a reference's names ("the Orders page") are wording, not facts to repeat.
             object.__setattr__(self, "claims", tuple(k for k in CLAIM_KINDS if k != "name"))
@@ -123,6 +138,11 @@ class MetricSpec(_Strict):
         # WHY cached: the judge reads a metric's kind dozens of times per case (its
         # range, threshold, questions, JSON field), and the spec is frozen.
         return next(k for k in KINDS if getattr(self, _field(k)) is not None)
+
+    @property
+    def model_and_code(self) -> bool:
+        """Scored by the model and by code grounding together (parts combined)."""
+        return self.yes_no is not None and self.code == "grounding"
 
     @property
     def threshold(self) -> float:

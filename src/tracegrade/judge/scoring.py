@@ -49,6 +49,8 @@ from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
 from tracegrade.judge.grounding import claims, known_in, ungrounded
+from tracegrade.judge.overlap import word_overlap
+from tracegrade.judge.relevant import relevant_part
 from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
@@ -111,20 +113,34 @@ class Judge:
     async def score(self, case: GoldenCase, reply: Reply) -> JudgeOutcome:
         texts = section_texts(case, reply)
         done: dict[str, MetricScore] = {}
+        asked: list[MetricSpec] = []
+        free: set[str] = set()  # metrics asked without a reference answer
+        no_reference = not case.golden_answer.strip()
         for spec in self.rubric.metrics:
-            if spec.needs_reference and not case.golden_answer.strip():
-                done[spec.name] = self._result(spec, None, "code" if spec.kind == "code" else self._source(),
-                                               "not scored: the case has no reference answer")
+            source = "code" if spec.kind == "code" else self._source()
+            if spec.needs_evidence and not saw_evidence(texts):
+                done[spec.name] = self._result(spec, None, source, NO_EVIDENCE)
+            elif spec.needs_reference and no_reference and spec.reference_free is not None:
+                asked.append(reference_free(spec))
+                free.add(spec.name)
+            elif spec.needs_reference and no_reference:
+                done[spec.name] = self._result(spec, None, source, "not scored: the case has no reference answer")
             elif spec.code == "coverage":
                 done[spec.name] = self._coverage(spec, texts)
             elif spec.kind == "code":
                 done[spec.name] = self._grounding(spec, texts)
-        asked = [s for s in self.rubric.metrics if s.name not in done]
+            else:
+                asked.append(spec)
         tally, problem, reason = _Tally(), "", ""
         if asked:
             ask = self._by_probability if self.uses_probabilities else self._by_json
-            results, problem, reason = await ask(asked, texts, tally)
+            results, problem, reason = await ask(asked, shown_to_model(texts), tally)
             done.update(results)
+        for spec in asked:
+            if spec.model_and_code and done[spec.name].scored:
+                done[spec.name] = self._model_and_code(spec, done[spec.name], texts)
+            elif spec.name in free and done[spec.name].scored:
+                done[spec.name] = replace(done[spec.name], detail=_joined(REFERENCE_FREE, done[spec.name].detail))
         metrics = tuple(self._required(done, m) for m in self.rubric.metrics)
         counts = (tally.input_tokens, tally.output_tokens, max(tally.attempts, 1), tally.retries, tally.cached_tokens)
         if not any(m.scored for m in metrics):
@@ -143,6 +159,31 @@ class Judge:
             named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
             return self._result(spec, 0.0, "code", f"not in the evidence: {named}")
         return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
+
+    def _model_and_code(self, spec: MetricSpec, model: MetricScore, texts: Mapping[str, str]) -> MetricScore:
+        """The model's P(yes), times (2 + word overlap) / 3 when overlap is a part, or 0 when any
+        specific claim of the answer is not in the evidence. WHY this shape: the model's no
+        fails the metric whatever the words share (overlap can take at most a third off a yes,
+        never make a no pass; a refusal or a paraphrase shares few words and is still faithful), and a misstated number or name fails it whatever the model says (a small
+        model says yes to nearly anything) at any fitted threshold; the code part reports the
+        share of claims found."""
+        sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
+        stated = list({(c.kind, c.key): c for c in claims(texts["answer"], spec.claims)}.values())
+        missing = ungrounded(texts["answer"], sources, spec.claims, [*self.rubric.known, texts["reference"]])
+        code = 1 - len(missing) / len(stated) if stated else 1.0
+        parts = [("model", float(model.value or 0.0)), ("code", code)]
+        if spec.overlap:
+            parts.append(("overlap", word_overlap(texts["answer"], sources)))
+        shares = dict(parts)
+        value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
+        threshold = self.thresholds.get(spec.name, spec.threshold)
+        failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
+        said = [f"{name} {v:.2f}" for name, v in parts]
+        if missing:
+            said.append("not in the evidence: " + ", ".join(f"{c.text!r} ({c.kind})" for c in missing))
+        if value < threshold and failed:
+            said.append(f"failed: {', '.join(failed)}")
+        return replace(model, value=value, detail=_joined("; ".join(said), model.detail), parts=tuple(parts))
 
     def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
         """The share (0..1) of the reference's specific facts the answer states.
@@ -228,10 +269,16 @@ class Judge:
         """The metric, failed (value 0) when a metric it requires failed, saying which and why."""
         own = done[spec.name]
         failed = [done[name] for name in spec.requires if done[name].passed is False]
-        if not failed or not own.scored:
+        if not spec.requires or not own.scored:
             return own
+        # WHY the parts: calibration measures the model's own score apart from what code
+        # decided through the required metrics (docs/judge.md, "where the signal comes from").
+        parts = own.parts or (("model" if own.source != "code" else "code", float(own.value or 0.0)),)
+        parts = (*parts, ("requires", 0.0 if failed else 1.0))
+        if not failed:
+            return replace(own, parts=parts)
         why = "; ".join(f"{m.name} failed: {m.detail}" for m in failed)
-        return replace(own, value=own.low, source="code", detail=f"requires {why}")
+        return replace(own, value=own.low, source="code", detail=f"requires {why}", parts=parts)
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -249,6 +296,32 @@ class Judge:
         is for a metric that does not apply (no reference). WHY: a judge endpoint that is
         down must not let every case pass on the checks alone."""
         return self._result(spec, None, source, f"not scored: {problem}", if_not_scored="unscored")
+
+
+NO_EVIDENCE = "n/a: the assistant saw no evidence (no retrieved text, no tool call); not a pass, not a fail"
+REFERENCE_FREE = "reference-free"
+
+
+def saw_evidence(texts: Mapping[str, str]) -> bool:
+    """The assistant was shown something to ground an answer in: a context or a tool call."""
+    return bool(texts["context"].strip() or texts["tools"].strip())
+
+
+def reference_free(spec: MetricSpec) -> MetricSpec:
+    """The metric as asked without a reference answer: its referenceFree question, shown the
+    question, the evidence the assistant saw and the answer instead of the reference."""
+    evidence = tuple(dict.fromkeys([*(s for s in spec.evidence if s != "reference"), "context", "tools", "answer"]))
+    return spec.model_copy(update={"yes_no": spec.reference_free, "evidence": evidence})
+
+
+def shown_to_model(texts: Mapping[str, str]) -> dict[str, str]:
+    """The sections with long context and tool results cut to the part most like the answer."""
+    return {**texts, "context": relevant_part(texts["answer"], texts["context"]),
+            "tools": relevant_part(texts["answer"], texts["tools"])}
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
 def _how(spec: MetricSpec, values: list[float]) -> str:

@@ -11,7 +11,7 @@ RULE = "=" * 72
 
 
 def render(cal: Calibration) -> str:
-    parts = [_header(cal), _metrics(cal), _agreement(cal)]
+    parts = [_header(cal), _metrics(cal), _signal(cal), _agreement(cal)]
     confusions = [m.agreement for m in cal.metrics if m.agreement and m.agreement.confusion]
     if confusions:
         parts.append(_confusions(confusions, f"human {cal.reference}", "judge"))
@@ -56,6 +56,21 @@ def _metrics(cal: Calibration) -> str:
                      f"{m.threshold:>5.3g} {_f(m.balanced_accuracy):>7} {_f(m.false_fail):>5} {fitted:>6} "
                      f"{_f(m.cv_balanced_accuracy):>5} {_f(m.cv_false_fail):>5}  "
                      + ("yes" if m.may_gate else "NO: " + "; ".join(m.why_not)))
+    return "\n".join(lines)
+
+
+def _signal(cal: Calibration) -> str:
+    """Per metric: each part's AUC alone, and the AUC on good/bad answers matched on word overlap."""
+    lines = ["WHERE THE SIGNAL COMES FROM (each part alone; 'matched': good/bad pairs with the same word overlap "
+             "with the evidence, where only reading meaning tells them apart)",
+             f"  {'metric':<18} {'model':>6} {'code':>6} {'overlap':>7} {'requires':>8} {'pairs':>5} "
+             f"{'matched':>7} {'m.model':>7}"]
+    for m in cal.metrics:
+        p = m.part_auc
+        lines.append(f"  {m.metric:<18} {_f(p.get('model')):>6} {_f(p.get('code')):>6} {_f(p.get('overlap')):>7} "
+                     f"{_f(p.get('requires')):>8} {m.matched_pairs:>5} {_f(m.matched_auc):>7} "
+                     f"{_f(m.matched_model_auc):>7}")
+    lines += [f"  ! {m.metric}: {note}" for m in cal.metrics for note in m.notes if not note.startswith("parts alone")]
     return "\n".join(lines)
 
 

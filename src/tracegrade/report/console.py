@@ -37,7 +37,9 @@ def metric_lines(metrics: tuple[MetricScore, ...]) -> list[str]:
             verdict = ("pass" if m.passed else "FAIL") if m.gates else "info"
             text = f"{m.name:<{width}} {m.value:5.2f} {m.source:<11} {verdict:<4} (>= {m.threshold:g})"
         else:
-            text = f"{m.name:<{width}} {'-':>5} {m.source:<11} not scored"
+            # WHY its own word: n/a (no evidence to judge against) is not a judge that failed to answer.
+            status = "n/a" if m.detail.startswith("n/a") else "not scored"
+            text = f"{m.name:<{width}} {'-':>5} {m.source:<11} {status}"
         detail = m.detail.removeprefix("not scored: ") if m.source != "json" or not m.scored else ""
         if not m.gates:
             detail = f"{detail}; not allowed to gate" if detail else "not allowed to gate"

