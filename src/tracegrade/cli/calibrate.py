@@ -7,8 +7,9 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
-from tracegrade.judge.calibrate import Calibration, Thresholds, calibrate, good_items
+from tracegrade.judge.calibrate import Calibration, Judged, Thresholds, calibrate, good_items
 from tracegrade.core.errors import ConfigError
 from tracegrade.judge.rubric import DEFAULT_RUBRIC
 from tracegrade.judge.scoring import Judge, load_rubric
@@ -21,7 +22,7 @@ from tracegrade.report import calibration as report
 from tracegrade.store.runstore import CalibrationRecord, open_store
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "calibrate", help="validate the judge per metric: good vs bad human labels, known-bad breaks, stability",
         description="Score hand-labelled answers with the judge and measure, per metric, how well it tells the "
@@ -78,8 +79,8 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     """The command with its judge given: tests pass a scripted one."""
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--samples and --limit must be at least 1")
-    items, version = load_labels(args.labels)
-    items = balanced_subset(items, args.limit) if args.limit else items
+    labelled, version = load_labels(args.labels)
+    items = balanced_subset(labelled, args.limit) if args.limit else labelled
     breaks = 0 if args.no_breaks else len(good_items(items)[: args.break_limit]) * len(BREAK_KINDS)
     total = (len(items) + breaks) * args.samples
     print(f"tracegrade: calibrating judge {judge.model.model_id} (rubric {judge.rubric_hash}) on {len(items)} "
@@ -98,11 +99,11 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     return 0 if result.passed else 1
 
 
-def _reporter(advance, total: int):
+def _reporter(advance: Callable[[], None], total: int) -> Callable[[Judged], None]:
     """Advance the bar; without a terminal (CI, a log file) print one line per judged input instead."""
     done = 0
 
-    def on_judged(judged) -> None:
+    def on_judged(judged: Judged) -> None:
         nonlocal done
         done += 1
         advance()
@@ -134,5 +135,7 @@ def _save(result: Calibration, args: argparse.Namespace) -> None:
 
 
 def _shipped_pair(args: argparse.Namespace) -> bool:
-    same = lambda given, default: given is None or Path(given).resolve() == default.resolve()  # noqa: E731
+    def same(given: str | Path | None, default: Path) -> bool:
+        return given is None or Path(given).resolve() == default.resolve()
+
     return same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC)

@@ -18,7 +18,7 @@ A statistic that is undefined on its input (a constant list, no items) is
 from __future__ import annotations
 
 import math
-from typing import Literal, Sequence
+from typing import Literal, Sequence, Sized
 
 import numpy as np
 
@@ -86,7 +86,8 @@ def sign_test_p(wins: int, losses: int) -> float:
     n = wins + losses
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    # WHY the annotation: int ** int is typed Any (a negative power is a float); n >= 0 here.
+    tail: float = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -95,7 +96,7 @@ def sample_variance(values: Sequence[float]) -> float:
     return float(np.var(np.asarray(values, dtype=float), ddof=1)) if len(values) > 1 else 0.0
 
 
-def _same_length(x: Sequence, y: Sequence) -> None:
+def _same_length(x: Sized, y: Sized) -> None:
     if len(x) != len(y):
         raise ValueError(f"lists differ in length: {len(x)} and {len(y)}")
 

@@ -54,7 +54,7 @@ from tracegrade.judge.agreement import (
     spearman,
 )
 from tracegrade.judge.attribution import MODEL, MODEL_ADDS, READS_MEANING, matched_pairs, part_aucs
-from tracegrade.judge.labels import LabelledItem
+from tracegrade.judge.labels import HumanLabel, LabelledItem
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
 from tracegrade.judge.prompt import section_texts
@@ -287,15 +287,16 @@ async def calibrate(
     )
 
 
-async def _judge_all(inputs, judge: Judge, samples: int, concurrency: int, on_judged) -> list[Judged]:
+async def _judge_all(inputs: Sequence[tuple[LabelledItem, str, str]], judge: Judge, samples: int, concurrency: int,
+                     on_judged: Callable[[Judged], None] | None) -> list[Judged]:
     gate = asyncio.Semaphore(max(1, concurrency))
     results: list[Judged | None] = [None] * len(inputs)
 
     async def one(index: int, item: LabelledItem, variant: str, answer: str) -> None:
         async with gate:
-            results[index] = await judge_input(item, variant, answer, judge, samples)
+            judged = results[index] = await judge_input(item, variant, answer, judge, samples)
         if on_judged is not None:
-            on_judged(results[index])
+            on_judged(judged)
 
     async with asyncio.TaskGroup() as group:
         for index, (item, variant, answer) in enumerate(inputs):
@@ -305,7 +306,9 @@ async def _judge_all(inputs, judge: Judge, samples: int, concurrency: int, on_ju
 
 async def judge_input(item: LabelledItem, variant: str, answer: str, judge: Judge, samples: int) -> Judged:
     """One input judged ``samples`` times; sample 0 is exactly the judge a run uses."""
-    values, problems, metrics = [], [], ()
+    values: list[Mapping[str, float] | None] = []
+    problems: list[str] = []
+    metrics: tuple[MetricScore, ...] = ()
     for sample in range(samples):
         outcome = await replace(judge, seed=judge.seed + sample * SEED_STEP).score(item.case(), item.reply(answer))
         if isinstance(outcome, Scores):
@@ -322,8 +325,8 @@ def measure_metric(
     threshold: float, scale: tuple[float, float], bars: Thresholds, fit: bool,
 ) -> MetricCalibration:
     """One metric's numbers and its gate verdict."""
-    rows = [(i, i.verdict(name), v) for i in items
-            if i.verdict(name) is not None and (v := _value(judged.get(i.id), name)) is not None]
+    rows = [(i, verdict, v) for i in items
+            if (verdict := i.verdict(name)) is not None and (v := _value(judged.get(i.id), name)) is not None]
     good = [v for _, verdict, v in rows if verdict == "good"]
     bad = [v for _, verdict, v in rows if verdict == "bad"]
     ordered, pairs = pairs_ordered(rows)
@@ -460,15 +463,21 @@ def annotator_pair(items: Sequence[LabelledItem]) -> tuple[str, ...]:
         for a_index, a in enumerate(names):
             for b in names[a_index + 1:]:
                 counts[(a, b)] = counts.get((a, b), 0) + 1
-    return max(counts, key=counts.__getitem__) if counts else ()
+    if not counts:
+        return ()
+    return max(counts, key=counts.__getitem__)
 
 
 def annotator_agreement(items: Sequence[LabelledItem], first: str, second: str) -> tuple[MetricAgreement, ...]:
     both = [(a, b) for i in items if (a := i.label_by(first)) and (b := i.label_by(second))]
     metrics = list(dict.fromkeys(m for a, b in both for m in a.scores if m in b.scores))
-    return tuple(metric_agreement(m, [a.number(m) for a, b in both if m in a.scores and m in b.scores],
-                                  [b.number(m) for a, b in both if m in a.scores and m in b.scores])
-                 for m in metrics)
+    return tuple(metric_agreement(m, *_both_numbers(both, m)) for m in metrics)
+
+
+def _both_numbers(both: Sequence[tuple[HumanLabel, HumanLabel]], metric: str) -> tuple[list[int], list[int]]:
+    """Each annotator's number on ``metric``, over the items both of them scored on it."""
+    numbers = [(x, y) for a, b in both if (x := a.number(metric)) is not None and (y := b.number(metric)) is not None]
+    return [x for x, _ in numbers], [y for _, y in numbers]
 
 
 def metric_agreement(metric: str, reference: Sequence[int], other: Sequence[int]) -> MetricAgreement:
@@ -482,7 +491,7 @@ def metric_agreement(metric: str, reference: Sequence[int], other: Sequence[int]
 
 def separation(breaks: Sequence[BreakResult]) -> list[tuple[str, str, int, int]]:
     """Per break kind and target metric: (kind, metric, how many breaks failed it, how many breaks)."""
-    rows = []
+    rows: list[tuple[str, str, int, int]] = []
     for kind in BREAK_KINDS:
         of_kind = [b for b in breaks if b.kind == kind]
         for metric in of_kind[0].targets if of_kind else ():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from tracegrade import defaults
 from tracegrade.store.runstore import CalibrationRecord, RunStore
@@ -56,8 +56,12 @@ def calibration_gates(store: RunStore, judge_model: str, rubric_hash: str,
     """Per metric, from the latest calibration of this judge and rubric: may it gate, at what threshold.
     ``ungated``: metrics the rubric itself never lets gate (``gate: false``): nothing to say about them."""
     record = latest_calibration(store, judge_model, rubric_hash)
-    metrics = (record.result.get("metrics") or []) if record else []
-    not_gating, thresholds, notes = set(), {}, []
+    if record is None:  # never calibrated: every metric gates at the rubric's threshold
+        return Gates()
+    metrics = record.result.get("metrics") or []
+    not_gating: set[str] = set()
+    thresholds: dict[str, float] = {}
+    notes: list[str] = []
     for m in metrics:
         name = m["metric"]
         if name in ungated:
@@ -89,6 +93,7 @@ def shipped_calibration(judge_model: str, rubric_hash: str) -> CalibrationRecord
 
 
 @functools.cache
-def _shipped() -> dict:
+def _shipped() -> dict[str, Any]:
     """The shipped calibration, read once (a run asks twice: the warning and the gates)."""
-    return json.loads(defaults.path(SHIPPED_CALIBRATION).read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads(defaults.path(SHIPPED_CALIBRATION).read_text(encoding="utf-8"))
+    return result

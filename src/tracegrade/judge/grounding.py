@@ -25,7 +25,7 @@ import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
@@ -286,7 +286,7 @@ def _numbers(key: str) -> list[str]:
     return [_number(n) for n in re.findall(r"\d+(?:\.\d+)?", key)]
 
 
-def _names(text: str, taken: list[bool], marker_ends: set[int] = frozenset()) -> list[tuple[int, Claim]]:
+def _names(text: str, taken: list[bool], marker_ends: AbstractSet[int] = frozenset()) -> list[tuple[int, Claim]]:
     found = []
     for match in _NAME.finditer(text):
         start, word = match.start(), match.group(0)
@@ -297,7 +297,7 @@ def _names(text: str, taken: list[bool], marker_ends: set[int] = frozenset()) ->
     return found
 
 
-def _after_marker(text: str, start: int, marker_ends: set[int]) -> bool:
+def _after_marker(text: str, start: int, marker_ends: AbstractSet[int]) -> bool:
     """The word starts a list item ("1) Optimize"): its capital says nothing, as at a sentence start."""
     begin = start
     while begin > 0 and text[begin - 1] in " \t":

@@ -44,7 +44,7 @@ def _human_score(value: object) -> int | str:
     # WHY by hand: JSON true is not a score, nor is "5"; one clear message for both.
     if (isinstance(value, int) and not isinstance(value, bool) and MIN_SCORE <= value <= MAX_SCORE) \
             or value in ("good", "bad"):
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"must be an integer {MIN_SCORE}..{MAX_SCORE} or \"good\"/\"bad\", got {value!r}")
 
 
@@ -75,7 +75,8 @@ class HumanLabel(_Strict):
     def number(self, metric: str) -> int | None:
         """The score on 1..5 (a binary good is 5, bad is 1), or None when not labelled."""
         value = self.scores.get(metric)
-        return {"good": MAX_SCORE, "bad": MIN_SCORE}.get(value, value) if isinstance(value, str) else value
+        # WHY indexing: the validator admits no text but "good" and "bad".
+        return {"good": MAX_SCORE, "bad": MIN_SCORE}[value] if isinstance(value, str) else value
 
 
 class LabelledItem(_Strict):

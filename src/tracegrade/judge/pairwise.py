@@ -68,12 +68,16 @@ class PairVerdict:
 
     @property
     def outcome(self) -> Outcome:
-        return resolve(self.forward.winner, self.backward.winner) if self.judged else "tie"
+        if self.forward is None or self.backward is None:  # not judged in both orders
+            return "tie"
+        return resolve(self.forward.winner, self.backward.winner)
 
     @property
     def followed_position(self) -> bool:
         """Both orders picked the same position, so the verdict flipped with the order."""
-        return self.judged and self.forward.winner == self.backward.winner != "tie"
+        if self.forward is None or self.backward is None:  # not judged in both orders
+            return False
+        return self.forward.winner == self.backward.winner != "tie"
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,9 @@ class PairwiseReport:
         return sign_test_p(self.wins, self.losses)
 
     def to_json(self) -> dict[str, Any]:
-        pick = lambda p: {"winner": p.winner, "reason": p.reason} if p else None
+        def pick(p: Preference | None) -> dict[str, str] | None:
+            return {"winner": p.winner, "reason": p.reason} if p else None
+
         return {
             "runA": self.run_a, "runB": self.run_b, "judgeModel": self.judge_model, "rubricHash": self.rubric_hash,
             "wins": self.wins, "ties": self.ties, "losses": self.losses, "flipRate": self.flip_rate,
@@ -148,7 +154,9 @@ def parse_preference(text: str) -> Preference:
 
 def pairs(run_a: Run, run_b: Run) -> tuple[list[tuple[CaseResult, CaseResult]], list[tuple[str, str]]]:
     """First repetition of every case both runs answered, in run A's order; the rest with the reason."""
-    first = lambda run: {r.case_id: r for r in sorted(run.results, key=lambda r: r.repeat) if r.repeat == 0}
+    def first(run: Run) -> dict[str, CaseResult]:
+        return {r.case_id: r for r in sorted(run.results, key=lambda r: r.repeat) if r.repeat == 0}
+
     a, b = first(run_a), first(run_b)
     matched, skipped = [], []
     for case_id, left in a.items():
@@ -186,18 +194,20 @@ async def compare_runs(
     matched, skipped = pairs(run_a, run_b)
     gate = asyncio.Semaphore(max(1, concurrency))
 
-    async def ask(question: str, first: Reply, second: Reply, case: GoldenCase | None):
+    async def ask(question: str, first: Reply, second: Reply, case: GoldenCase | None) -> tuple[Preference | None, str]:
         async with gate:
             asked = await ask_json(model, pair_messages(rubric, question, first, second, case), PAIRWISE_SCHEMA,
                                    parse_preference, attempts=attempts)
         return asked.value, asked.problem
 
     async def judge_pair(left: CaseResult, right: CaseResult) -> PairVerdict:
-        if left.reply.answer.strip() == right.reply.answer.strip():
+        a, b = left.reply, right.reply
+        assert a is not None and b is not None  # pairs() matches only cases both runs answered
+        if a.answer.strip() == b.answer.strip():
             return PairVerdict(left.case_id, left.question, identical=True)
         case = (golden or {}).get(left.case_id)
-        (forward, p1), (backward, p2) = await asyncio.gather(ask(left.question, left.reply, right.reply, case),
-                                                             ask(left.question, right.reply, left.reply, case))
+        (forward, p1), (backward, p2) = await asyncio.gather(ask(left.question, a, b, case),
+                                                             ask(left.question, b, a, case))
         return PairVerdict(left.case_id, left.question, forward, backward, error=p1 or p2)
 
     verdicts = await asyncio.gather(*(judge_pair(left, right) for left, right in matched))

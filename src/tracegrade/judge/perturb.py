@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal, Sequence, TypeVar
 
 BreakKind = Literal["inventFact", "stripFacts", "offTopic"]
 BREAK_KINDS: tuple[BreakKind, ...] = ("inventFact", "stripFacts", "offTopic")
@@ -123,7 +123,10 @@ def _content_words(text: str) -> set[str]:
     return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _COMMON}
 
 
-def _rotated(items: Sequence, seed: int) -> list:
+_T = TypeVar("_T")
+
+
+def _rotated(items: Sequence[_T], seed: int) -> list[_T]:
     start = seed % len(items)
     return [*items[start:], *items[:start]]
 

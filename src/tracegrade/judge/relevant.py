@@ -39,7 +39,8 @@ def relevant_part(answer: str, evidence: str, max_words: int = MAX_WORDS, rank: 
         return evidence
     units = passages(evidence)
     scores = (rank or default_rank())(answer, units)
-    kept, words = set(), 0
+    kept: set[int] = set()
+    words = 0
     for index in sorted(range(len(units)), key=lambda i: -scores[i]):
         size = len(units[index].split())
         if words + size > max_words and kept:

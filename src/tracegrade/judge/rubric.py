@@ -47,7 +47,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -59,11 +59,14 @@ from tracegrade.core.errors import ConfigError
 DEFAULT_RUBRIC = defaults.path("judge-rubric.md")
 # The parts of a case and its reply the judge can be shown. The names are code;
 # the headings the judge reads come from the rubric.
-SECTIONS = ("question", "history", "context", "tools", "reference", "expected", "answer")
+# WHY a Literal first: a checker needs the names spelled out; the tuple is derived from it.
+Section = Literal["question", "history", "context", "tools", "reference", "expected", "answer"]
+SECTIONS: tuple[Section, ...] = get_args(Section)
 DEFAULT_HEADINGS = {"question": "QUESTION", "history": "EARLIER CONVERSATION", "context": "CONTEXT",
                     "tools": "TOOL CALLS AND RESULTS", "reference": "REFERENCE ANSWER",
                     "expected": "EXPECTED BEHAVIOUR", "answer": "ANSWER TO JUDGE"}
-CLAIM_KINDS = ("money", "percent", "date", "time", "quantity", "number", "id", "email", "url", "name")
+ClaimKind = Literal["money", "percent", "date", "time", "quantity", "number", "id", "email", "url", "name"]
+CLAIM_KINDS: tuple[ClaimKind, ...] = get_args(ClaimKind)
 KINDS = ("yesNo", "scale", "checklist", "code")
 DEFAULT_PASS = {"yesNo": 0.5, "checklist": 0.5, "scale": 4.0, "code": 1.0}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -83,7 +86,7 @@ class MetricSpec(_Strict):
     checklist: tuple[str, ...] | None = None
     rule: Literal["mean", "all", "any"] = "mean"
     code: Literal["grounding", "coverage"] | None = None
-    claims: tuple[Literal[CLAIM_KINDS], ...] = CLAIM_KINDS  # what a code metric checks
+    claims: tuple[ClaimKind, ...] = CLAIM_KINDS  # what a code metric checks
     needs_reference: bool = False
     # Not applicable (n/a, never a pass or a fail) when the assistant saw no evidence: no
     # context and no tool call. WHY: "5" to "What is 2+3?" is grounded in nothing shown and
@@ -93,7 +96,7 @@ class MetricSpec(_Strict):
     # question, the evidence and the answer only); the result says "reference-free".
     reference_free: str | None = None
     overlap: bool = False  # with code: grounding and yesNo: a word-overlap part joins the model part
-    evidence: tuple[Literal[SECTIONS], ...] = SECTIONS
+    evidence: tuple[Section, ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
     if_not_scored: Literal["skip", "fail", "unscored"] = "skip"
@@ -265,7 +268,7 @@ def _split(text: str, source: str) -> tuple[str, str]:
     raise ConfigError(f"{source}: the front matter has no closing '---'")
 
 
-def _problem(data: dict, exc: ValidationError) -> str:
+def _problem(data: dict[str, object], exc: ValidationError) -> str:
     """The first problem, naming the metric by its name when it has one."""
     first = exc.errors()[0]
     loc = list(first["loc"])

@@ -41,7 +41,7 @@ metric at all was scored is the outcome Unscored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from tracegrade.core.errors import JudgeReplyError
 from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
@@ -198,7 +198,8 @@ class Judge:
             return self._result(spec, 1 - len(missing) / len(facts), "code", f"the answer leaves out {named}")
         return self._result(spec, 1.0, "code", "every specific fact of the reference answer is in the answer")
 
-    async def _by_probability(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
+    async def _by_probability(self, specs: Sequence[MetricSpec], texts: Mapping[str, str],
+                              tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
         # WHY grouped by the sections shown (in rubric order otherwise): questions with
         # the same evidence follow each other, so each finds the previous one's prefix cached.
         groups: dict[tuple[str, ...], list[MetricSpec]] = {}
@@ -248,7 +249,8 @@ class Judge:
             return None, problem
         return None, problem
 
-    async def _by_json(self, specs, texts, tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
+    async def _by_json(self, specs: Sequence[MetricSpec], texts: Mapping[str, str],
+                       tally: _Tally) -> tuple[dict[str, MetricScore], str, str]:
         sections = [s for s in self.rubric.headings if any(s in spec.evidence for spec in specs)]
         form = json_scores.form(tuple(specs))
         user = f"{evidence_text(self.rubric.headings, texts, sections)}\n\n{form.instructions}"
