@@ -93,3 +93,18 @@ def test_instructions_name_every_tool_and_its_parameters():
     assert "- createRefundDraft(orderId, reason):" in text
     assert all(f"- {name}(" in text for name in TOOL_NAMES)
     assert '{"answer": "TEXT"}' in text
+
+
+def test_a_call_written_as_the_answer_is_read_as_that_call():
+    """The 1.5B model sometimes answers {"answer": "check_availability('Emma')"}: it meant the call."""
+    from tracegrade.models.decisions import parse_decision
+
+    tools, params = ["check_availability", "get_weather"], {"check_availability": ["title"],
+                                                           "get_weather": ["city", "unit"]}
+    assert parse_decision('{"answer": "check_availability(\'Emma\')"}', tools, params) == (
+        "", (ModelToolCall("check_availability", {"title": "Emma"}),))
+    assert parse_decision('`get_weather(city="Oslo", unit="C")`', tools, params) == (
+        "", (ModelToolCall("get_weather", {"city": "Oslo", "unit": "C"}),))
+    for answer in ['Yes: check_availability("Emma") says so.', "other_tool(1)", "get_weather(x.y)",
+                   'get_weather("a", "b", "c")', "get_weather(1)+(2)", "Emma is on loan."]:
+        assert parse_decision(answer, tools, params) == (answer, ()), answer

@@ -8,9 +8,10 @@ is parsed leniently in case a runtime ignores the constraint.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from tracegrade.models.base import ModelToolCall, ToolSpec
 
@@ -47,8 +48,11 @@ def decision_instructions(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def parse_decision(text: str, tool_names: Sequence[str]) -> tuple[str, tuple[ModelToolCall, ...]]:
+def parse_decision(text: str, tool_names: Sequence[str],
+                   parameter_names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, tuple[ModelToolCall, ...]]:
     """(answer text, tool calls) from a reply in any form the model produces.
+    ``parameter_names``: each tool's parameters in order, to read a call the
+    model wrote as code (``check_availability('Emma')``) as that call.
 
     Never raises: text that holds no recognisable tool call is the answer.
     """
@@ -59,8 +63,41 @@ def parse_decision(text: str, tool_names: Sequence[str]) -> tuple[str, tuple[Mod
             if call is not None:
                 return "", (call,)
             if isinstance(data.get("answer"), str):
-                return data["answer"].strip(), ()
-    return text.strip(), ()
+                return _answer_or_call(data["answer"].strip(), tool_names, parameter_names or {})
+    return _answer_or_call(text.strip(), tool_names, parameter_names or {})
+
+
+# An answer that is nothing but a call of an offered tool, written as code.
+_WRITTEN_CALL = re.compile(r"`?(\w+)\((.*)\)`?\.?", re.DOTALL)
+_WRITTEN_CALL_CHARS = 500  # bounded work on model output: longer text is an answer
+
+
+def _answer_or_call(answer: str, tool_names: Sequence[str],
+                    parameter_names: Mapping[str, Sequence[str]]) -> tuple[str, tuple[ModelToolCall, ...]]:
+    """WHY: the small local model sometimes puts the call it means into the answer
+    ("check_availability('Emma')") instead of the tool slot; no customer answer is
+    only a call of an offered tool, so it is read as that call."""
+    found = _WRITTEN_CALL.fullmatch(answer) if len(answer) <= _WRITTEN_CALL_CHARS else None
+    if found is None or found.group(1) not in tool_names:
+        return answer, ()
+    arguments = _written_arguments(found.group(2), parameter_names.get(found.group(1), ()))
+    return ("", (ModelToolCall(name=found.group(1), arguments=arguments),)) if arguments is not None else (answer, ())
+
+
+def _written_arguments(written: str, parameters: Sequence[str]) -> dict[str, Any] | None:
+    """``'Emma'`` or ``title='Emma', n=2`` as arguments (positional ones by the
+    tool's parameter order); None when they are not plain literals."""
+    try:
+        call = ast.parse(f"f({written})", mode="eval").body
+        if not isinstance(call, ast.Call):  # "1)+(2" closes the call early
+            return None
+        positional = [ast.literal_eval(a) for a in call.args]
+        named = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if len(positional) > len(parameters):
+        return None
+    return {**dict(zip(parameters, positional)), **named}
 
 
 def _json_candidates(text: str) -> list[str]:

@@ -61,7 +61,9 @@ class LocalModel:
         usage = raw.get("usage", {})
         tool_calls: tuple[ModelToolCall, ...] = ()
         if options.tools:
-            text, tool_calls = decisions.parse_decision(text, [t.name for t in options.tools])
+            text, tool_calls = decisions.parse_decision(
+                text, [t.name for t in options.tools],
+                {t.name: list(t.parameters.get("properties", {})) for t in options.tools})
         return ChatResponse(
             text=text.strip(),
             tool_calls=tool_calls,
