@@ -141,3 +141,14 @@ def test_a_flood_of_idle_connections_never_locks_out_a_real_request():
             s.close()
     assert answers == [200] * 5
     assert still_open <= 40
+
+
+@pytest.mark.parametrize("command, env_var", [("monitor", "TRACEGRADE_MONITOR_TOKEN"),
+                                              ("serve-model", "TRACEGRADE_MODEL_TOKEN")])
+def test_serving_beyond_loopback_without_a_token_is_refused_before_anything_starts(command, env_var, monkeypatch,
+                                                                                  capsys):
+    from tracegrade.cli import main
+
+    monkeypatch.delenv(env_var, raising=False)
+    assert main([command, "--host", "0.0.0.0", "--port", "1"]) == 2
+    assert f"--host 0.0.0.0 serves beyond this machine: set {env_var} first" in capsys.readouterr().err

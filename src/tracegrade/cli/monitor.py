@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tracegrade.core.errors import ConfigError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def register(subparsers: Any) -> None:
@@ -39,19 +38,17 @@ def handle(args: argparse.Namespace) -> int:
     import secrets
 
     from tracegrade.observe.monitor.app import create_monitor_app
-    from tracegrade.observe.serving import serve, server_settings
+    from tracegrade.observe.serving import LOOPBACK_NAMES, bearer_token, serve, server_settings
     from tracegrade.observe.spanstore import SpanStore
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
 
-    token = os.environ.get("TRACEGRADE_MONITOR_TOKEN") or None
-    if args.host not in LOOPBACK and not token:
-        raise ConfigError(f"--host {args.host} serves beyond this machine: set TRACEGRADE_MONITOR_TOKEN first")
+    token = bearer_token(args.host, "TRACEGRADE_MONITOR_TOKEN")
     if not 0 <= args.judge_sample <= 1:
         raise ConfigError(f"--judge-sample must be between 0 and 1, got {args.judge_sample}")
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_MONITOR")
     store = SpanStore(args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB))
     judge = _online_judge(store, args) if args.judge_sample > 0 else None
-    where = f"http://{'localhost' if args.host in LOOPBACK else args.host}:{args.port}"
+    where = f"http://{'localhost' if args.host in LOOPBACK_NAMES else args.host}:{args.port}"
     if token:
         print(f"tracegrade monitor: {where}/ over {store.path}; log in with TRACEGRADE_MONITOR_TOKEN at {where}/login",
               file=sys.stderr)

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
-import os
 import sys
 
-from tracegrade.core.errors import ConfigError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def register(subparsers: Any) -> None:
@@ -35,14 +32,12 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.models import load_model
     from tracegrade.observe.model_server import create_model_app
-    from tracegrade.observe.serving import HostGuard, serve, server_settings
+    from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard, bearer_token, serve, server_settings
 
-    token = os.environ.get("TRACEGRADE_MODEL_TOKEN") or None
-    if args.host not in LOOPBACK and not token:
-        raise ConfigError(f"--host {args.host} serves beyond this machine: set TRACEGRADE_MODEL_TOKEN first")
+    token = bearer_token(args.host, "TRACEGRADE_MODEL_TOKEN")
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_MODEL")
     model = load_model(args.model, role="agent")
-    where = f"http://{'127.0.0.1' if args.host in LOOPBACK else args.host}:{args.port}/v1"
+    where = f"http://{'127.0.0.1' if args.host in LOOPBACK_NAMES else args.host}:{args.port}/v1"
     print(f"tracegrade serve-model: {model.model_id} at {where}  "
           f"(OPENAI_BASE_URL={where} OPENAI_API_KEY={'$TRACEGRADE_MODEL_TOKEN' if token else 'local'})",
           file=sys.stderr)

@@ -261,6 +261,17 @@ def add_server_flags(parser: argparse.ArgumentParser, env_prefix: str) -> None:
                         help=f"open connections at most (default {d.max_connections})")
 
 
+def bearer_token(host: str, env_var: str) -> str | None:
+    """The token ``env_var`` holds; ConfigError when ``host`` serves beyond this
+    machine without one (loopback needs none: the Host allow-list guards it)."""
+    from tracegrade.core.errors import ConfigError
+
+    token = os.environ.get(env_var) or None
+    if host not in LOOPBACK_NAMES and not token:
+        raise ConfigError(f"--host {host} serves beyond this machine: set {env_var} first")
+    return token
+
+
 def server_settings(args: argparse.Namespace, env_prefix: str) -> tuple[tuple[str, ...], Limits]:
     """The allowed Host names and the limits the flags (and environment) ask for."""
     import os
