@@ -171,3 +171,15 @@ def test_openinference_spans_become_a_reply():
 def test_not_an_otlp_export_is_refused():
     with pytest.raises(ValueError, match="no 'resourceSpans'"):
         spans_of_otlp_json({"spans": []})
+
+
+def test_a_line_that_is_not_json_is_named_and_a_broken_document_too(tmp_path, capsys):
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    lines, document = tmp_path / "lines.jsonl", tmp_path / "doc.json"
+    lines.write_text('{"caseId": "paris", "answer": "x"}\n{"caseId": "oslo", "answer": \n')
+    document.write_text('{\n  "resourceSpans": [\n')
+    for traces, said in ((lines, f"{lines}:2: not JSON"), (document, f"{document}: neither JSON lines nor one JSON")):
+        assert main(["grade", str(traces), "--dataset", str(dataset), "--checks-only",
+                     "--db", f"sqlite:///{tmp_path}/e.db"]) == 2
+        assert said in capsys.readouterr().err

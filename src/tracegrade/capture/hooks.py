@@ -38,7 +38,6 @@ _TARGETS: dict[str, tuple[tuple[str, str, Provider], ...]] = {
         ("anthropic.resources.messages.messages", "AsyncMessages", "anthropic"),
     ),
 }
-_EXTRAS = {"openai": "openai", "anthropic": "anthropic"}
 _lock = threading.Lock()
 _installed: dict[tuple[str, str], tuple[Any, int]] = {}  # (module, class) -> (original create, users)
 
@@ -72,7 +71,7 @@ def _load(source: str, module: str, name: str) -> Any:
         return getattr(importlib.import_module(module), name)
     except ImportError:
         raise ConfigError(f"--capture {source} needs the {source!r} package, which is not installed: "
-                          f"pip install 'tracegrade[{_EXTRAS[source]}]'") from None
+                          f"pip install 'tracegrade[{source}]'") from None
 
 
 def _wrap(original: Callable[..., Any], provider: Provider) -> Callable[..., Any]:

@@ -76,21 +76,36 @@ def _read(path: Path) -> list[Recorded]:
 
 
 def _documents(path: Path, text: str) -> list[tuple[str, Any]]:
-    """(where, JSON value) per line, or the whole file as one document (a list is one per item)."""
+    """(where, JSON value) per line when the first line is a JSON value of its own
+    (JSON lines), else the whole file as one document (a list: one per item).
+    WHY the first line decides: a large JSONL file is parsed once, not first
+    as a whole document that fails."""
+    lines = text.splitlines()
+    first = next((line for line in lines if line.strip()), "")
+    if _is_json(first) and first.strip() != text.strip():
+        return [_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
     try:
         whole = json.loads(text)
+    except ValueError as exc:
+        raise DatasetError(f"{path}: neither JSON lines nor one JSON document: {exc}") from None
+    if isinstance(whole, list):
+        return [(f"{path} item {i + 1}", item) for i, item in enumerate(whole)]
+    return [(str(path), whole)]
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
     except ValueError:
-        whole = None
-    else:
-        return [(f"{path} item {i + 1}", item) for i, item in enumerate(whole)] if isinstance(whole, list) else [(str(path), whole)]
-    documents = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                documents.append((f"{path}:{number}", json.loads(line)))
-            except ValueError as exc:
-                raise DatasetError(f"{path}:{number}: not JSON: {exc}") from None
-    return documents
+        return False
+    return True
+
+
+def _line(path: Path, number: int, line: str) -> tuple[str, Any]:
+    try:
+        return f"{path}:{number}", json.loads(line)
+    except ValueError as exc:
+        raise DatasetError(f"{path}:{number}: not JSON: {exc}") from None
 
 
 def _reply_record(where: str, document: Any) -> Recorded:

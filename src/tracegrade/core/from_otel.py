@@ -159,12 +159,13 @@ def _trace(trace_id: str, spans: list[Span]) -> OtelTrace:
             found += _documents(span)
             steps.append(step)
     used = [(s.get("inputTokens", 0), s.get("outputTokens", 0)) for s in steps]
-    wire = {"answer": _answer(spans), "toolCalls": _number_rounds(calls, spans), "steps": steps,
+    outer = _outer(spans)
+    wire = {"answer": _answer(spans, outer), "toolCalls": _number_rounds(calls, spans), "steps": steps,
             "model": models[-1] if models else "", "retrievedSources": [source for source, _ in found],
             "context": "\n\n".join(text for _, text in found if text),
             "usage": {"inputTokens": sum(u[0] for u in used), "outputTokens": sum(u[1] for u in used)}}
     case_id = next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
-    return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(spans), wire=wire)
+    return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(spans, outer), wire=wire)
 
 
 def _kind(span: Span) -> str:
@@ -287,9 +288,9 @@ def _outer(spans: list[Span]) -> list[Span]:
     return sorted((s for s in spans if _kind(s) == "other"), key=depth)
 
 
-def _answer(spans: list[Span]) -> str:
+def _answer(spans: list[Span], outer: list[Span]) -> str:
     """The outermost agent span's output, else the last model round's text."""
-    for span in _outer(spans):
+    for span in outer:
         value = _first(span, "output.value", "gen_ai.output.text")
         if isinstance(value, str) and value:
             return _unwrap(value)
@@ -302,9 +303,9 @@ def _answer(spans: list[Span]) -> str:
     return ""
 
 
-def _question(spans: list[Span]) -> str:
+def _question(spans: list[Span], outer: list[Span]) -> str:
     """The outermost agent span's input, else a model round's first user message."""
-    for span in _outer(spans):
+    for span in outer:
         value = _first(span, "input.value", "gen_ai.input.text")
         if isinstance(value, str) and value:
             return _unwrap(value, last=False)
