@@ -166,7 +166,22 @@ def near_misses(case: GoldenCase, reply: Reply) -> set[int]:
     return {blamed for _, blamed in _unmet(case, reply) if blamed is not None}
 
 
+_LAST_UNMET: tuple[object, object, list[tuple[Failure, int | None]]] | None = None
+
+
 def _unmet(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
+    """WHY remembered like ``fits``: expectedCalls and unexpectedCalls both ask it
+    for the same case and reply, and the diagnosis compares every argument."""
+    global _LAST_UNMET
+    last = _LAST_UNMET
+    if last is not None and last[0] is case and last[1] is reply:
+        return last[2]
+    found = _diagnosed(case, reply)
+    _LAST_UNMET = (case, reply, found)
+    return found
+
+
+def _diagnosed(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
     matched = fits(case, reply)
     given = assignment(matched)
     used = set(given.values())
