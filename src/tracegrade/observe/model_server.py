@@ -26,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from tracegrade.core.errors import TracegradeError
+from tracegrade.core.from_messages import text_of
 from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, Role, ToolSpec
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a request's messages; the local model's context is 4,096 tokens anyway
@@ -108,14 +109,8 @@ def _message(index: int, raw: Any) -> Message:
         raise BadRequest(f"messages[{index}]: a message needs a role of system, user, assistant or tool")
     role: Role = "system" if raw["role"] == "developer" else raw["role"]
     calls = tuple(_call(index, c) for c in raw.get("tool_calls") or [])
-    return Message(role=role, content=_text(raw.get("content")), tool_calls=calls,
+    return Message(role=role, content=text_of(raw.get("content")), tool_calls=calls,
                    tool_call_id=str(raw.get("tool_call_id") or ""), name=str(raw.get("name") or ""))
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
 
 
 def _call(index: int, raw: Any) -> ModelToolCall:
