@@ -75,6 +75,13 @@ def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_m
     assert metrics["hallucinationFree"].passed is False and case_status([], outcome) == "fail"
 
 
+def test_the_code_part_counts_a_claim_written_twice_once():
+    _, metrics = _judged(always(0.99), "What does it cost?", "", "It costs $5 (5 USD) and ships in 2 days.",
+                         context="It ships in 2 days.")
+    assert dict(metrics["faithfulness"].parts)["code"] == pytest.approx(0.5)
+    assert "'$5' (money), '5 USD' (money)" in metrics["faithfulness"].detail
+
+
 def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the_model():
     _, metrics = _judged(always(0.05), "How long do I have to return it?", "",
                          "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")

@@ -172,7 +172,9 @@ class Judge:
         share of claims found."""
         sources, missing = self._ungrounded(spec, texts)
         stated = list({(c.kind, c.key): c for c in claims(texts["answer"], spec.claims)}.values())
-        code = 1 - len(missing) / len(stated) if stated else 1.0
+        # WHY distinct keys: "$5" and "5 USD" are one claim stated twice, and both unheld
+        # (ungrounded names each wording) must not take the share below 0.
+        code = 1 - len({(c.kind, c.key) for c in missing}) / len(stated) if stated else 1.0
         parts = [("model", float(model.value or 0.0)), ("code", code)]
         if spec.overlap:
             parts.append(("overlap", word_overlap(texts["answer"], sources)))
