@@ -31,7 +31,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from tracegrade.core.storable import INT64, clean_text, storable
+from tracegrade.core.storable import INT64, clean_text, storable, storable_key
 
 KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
@@ -400,5 +400,5 @@ def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
 
 def _key(key: Any, clean: Callable[[str], str]) -> str:
     """A key that is not text (1, None, a tuple) as the text storable gives it, redacted."""
-    text: str = next(iter(storable({key: None})[0]))
+    text = storable_key(key)
     return text if len(text) < 6 and text.isascii() else clean(text)

@@ -70,6 +70,11 @@ def storable(value: Any) -> tuple[Any, tuple[str, ...]]:
     return _Walk(reasons).value(value, None, 0, None), tuple(reasons)
 
 
+def storable_key(key: Any) -> str:
+    """A mapping key as the text it is stored under (``1`` -> ``"1"``, ``None`` -> ``"null"``, an object: a marker)."""
+    return _Walk([]).key(key, None)
+
+
 def error_text(exc: BaseException) -> str:
     """``Type: message`` of an exception a target or a check raised, whatever its ``__str__``
     does (raise, return something else, hold a lone surrogate): the case boundary must not fail."""
