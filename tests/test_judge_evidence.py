@@ -98,6 +98,20 @@ def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
     assert not copied["faithfulness"].passed and dict(copied["faithfulness"].parts)["overlap"] == 1.0
 
 
+def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypatch):
+    from tracegrade.judge import relevant
+
+    monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)  # no embeddings model here
+    filler = [f"Weather note {n}: cloudy skies over harbour town {n} this morning." for n in range(41, 71)]
+    context = "\n".join([*filler[:15], "Returns are accepted within 30 days.", *filler[15:]])
+    seen: list[str] = []
+    _, metrics = _judged(always(0.9, seen), "How long do I have?", "", "You can return it within 30 days.",
+                         context=context)
+    asked = next(p for p in seen if "Returns are accepted within 30 days." in p)
+    assert filler[0] in asked and filler[-1] not in asked  # kept in order up to the word budget, the rest cut
+    assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["code"] == 1.0
+
+
 def test_list_markers_and_ordinals_are_not_claims():
     assert claims("1) Optimize the loop\n2) Cache results\n(3) Profile") == []
     assert claims("Steps: 1) Optimize, 2) Cache. Do the 2nd step first.") == []
