@@ -204,3 +204,20 @@ def test_the_console_says_n_a_for_a_grounding_metric_without_evidence():
     outcome, _ = _judged(always(0.95), "What is 2+3?", "5", "The answer is 5.")
     line = next(line for line in metric_lines(outcome.metrics) if "faithfulness" in line)
     assert " n/a " in line and "not a pass, not a fail" in line
+
+
+def _negated(index: int, good: bool) -> LabelledItem:
+    answer = f"Museum {index} is closed on Mondays." if good else f"Museum {index} is not closed on Mondays."
+    return LabelledItem.model_validate({
+        "id": f"n{index}-{good}", "caseId": f"m{index}", "question": "Is it open on Monday?",
+        "evidence": {"context": f"Museum {index} is closed on Mondays."}, "answer": answer,
+        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+
+
+def test_calibration_says_when_answers_matched_on_word_overlap_are_not_told_apart():
+    items = [_negated(i, good) for i in range(1, 13) for good in (True, False)]
+    cal = asyncio.run(calibrate(items, Judge(always(0.97), load_rubric()), "v", breaks=False))
+    faithfulness = cal.metric("faithfulness")
+    assert faithfulness.matched_pairs == 12 and faithfulness.matched_auc == 0.5  # "not" is a stop word
+    assert any("on 12 good/bad pairs matched on word overlap" in note and "by meaning" in note
+               for note in faithfulness.notes), faithfulness.notes
