@@ -221,3 +221,18 @@ def test_calibration_says_when_answers_matched_on_word_overlap_are_not_told_apar
     assert faithfulness.matched_pairs == 12 and faithfulness.matched_auc == 0.5  # "not" is a stop word
     assert any("on 12 good/bad pairs matched on word overlap" in note and "by meaning" in note
                for note in faithfulness.notes), faithfulness.notes
+
+
+def test_long_evidence_no_question_shows_is_not_ranked(monkeypatch):
+    from tracegrade.judge import relevant
+    from tracegrade.judge.rubric import parse_rubric
+
+    ranked: list[str] = []
+    monkeypatch.setattr(relevant, "default_rank", lambda: lambda answer, units: ranked.append(answer) or [0.0] * len(units))
+    rubric = parse_rubric("---\nmetrics:\n  - name: relevance\n    measures: on topic\n"
+                          "    yesNo: Does the answer respond to the question?\n    evidence: [question, answer]\n---\n"
+                          "Judge the answer.\n")
+    case = GoldenCase(id="c", question="How long?")
+    reply = Reply(answer="30 days.", context="Filler words here. " * 100)
+    outcome = asyncio.run(Judge(always(0.9), rubric).score(case, reply))
+    assert outcome.metrics[0].passed and ranked == []

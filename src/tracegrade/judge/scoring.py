@@ -134,7 +134,7 @@ class Judge:
         tally, problem, reason = _Tally(), "", ""
         if asked:
             ask = self._by_probability if self.uses_probabilities else self._by_json
-            results, problem, reason = await ask(asked, shown_to_model(texts), tally)
+            results, problem, reason = await ask(asked, shown_to_model(texts, asked), tally)
             done.update(results)
         for spec in asked:
             if spec.model_and_code and done[spec.name].scored:
@@ -319,10 +319,12 @@ def reference_free(spec: MetricSpec) -> MetricSpec:
     return spec.model_copy(update={"yes_no": spec.reference_free, "evidence": evidence})
 
 
-def shown_to_model(texts: Mapping[str, str]) -> dict[str, str]:
-    """The sections with long context and tool results cut to the part most like the answer."""
-    return {**texts, "context": relevant_part(texts["answer"], texts["context"]),
-            "tools": relevant_part(texts["answer"], texts["tools"])}
+def shown_to_model(texts: Mapping[str, str], specs: Sequence[MetricSpec]) -> dict[str, str]:
+    """The sections with long context and tool results cut to the part most like the answer.
+    WHY only the sections ``specs`` show: ranking long evidence loads the embeddings model
+    and encodes every passage; a section no question shows needs none of it."""
+    shown = {section for spec in specs for section in spec.evidence}
+    return {**texts, **{s: relevant_part(texts["answer"], texts[s]) for s in ("context", "tools") if s in shown}}
 
 
 def _named(claims: Sequence[Claim]) -> str:
