@@ -75,6 +75,13 @@ def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_m
     assert metrics["hallucinationFree"].passed is False and case_status([], outcome) == "fail"
 
 
+def test_the_code_part_counts_a_claim_written_twice_once():
+    _, metrics = _judged(always(0.99), "What does it cost?", "", "It costs $5 (5 USD) and ships in 2 days.",
+                         context="It ships in 2 days.")
+    assert dict(metrics["faithfulness"].parts)["code"] == pytest.approx(0.5)
+    assert "'$5' (money), '5 USD' (money)" in metrics["faithfulness"].detail
+
+
 def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the_model():
     _, metrics = _judged(always(0.05), "How long do I have to return it?", "",
                          "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
@@ -89,6 +96,20 @@ def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
     _, copied = _judged(always(0.2), "Open on Monday?", "", "The museum is closed on Mondays.", context=evidence)
     assert paraphrase["faithfulness"].passed and dict(paraphrase["faithfulness"].parts)["overlap"] < 0.5
     assert not copied["faithfulness"].passed and dict(copied["faithfulness"].parts)["overlap"] == 1.0
+
+
+def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypatch):
+    from tracegrade.judge import relevant
+
+    monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)  # no embeddings model here
+    filler = [f"Weather note {n}: cloudy skies over harbour town {n} this morning." for n in range(41, 71)]
+    context = "\n".join([*filler[:15], "Returns are accepted within 30 days.", *filler[15:]])
+    seen: list[str] = []
+    _, metrics = _judged(always(0.9, seen), "How long do I have?", "", "You can return it within 30 days.",
+                         context=context)
+    asked = next(p for p in seen if "Returns are accepted within 30 days." in p)
+    assert filler[0] in asked and filler[-1] not in asked  # kept in order up to the word budget, the rest cut
+    assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["code"] == 1.0
 
 
 def test_list_markers_and_ordinals_are_not_claims():
@@ -183,3 +204,35 @@ def test_the_console_says_n_a_for_a_grounding_metric_without_evidence():
     outcome, _ = _judged(always(0.95), "What is 2+3?", "5", "The answer is 5.")
     line = next(line for line in metric_lines(outcome.metrics) if "faithfulness" in line)
     assert " n/a " in line and "not a pass, not a fail" in line
+
+
+def _negated(index: int, good: bool) -> LabelledItem:
+    answer = f"Museum {index} is closed on Mondays." if good else f"Museum {index} is not closed on Mondays."
+    return LabelledItem.model_validate({
+        "id": f"n{index}-{good}", "caseId": f"m{index}", "question": "Is it open on Monday?",
+        "evidence": {"context": f"Museum {index} is closed on Mondays."}, "answer": answer,
+        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+
+
+def test_calibration_says_when_answers_matched_on_word_overlap_are_not_told_apart():
+    items = [_negated(i, good) for i in range(1, 13) for good in (True, False)]
+    cal = asyncio.run(calibrate(items, Judge(always(0.97), load_rubric()), "v", breaks=False))
+    faithfulness = cal.metric("faithfulness")
+    assert faithfulness.matched_pairs == 12 and faithfulness.matched_auc == 0.5  # "not" is a stop word
+    assert any("on 12 good/bad pairs matched on word overlap" in note and "by meaning" in note
+               for note in faithfulness.notes), faithfulness.notes
+
+
+def test_long_evidence_no_question_shows_is_not_ranked(monkeypatch):
+    from tracegrade.judge import relevant
+    from tracegrade.judge.rubric import parse_rubric
+
+    ranked: list[str] = []
+    monkeypatch.setattr(relevant, "default_rank", lambda: lambda answer, units: ranked.append(answer) or [0.0] * len(units))
+    rubric = parse_rubric("---\nmetrics:\n  - name: relevance\n    measures: on topic\n"
+                          "    yesNo: Does the answer respond to the question?\n    evidence: [question, answer]\n---\n"
+                          "Judge the answer.\n")
+    case = GoldenCase(id="c", question="How long?")
+    reply = Reply(answer="30 days.", context="Filler words here. " * 100)
+    outcome = asyncio.run(Judge(always(0.9), rubric).score(case, reply))
+    assert outcome.metrics[0].passed and ranked == []

@@ -147,6 +147,14 @@ def test_redact_data_keeps_structure_keys_and_can_keep_personal_data(monkeypatch
     assert raw["answer"] == "mail ann@example.com" and raw["nested"][0]["error"] == "[REDACTED_KEY]"
 
 
+def test_redact_data_writes_keys_that_are_not_text_as_storable_does_and_redacts_them():
+    from tracegrade.core.redact import redact_data
+
+    data = {1: "x", None: "y", ("a",): "z", 2.5: [float("nan")], "write to ann@mail.example.com": True}
+    assert redact_data(data) == {"1": "x", "null": "y", "[tuple key]": "z", "2.5": [None],
+                                 "write to [REDACTED_EMAIL]": True}
+
+
 def test_a_long_text_is_redacted_the_same_from_the_cache_and_a_new_secret_reaches_it(monkeypatch):
     """Long texts (an agent's retrieved context) are cached too; the secrets known are part of the key."""
     from tracegrade.core.redact import redact_data

@@ -89,8 +89,9 @@ async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-def in_daemon_thread(function: Callable[..., Any], argument: Any) -> asyncio.Future[Any]:
-    """``function(argument)`` on a daemon thread, as a future of this loop.
+def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``function(*args)`` on a daemon thread, as a future of this loop (an agent's call here,
+    a case's checks in ``run.offload``).
     WHY not asyncio.to_thread: the loop's executor is joined when the run ends,
     so one sync agent hung past its case timeout would hold the whole run (and
     the process) until it returned; a daemon thread is left behind instead."""
@@ -110,13 +111,13 @@ def in_daemon_thread(function: Callable[..., Any], argument: Any) -> asyncio.Fut
 
     def work() -> None:
         try:
-            value = context.run(function, argument)
+            value = context.run(function, *args)
         except BaseException as exc:  # handed to the case, which turns it into data
             hand_over(functools.partial(future.set_exception, exc))
         else:
             hand_over(functools.partial(future.set_result, value))
 
-    threading.Thread(target=work, name="tracegrade-agent", daemon=True).start()
+    threading.Thread(target=work, name="tracegrade-worker", daemon=True).start()
     return future
 
 

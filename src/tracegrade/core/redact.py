@@ -31,7 +31,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from tracegrade.core.storable import clean_text
+from tracegrade.core.storable import INT64, clean_text, storable, storable_key
 
 KEY, TOKEN = "[REDACTED_KEY]", "[REDACTED_TOKEN]"
 
@@ -317,11 +317,6 @@ def _short_texts(known: tuple[str, ...], personal: bool) -> dict[str, str]:
     return {}
 
 
-@functools.lru_cache(maxsize=4096)
-def _clean_cached(text: str, known: tuple[str, ...], personal: bool) -> str:
-    return _clean(text, known, personal)
-
-
 # WHY long texts too, in a small cache of their own: the context an agent saw (its
 # retrieved documents) repeats across cases and costs most of a stored case's
 # redaction; 256 texts of up to 16,000 characters bound it to ~8 MB.
@@ -397,17 +392,13 @@ def _walk(data: Any, clean: Callable[[str], str], depth: int) -> Any:
             return {_walk(k, clean, depth) if type(k) is str else _key(k, clean): _walk(v, clean, depth + 1)
                     for k, v in data.items()}
         return [_walk(v, clean, depth + 1) for v in data]
-    if data is None or kind is bool or (kind is int and -(2 ** 63) <= data < 2 ** 64) or \
+    if data is None or kind is bool or (kind is int and INT64[0] <= data <= INT64[1]) or \
             (kind is float and math.isfinite(data)):
         return data
-    from tracegrade.core.storable import storable  # WHY here: the rare value that is not plain JSON
-
     return _walk(storable(data)[0], clean, depth)
 
 
 def _key(key: Any, clean: Callable[[str], str]) -> str:
     """A key that is not text (1, None, a tuple) as the text storable gives it, redacted."""
-    from tracegrade.core.storable import storable
-
-    text: str = next(iter(storable({key: None})[0]))
+    text = storable_key(key)
     return text if len(text) < 6 and text.isascii() else clean(text)

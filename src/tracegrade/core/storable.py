@@ -41,7 +41,7 @@ from tracegrade.core.trace import Reply, ToolCall  # noqa: F401  (ToolCall: the 
 MAX_DEPTH = 64
 # WHY 4,000: Python refuses to turn an integer of more than 4,300 digits into text.
 MAX_INT_DIGITS = 4_000
-_INT64 = (-(2 ** 63), 2 ** 64 - 1)
+INT64 = (-(2 ** 63), 2 ** 64 - 1)  # the integers stored as numbers (core.redact reads it too)
 Path: TypeAlias = "tuple[Path, Any] | None"  # where a value is: (where its container is, its key or index)
 _TYPED_NUMBERS = (float, tuple[float, ...])
 
@@ -68,6 +68,11 @@ def storable(value: Any) -> tuple[Any, tuple[str, ...]]:
     """Any value as plain JSON data (dict, list, str, finite float, int, bool, None), and why it changed."""
     reasons: list[str] = []
     return _Walk(reasons).value(value, None, 0, None), tuple(reasons)
+
+
+def storable_key(key: Any) -> str:
+    """A mapping key as the text it is stored under (``1`` -> ``"1"``, ``None`` -> ``"null"``, an object: a marker)."""
+    return _Walk([]).key(key, None)
 
 
 def error_text(exc: BaseException) -> str:
@@ -101,7 +106,7 @@ def _plain_chars(value: Any, depth: int) -> int:
     if kind is bool or value is None:
         return 0
     if kind is int:
-        return 0 if _INT64[0] <= value <= _INT64[1] else -1
+        return 0 if INT64[0] <= value <= INT64[1] else -1
     if kind is float:
         return 0 if math.isfinite(value) else -1
     if depth >= MAX_DEPTH:
@@ -165,7 +170,7 @@ class _Walk:
         return cleaned
 
     def integer(self, value: int, path: Path) -> int | str:
-        if _INT64[0] <= value <= _INT64[1]:
+        if INT64[0] <= value <= INT64[1]:
             return value
         if value.bit_length() > MAX_INT_DIGITS * 3.32:
             self.say(path, f"an integer of {value.bit_length():,} bits replaced by a marker")

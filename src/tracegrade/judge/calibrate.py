@@ -363,7 +363,7 @@ def _attributed(m: MetricCalibration, rows: Sequence[tuple[LabelledItem, str, fl
     notes = []
     if len(by_part) > 1:
         notes.append("parts alone: " + ", ".join(f"{k} AUC {_num(v)}" for k, v in by_part.items()))
-    if MODEL in by_part and len(by_part) > 1 and m.auc >= bars.min_auc and not by_part[MODEL] >= MODEL_ADDS:
+    if _from_code(by_part, m.auc, bars):
         notes.append(f"the separation comes from code: the model part alone reaches AUC {by_part[MODEL]:.3f}")
     if len(pairs) >= bars.min_labels and not matched >= READS_MEANING:
         of_model = "" if math.isnan(matched_model) else f", model part {_num(matched_model)}"
@@ -371,6 +371,11 @@ def _attributed(m: MetricCalibration, rows: Sequence[tuple[LabelledItem, str, fl
                      f"{_num(matched)}{of_model}: it does not tell them apart by meaning")
     return replace(m, part_auc=by_part, matched_pairs=len(pairs), matched_auc=matched,
                    matched_model_auc=matched_model, notes=tuple(notes))
+
+
+def _from_code(part_auc: Mapping[str, float], metric_auc: float, bars: Thresholds) -> bool:
+    """A model-and-code metric that separates while its model part alone stays under ``MODEL_ADDS``."""
+    return MODEL in part_auc and len(part_auc) > 1 and metric_auc >= bars.min_auc and not part_auc[MODEL] >= MODEL_ADDS
 
 
 def _parts(judged: Judged | None, metric: str) -> dict[str, float]:
@@ -398,7 +403,7 @@ def _why_not(m: MetricCalibration, bars: Thresholds, fit: bool) -> list[str]:
         why.append(f"balanced accuracy {at} {_num(accuracy)} < {bars.min_balanced_accuracy:.2f}")
     if false_fail is None or not false_fail <= bars.max_false_fail:
         why.append(f"fails {_num(false_fail)} of the good answers {at}, more than {bars.max_false_fail:.2f}")
-    if MODEL in m.part_auc and len(m.part_auc) > 1 and m.auc >= bars.min_auc and not m.part_auc[MODEL] >= MODEL_ADDS:
+    if _from_code(m.part_auc, m.auc, bars):
         why.append(f"its model part alone reaches AUC {m.part_auc[MODEL]:.3f} < {MODEL_ADDS:.2f}: "
                    "what separates is code, not the judge model")
     if m.breaks and bars.min_break_share and m.breaks_failed < bars.min_break_share * m.breaks:

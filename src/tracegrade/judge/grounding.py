@@ -163,7 +163,7 @@ def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] 
     ``names``: more text whose words count as known names (and only names)."""
     text = evidence if isinstance(evidence, str) else "\n\n".join(evidence)
     known = known_in(text)
-    also = set(_WORD.findall((names if isinstance(names, str) else " ".join(names)).lower()))
+    also = set(words(names if isinstance(names, str) else " ".join(names)))
     missing: list[Claim] = []
     for claim in claims(answer, kinds):
         if claim.kind == "name" and all(w in also for w in _WORD.findall(claim.key)):
@@ -171,6 +171,11 @@ def ungrounded(answer: str, evidence: str | Sequence[str], kinds: Iterable[str] 
         if not known.holds(claim) and claim not in missing:
             missing.append(claim)
     return missing
+
+
+def words(text: str) -> list[str]:
+    """The text's words, lower-cased: letters and digits (judge.overlap reads the same words)."""
+    return _WORD.findall(text.lower())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -186,7 +191,7 @@ class Known:
         found = claims(evidence)
         self.keys = {(c.kind, c.key) for c in found}
         self.numbers = {n for c in found for n in _numbers(c.key)}
-        self.words = set(_WORD.findall(evidence.lower()))
+        self.words = set(words(evidence))
         self.lower = evidence.lower()
 
     def holds(self, claim: Claim) -> bool:

@@ -15,10 +15,10 @@ plural "s" dropped; an answer with none has nothing to miss (1.0).
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
-_WORD = re.compile(r"[a-z0-9]+")
+from tracegrade.judge.grounding import words
+
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
 but by can could did do does doing down during each few for from further had has have having he her here hers
@@ -31,7 +31,7 @@ while who whom why will with would you your yours yourself yourselves yes also m
 
 def content_words(text: str) -> list[str]:
     """The text's words that carry content, normalised (lower case, a plural s dropped)."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    return [_stem(w) for w in words(text) if w not in STOPWORDS]
 
 
 def word_overlap(answer: str, evidence: str | Sequence[str]) -> float:

@@ -48,7 +48,7 @@ from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
-from tracegrade.judge.grounding import claims, known_in, ungrounded
+from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.relevant import relevant_part
 from tracegrade.judge.probability import combine, expected_digit, p_yes
@@ -134,7 +134,7 @@ class Judge:
         tally, problem, reason = _Tally(), "", ""
         if asked:
             ask = self._by_probability if self.uses_probabilities else self._by_json
-            results, problem, reason = await ask(asked, shown_to_model(texts), tally)
+            results, problem, reason = await ask(asked, shown_to_model(texts, asked), tally)
             done.update(results)
         for spec in asked:
             if spec.model_and_code and done[spec.name].scored:
@@ -150,15 +150,18 @@ class Judge:
     # --- the three sources ------------------------------------------------------------
 
     def _grounding(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
+        _, missing = self._ungrounded(spec, texts)
+        if missing:
+            return self._result(spec, 0.0, "code", f"not in the evidence: {_named(missing)}")
+        return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
+
+    def _ungrounded(self, spec: MetricSpec, texts: Mapping[str, str]) -> tuple[list[str], list[Claim]]:
+        """The evidence sections the metric reads, and the answer's claims they do not hold."""
         sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
         # WHY names also from the reference answer and the rubric's known names: a name a
         # right answer uses (the assistant's own, its organisation's) is expected, not invented.
         names = [*self.rubric.known, texts["reference"]]
-        missing = ungrounded(texts["answer"], sources, spec.claims, names)
-        if missing:
-            named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
-            return self._result(spec, 0.0, "code", f"not in the evidence: {named}")
-        return self._result(spec, 1.0, "code", "every specific claim is in the evidence")
+        return sources, ungrounded(texts["answer"], sources, spec.claims, names)
 
     def _model_and_code(self, spec: MetricSpec, model: MetricScore, texts: Mapping[str, str]) -> MetricScore:
         """The model's P(yes), times (2 + word overlap) / 3 when overlap is a part, or 0 when any
@@ -167,10 +170,11 @@ class Judge:
         never make a no pass; a refusal or a paraphrase shares few words and is still faithful), and a misstated number or name fails it whatever the model says (a small
         model says yes to nearly anything) at any fitted threshold; the code part reports the
         share of claims found."""
-        sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
+        sources, missing = self._ungrounded(spec, texts)
         stated = list({(c.kind, c.key): c for c in claims(texts["answer"], spec.claims)}.values())
-        missing = ungrounded(texts["answer"], sources, spec.claims, [*self.rubric.known, texts["reference"]])
-        code = 1 - len(missing) / len(stated) if stated else 1.0
+        # WHY distinct keys: "$5" and "5 USD" are one claim stated twice, and both unheld
+        # (ungrounded names each wording) must not take the share below 0.
+        code = 1 - len({(c.kind, c.key) for c in missing}) / len(stated) if stated else 1.0
         parts = [("model", float(model.value or 0.0)), ("code", code)]
         if spec.overlap:
             parts.append(("overlap", word_overlap(texts["answer"], sources)))
@@ -180,7 +184,7 @@ class Judge:
         failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
         said = [f"{name} {v:.2f}" for name, v in parts]
         if missing:
-            said.append("not in the evidence: " + ", ".join(f"{c.text!r} ({c.kind})" for c in missing))
+            said.append(f"not in the evidence: {_named(missing)}")
         if value < threshold and failed:
             said.append(f"failed: {', '.join(failed)}")
         return replace(model, value=value, detail=_joined("; ".join(said), model.detail), parts=tuple(parts))
@@ -194,8 +198,7 @@ class Judge:
             return self._result(spec, 1.0, "code", "the reference answer states no specific fact beyond the question")
         missing = [c for c in facts.values() if not stated.holds(c)]
         if missing:
-            named = ", ".join(f"{c.text!r} ({c.kind})" for c in missing)
-            return self._result(spec, 1 - len(missing) / len(facts), "code", f"the answer leaves out {named}")
+            return self._result(spec, 1 - len(missing) / len(facts), "code", f"the answer leaves out {_named(missing)}")
         return self._result(spec, 1.0, "code", "every specific fact of the reference answer is in the answer")
 
     async def _by_probability(self, specs: Sequence[MetricSpec], texts: Mapping[str, str],
@@ -316,10 +319,16 @@ def reference_free(spec: MetricSpec) -> MetricSpec:
     return spec.model_copy(update={"yes_no": spec.reference_free, "evidence": evidence})
 
 
-def shown_to_model(texts: Mapping[str, str]) -> dict[str, str]:
-    """The sections with long context and tool results cut to the part most like the answer."""
-    return {**texts, "context": relevant_part(texts["answer"], texts["context"]),
-            "tools": relevant_part(texts["answer"], texts["tools"])}
+def shown_to_model(texts: Mapping[str, str], specs: Sequence[MetricSpec]) -> dict[str, str]:
+    """The sections with long context and tool results cut to the part most like the answer.
+    WHY only the sections ``specs`` show: ranking long evidence loads the embeddings model
+    and encodes every passage; a section no question shows needs none of it."""
+    shown = {section for spec in specs for section in spec.evidence}
+    return {**texts, **{s: relevant_part(texts["answer"], texts[s]) for s in ("context", "tools") if s in shown}}
+
+
+def _named(claims: Sequence[Claim]) -> str:
+    return ", ".join(f"{c.text!r} ({c.kind})" for c in claims)
 
 
 def _joined(*parts: str) -> str:
