@@ -6,11 +6,13 @@ The filters are a plain GET form, so every filtered page is a link."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from tracegrade.core.redact import redact
+from tracegrade.report.htmlpage import card
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page
+from tracegrade.view.runs_page import cost_of
 from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_url, section, status_cell, table,
                                    with_query)
 
@@ -41,15 +43,11 @@ def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previo
 def _summary(info: RunInfo, index: CaseIndex) -> str:
     counts = index.statuses
     total = len(index.rows)
-    cost = info.manifest.totals.get("costUsd")
-    spent = money(float(cost["totalUsd"])) if isinstance(cost, Mapping) and "totalUsd" in cost else "-"
     cards = [("cases", str(total)), ("passed", str(counts.get("pass", 0))),
              ("pass rate", f"{counts.get('pass', 0) / total:.0%}" if total else "-"),
              ("failed", str(counts.get("fail", 0))), ("unscored", str(counts.get("unscored", 0))),
-             ("errors", str(counts.get("error", 0))), ("cost", spent)]
-    html = "".join(f'<div class="card"><div class="label">{e(k)}</div><div class="value">{e(v)}</div></div>'
-                   for k, v in cards)
-    return section("Summary", f'<div class="cards">{html}</div>', "summary")
+             ("errors", str(counts.get("error", 0))), ("cost", money(cost_of(info)))]
+    return section("Summary", f'<div class="cards">{"".join(card(k, v) for k, v in cards)}</div>', "summary")
 
 
 def _groups(run_id: str, index: CaseIndex) -> str:
