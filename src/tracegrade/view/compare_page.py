@@ -18,7 +18,8 @@ from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import ToolCall
 from tracegrade.report import compare_table as cells
 from tracegrade.store.runstore import RunInfo
-from tracegrade.view.shell import case_url, compare_url, diff_url, e, layout, run_url, section, status_cell, table
+from tracegrade.view.shell import (case_url, compare_url, diff_url, e, layout, options, run_url, section, status_cell,
+                                   table)
 
 DIFF_CHARS = 20_000  # of each answer: difflib's work grows faster than the text
 DIFF_LINE = 100  # answers are one long line: wrapped before diffing so a change shows where it is
@@ -27,11 +28,10 @@ DIFF_LINE = 100  # answers are one long line: wrapped before diffing so a change
 def chooser(infos: Sequence[RunInfo], baseline: str, candidate: str, problem: str = "") -> str:
     """The form that picks two runs (and says why the last pick could not be compared)."""
     def select(name: str, current: str) -> str:
-        options = "".join(f'<option value="{e(i.run_id)}"{" selected" if i.run_id == current else ""}>'
-                          f"{e(i.run_id)} · {e(i.dataset)} · {e(i.manifest.agent_model)}"
-                          f"{' · ' + e(i.manifest.prompt_version) if i.manifest.prompt_version else ''}</option>"
-                          for i in infos)
-        return f'<label>{name} <select name="{name}">{options}</select></label>'
+        labels = ((i.run_id, " · ".join((i.run_id, i.dataset, i.manifest.agent_model)
+                                        + ((i.manifest.prompt_version,) if i.manifest.prompt_version else ())))
+                  for i in infos)
+        return f'<label>{name} <select name="{name}">{options(labels, current)}</select></label>'
 
     form = ('<form class="filters" method="get" action="/compare">' + select("baseline", baseline)
             + select("candidate", candidate)

@@ -15,7 +15,7 @@ from tracegrade.compare.gate import GateConfig
 from tracegrade.report import svg
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import CaseIndex
-from tracegrade.view.shell import e, layout, run_url, section, table
+from tracegrade.view.shell import e, layout, options, run_url, section, table
 
 RUNS = 20  # the newest runs of the dataset a chart shows
 
@@ -40,8 +40,8 @@ def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, C
         return layout("History", section("History", "<p>no runs in the store yet</p>"), here="/history")
     labels = [info.run_id[-6:] for info, _ in runs]
     charts = [_chart(name, labels, values, gate) for name, values in series(runs).items()]
-    options = "".join(f'<option value="{e(d)}"{" selected" if d == chosen else ""}>{e(d)}</option>' for d in datasets)
-    form = (f'<form class="filters" method="get" action="/history"><label>dataset <select name="dataset">{options}'
+    form = (f'<form class="filters" method="get" action="/history"><label>dataset <select name="dataset">'
+            f'{options(((d, d) for d in datasets), chosen)}'
             '</select></label><button type="submit">show</button></form>')
     rows = (f'<tr class="row"><td><a class="rowlink" href="{e(run_url(i.run_id))}">{e(i.run_id)}</a></td>'
             f"<td>{e(i.started_at)}</td><td>{e(i.manifest.agent_model)}</td><td>{e(i.manifest.prompt_version or '-')}"

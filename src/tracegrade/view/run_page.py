@@ -13,8 +13,8 @@ from tracegrade.report.htmlpage import card
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page
 from tracegrade.view.runs_page import cost_of
-from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_url, section, status_cell, table,
-                                   with_query)
+from tracegrade.view.shell import (case_url, compare_url, e, layout, money, options, run_url, section, status_cell,
+                                   table, with_query)
 
 PAGE_SIZE = 50
 GROUPS_SHOWN = 50  # per dimension
@@ -85,11 +85,9 @@ def _form(index: CaseIndex, filters: Filters) -> str:
             + (' <a href="?">clear</a>' if filters.active else "") + "</form>")
 
 
-def _select(name: str, options: Sequence[tuple[str, str]], current: str) -> str:
-    items = "".join(f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(label)}</option>'
-                    for v, label in options)
+def _select(name: str, choices: Sequence[tuple[str, str]], current: str) -> str:
     label = "check code" if name == "code" else name
-    return f'<label>{e(label)} <select name="{e(name)}">{items}</select></label>'
+    return f'<label>{e(label)} <select name="{e(name)}">{options(choices, current)}</select></label>'
 
 
 def _cases(run_id: str, page: Page) -> str:
