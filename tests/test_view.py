@@ -345,3 +345,16 @@ def test_a_comparison_is_made_again_when_a_run_gets_a_case(tmp_path):
     store.save_cases("live", [(result("b", "fail"), 1)])
     again = page()
     assert "2 cases compared" in again and "b</a>" in again.split('id="regressions"', 1)[1]
+
+
+def test_the_history_page_reads_each_finished_run_once(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    for n in range(6):  # more runs than the case index cache holds
+        record(store, run([result("a"), result("b", "fail")], run_id=f"r{n}"))
+    reads: list[str] = []
+    texts = store.case_texts
+    store.case_texts = lambda run_id, page=1000: reads.append(run_id) or texts(run_id, page)  # type: ignore[method-assign]
+    client = TestClient(create_view_app(store), base_url=HOST)
+    first, second = client.get("/history").text, client.get("/history").text
+    assert first == second and first.count('class="row"') == 6
+    assert sorted(reads) == [f"r{n}" for n in range(6)]  # the second page read no run again

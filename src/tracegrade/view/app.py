@@ -77,7 +77,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
 class Reader:
     """The store, and what the pages keep of it: each run's case index, each run's
-    predecessor, the last comparisons. Every key holds what changes while a run
+    predecessor, each run's point on the history charts, the last comparisons. Every key holds what changes while a run
     records (``_key``), so a finished run is read once."""
 
     def __init__(self, store: RunStore, gate: GateConfig) -> None:
@@ -87,6 +87,9 @@ class Reader:
         self._previous: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
         # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt).
         self.compared = functools.lru_cache(maxsize=4)(self._compare)
+        # WHY apart from the indexes: the history charts 20 runs, and 20 lookups through the
+        # four-run index cache evicted every one, so each history page read all 20 runs again.
+        self.point = functools.lru_cache(maxsize=256)(self._point)
 
     def index_of(self, info: RunInfo) -> CaseIndex:
         return self._indexes.get(_key(info), lambda: build_index(self.store.case_texts(info.run_id)))
@@ -95,6 +98,9 @@ class Reader:
         if info.run_id not in self._previous:
             self._previous[info.run_id] = _previous(self.store, info)
         return self._previous[info.run_id]
+
+    def _point(self, key: tuple[str, int, str]) -> history_page.Point:
+        return history_page.point_of(build_index(self.store.case_texts(key[0])))
 
     def _compare(self, base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
         stats = self.gate.statistics
@@ -198,7 +204,7 @@ def _other_routes(app: FastAPI, reader: Reader) -> None:
         chosen = dataset or (infos[0].dataset if infos else "")
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
-                                   [(i, reader.index_of(i)) for i in recent], reader.gate)
+                                   [(i, reader.point(_key(i))) for i in recent], reader.gate)
 
     @app.get("/calibration", response_class=HTMLResponse)
     def calibration() -> str:
