@@ -39,7 +39,7 @@ from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
 from tracegrade.view.auth import TokenGate
-from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index
+from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index, paged
 from tracegrade.view.shell import e, framing_nav, layout, run_url
 
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
@@ -118,7 +118,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         infos = store.recent_runs(limit=RUNS_SHOWN)
         filters = runs_page.RunFilters(dataset, status, sort, page)
         kept = runs_page.chosen(infos, filters)
-        shown, number, pages = runs_page.page_of(kept, page)
+        shown, number, pages = paged(kept, page, runs_page.PAGE_SIZE)
         counts = store.status_counts([i.run_id for i in shown])  # WHY only these: it reads their every case
         return runs_page.render(infos, len(kept), shown, counts, filters, number, pages, store.url)
 

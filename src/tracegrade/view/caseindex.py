@@ -17,13 +17,14 @@ from __future__ import annotations
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 
 QUESTION_CHARS = 160  # what a row keeps of a question: the page shows a glimpse, the case page the rest
 FAILED = "failed"  # the status filter for "anything but pass"
 STATUSES = ("pass", "fail", "error", "unscored")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,15 @@ class CaseIndex:
     def page(self, filters: Filters, number: int, size: int) -> Page:
         """Page ``number`` (clamped to the pages there are) of the rows ``filters`` keep."""
         kept = [r for r in self.rows if filters.keep(r)] if filters.active else self.rows
-        pages = max(1, -(-len(kept) // size))
-        number = min(max(1, number), pages)
-        return Page(tuple(kept[(number - 1) * size:number * size]), number, size, len(kept))
+        rows, number, _ = paged(kept, number, size)
+        return Page(tuple(rows), number, size, len(kept))
+
+
+def paged(items: Sequence[T], number: int, size: int) -> tuple[Sequence[T], int, int]:
+    """Page ``number`` (clamped to the pages there are) of ``items``, its number, and how many pages there are."""
+    pages = max(1, -(-len(items) // size))
+    number = min(max(1, number), pages)
+    return items[(number - 1) * size:number * size], number, pages
 
 
 def row_of(data: Mapping[str, Any]) -> CaseRow:

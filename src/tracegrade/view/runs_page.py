@@ -61,13 +61,6 @@ def chosen(infos: Sequence[RunInfo], filters: RunFilters) -> list[RunInfo]:
     return sorted(kept, key=key) if key else kept
 
 
-def page_of(runs: Sequence[RunInfo], number: int) -> tuple[Sequence[RunInfo], int, int]:
-    """The runs on page ``number`` (clamped), the page's number and how many pages there are."""
-    pages = max(1, -(-len(runs) // PAGE_SIZE))
-    number = min(max(1, number), pages)
-    return runs[(number - 1) * PAGE_SIZE:number * PAGE_SIZE], number, pages
-
-
 def render(infos: Sequence[RunInfo], kept: int, shown: Sequence[RunInfo], counts: Mapping[str, Mapping[str, int]],
            filters: RunFilters, number: int, pages: int, store_url: str) -> str:
     """``infos``: every run read; ``kept`` of them pass the filters; ``shown``: this page's,
