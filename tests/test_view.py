@@ -21,7 +21,7 @@ from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.view.app import create_view_app
-from tracegrade.view.caseindex import FAILED, Filters, IndexCache, build_index
+from tracegrade.view.caseindex import FAILED, Filters, build_index
 from tracegrade.view.shell import case_url, run_url
 from view_support import ROOT, BASELINE, BROKEN, CANDIDATE, calibration, record, two_runs
 
@@ -233,12 +233,22 @@ def test_the_case_index_filters_and_cache():
     assert ids(Filters(code="c")) == ids(Filters(code="n")) == ["b"]
     assert ids(Filters(split="s1", text="ord-1")) == ["a"]
     assert index.codes == {"c": 1} and index.splits == ("s1", "s2")
-    cache, built = IndexCache(size=1), []
-    make = lambda: built.append(1) or index  # noqa: E731
-    cache.get(("r", 3, "finished"), make)
-    cache.get(("r", 3, "finished"), make)
+
+
+def test_a_run_is_indexed_once_and_again_when_a_case_arrives(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    live = run([result("a"), result("b", "fail")], run_id="r")
+    store.start_run(live.manifest)  # still recording
+    store.save_cases("r", [(live.results[0], 0)])
+    built: list[str] = []
+    texts = store.case_texts
+    store.case_texts = lambda run_id, page=1000: built.append(run_id) or texts(run_id, page)  # type: ignore[method-assign]
+    client = TestClient(create_view_app(store), base_url=HOST)
+    client.get(run_url("r"))
+    client.get(run_url("r"), params={"status": FAILED})
     assert len(built) == 1
-    cache.get(("r", 4, "running"), make)  # a live run with a new case is read again
+    store.save_cases("r", [(live.results[1], 1)])  # a live run with a new case is read again
+    assert rows(client.get(run_url("r")).text) == 2
     assert len(built) == 2
 
 

@@ -39,7 +39,7 @@ from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
 from tracegrade.view.auth import TokenGate
-from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index, paged
+from tracegrade.view.caseindex import CaseIndex, Filters, build_index, paged
 from tracegrade.view.shell import e, framing_nav, layout, run_url
 
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
@@ -76,14 +76,16 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
 
 class Reader:
-    """The store, and what the pages keep of it: each run's case index, each run's
-    predecessor, each run's point on the history charts, the last comparisons. Every key holds what changes while a run
-    records (``_key``), so a finished run is read once."""
+    """The store, and what the pages keep of it: the last few runs' case indexes, each
+    run's predecessor, each run's point on the history charts, the last comparisons.
+    Every key holds what changes while a run records (``_key``), so a finished run is
+    read once and a live one again when a case arrives."""
 
     def __init__(self, store: RunStore, gate: GateConfig) -> None:
         self.store = store
         self.gate = gate
-        self._indexes = IndexCache()
+        # WHY only four: an index holds a row per case; the pages look at a run or two at a time.
+        self._index = functools.lru_cache(maxsize=4)(self._read_index)
         self._previous: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
         # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt).
         self.compared = functools.lru_cache(maxsize=4)(self._compare)
@@ -92,7 +94,10 @@ class Reader:
         self.point = functools.lru_cache(maxsize=256)(self._point)
 
     def index_of(self, info: RunInfo) -> CaseIndex:
-        return self._indexes.get(_key(info), lambda: build_index(self.store.case_texts(info.run_id)))
+        return self._index(_key(info))
+
+    def _read_index(self, key: tuple[str, int, str]) -> CaseIndex:
+        return build_index(self.store.case_texts(key[0]))
 
     def previous(self, info: RunInfo) -> str | None:
         if info.run_id not in self._previous:
@@ -100,7 +105,7 @@ class Reader:
         return self._previous[info.run_id]
 
     def _point(self, key: tuple[str, int, str]) -> history_page.Point:
-        return history_page.point_of(build_index(self.store.case_texts(key[0])))
+        return history_page.point_of(self._read_index(key))
 
     def _compare(self, base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
         stats = self.gate.statistics

@@ -9,15 +9,14 @@ WHY rows and not results: a page of a 10,000-case run shows 50 cases, but its
 filters and counts need every case's status, split and failed check codes. One
 pass over the stored JSON texts (``RunStore.case_texts``) keeps those few fields
 and drops the trace, so a filter or the next page reads memory, not the store.
-A finished run never changes, so its index is built once (``IndexCache``).
+A finished run never changes, so its index is built once (the view keeps the last few).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 
@@ -138,26 +137,3 @@ def _groups(rows: tuple[CaseRow, ...]) -> tuple[tuple[str, str, int, int], ...]:
         passed: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows if r.status == "pass")
         out += [(dimension, name, n, passed[name]) for name, n in sorted(cases.items())]
     return tuple(out)
-
-
-class IndexCache:
-    """The indexes of the last few runs looked at. A key holds what changes while a
-    run is still recording (its case count and status), so a live run is re-read
-    when a case arrives and a finished one never again."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._indexes: OrderedDict[tuple[str, int, str], CaseIndex] = OrderedDict()
-
-    def get(self, key: tuple[str, int, str], build: Callable[[], CaseIndex]) -> CaseIndex:
-        with self._lock:
-            if key in self._indexes:
-                self._indexes.move_to_end(key)
-                return self._indexes[key]
-        index = build()  # outside the lock: another run's page need not wait for this one
-        with self._lock:
-            self._indexes[key] = index
-            while len(self._indexes) > self._size:
-                self._indexes.popitem(last=False)
-        return index
