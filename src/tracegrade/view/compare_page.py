@@ -8,6 +8,7 @@ report.compare_table's cells): the page lays them out, it computes nothing."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import textwrap
 from typing import Sequence
@@ -106,12 +107,9 @@ def _calls(before: CaseResult | None, after: CaseResult | None) -> str:
     right = list(after.reply.tool_calls) if after and after.reply else []
     if not left and not right:
         return '<p class="muted">no tool calls in either run</p>'
-    rows = []
-    for i in range(max(len(left), len(right))):
-        a, b = (left[i] if i < len(left) else None), (right[i] if i < len(right) else None)
-        changed = _call_text(a) != _call_text(b)
-        rows.append(f'<tr class="{"changed" if changed else "same"}"><td>{i + 1}</td><td><pre>{e(_call_text(a))}</pre>'
-                    f"</td><td><pre>{e(_call_text(b))}</pre></td></tr>")
+    pairs = itertools.zip_longest(map(_call_text, left), map(_call_text, right), fillvalue=_call_text(None))
+    rows = (f'<tr class="{"same" if a == b else "changed"}"><td>{number}</td><td><pre>{e(a)}</pre></td>'
+            f"<td><pre>{e(b)}</pre></td></tr>" for number, (a, b) in enumerate(pairs, start=1))
     return table(("#", "baseline", "candidate"), rows, "calls-diff")
 
 
