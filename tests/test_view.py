@@ -265,8 +265,8 @@ def test_the_store_reads_the_view_uses_agree_with_the_store(tmp_path):
     record(store, run([result("a"), result("b", "fail"), result("c", "error")], run_id="r1"))
     record(store, run([result("a"), result("a", repeat=1)], run_id="r2", version="v2"))
     store.start_run(run([], run_id="r3").manifest)  # started, no case yet
-    assert store.recent_runs(limit=10) == store.runs(limit=10)
-    assert [i.run_id for i in store.recent_runs(limit=1, offset=1)] == ["r2"]
+    assert [(i.run_id, i.cases_done) for i in store.runs(limit=10)] == [("r3", 0), ("r2", 2), ("r1", 3)]
+    assert [i.run_id for i in store.runs(limit=1, offset=1)] == ["r2"]
     assert store.status_counts(["r1", "r2", "r3"]) == {"r1": {"pass": 1, "fail": 1, "error": 1}, "r2": {"pass": 2},
                                                       "r3": {}}
     assert [json.loads(t)["case_id"] for t in store.case_texts("r2", page=1)] == ["a", "a"]

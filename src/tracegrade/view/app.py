@@ -120,7 +120,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         filters = runs_page.RunFilters(dataset, status, sort, page)
         kept = runs_page.chosen(infos, filters)
         shown, number, pages = paged(kept, page, runs_page.PAGE_SIZE)
@@ -165,7 +165,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
             return _missing(f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
-        others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
+        others = [(i.run_id, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         reference, why = metrics_page.reference(info, case_id)
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
@@ -178,7 +178,7 @@ def _compare_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         if not baseline or not candidate:
             chooser = compare_page.chooser(infos, infos[1].run_id if len(infos) > 1 else "",
                                            infos[0].run_id if infos else "")
@@ -205,7 +205,7 @@ def _other_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/history", response_class=HTMLResponse)
     def history(dataset: str = "") -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         chosen = dataset or (infos[0].dataset if infos else "")
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
@@ -245,7 +245,7 @@ def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult
 
 def _previous(store: RunStore, info: RunInfo) -> str | None:
     """The run recorded just before this one on the same dataset, if any."""
-    ids = [i.run_id for i in store.recent_runs(limit=RUNS_SHOWN, dataset=info.dataset)]
+    ids = [i.run_id for i in store.runs(limit=RUNS_SHOWN, dataset=info.dataset)]
     at = ids.index(info.run_id) if info.run_id in ids else -1
     return ids[at + 1] if 0 <= at < len(ids) - 1 else None
 
