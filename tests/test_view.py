@@ -21,7 +21,7 @@ from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.view.app import create_view_app
-from tracegrade.view.caseindex import FAILED, Filters, IndexCache, build_index
+from tracegrade.view.caseindex import FAILED, Filters, build_index
 from tracegrade.view.shell import case_url, run_url
 from view_support import ROOT, BASELINE, BROKEN, CANDIDATE, calibration, record, two_runs
 
@@ -233,12 +233,22 @@ def test_the_case_index_filters_and_cache():
     assert ids(Filters(code="c")) == ids(Filters(code="n")) == ["b"]
     assert ids(Filters(split="s1", text="ord-1")) == ["a"]
     assert index.codes == {"c": 1} and index.splits == ("s1", "s2")
-    cache, built = IndexCache(size=1), []
-    make = lambda: built.append(1) or index  # noqa: E731
-    cache.get(("r", 3, "finished"), make)
-    cache.get(("r", 3, "finished"), make)
+
+
+def test_a_run_is_indexed_once_and_again_when_a_case_arrives(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    live = run([result("a"), result("b", "fail")], run_id="r")
+    store.start_run(live.manifest)  # still recording
+    store.save_cases("r", [(live.results[0], 0)])
+    built: list[str] = []
+    texts = store.case_texts
+    store.case_texts = lambda run_id, page=1000: built.append(run_id) or texts(run_id, page)  # type: ignore[method-assign]
+    client = TestClient(create_view_app(store), base_url=HOST)
+    client.get(run_url("r"))
+    client.get(run_url("r"), params={"status": FAILED})
     assert len(built) == 1
-    cache.get(("r", 4, "running"), make)  # a live run with a new case is read again
+    store.save_cases("r", [(live.results[1], 1)])  # a live run with a new case is read again
+    assert rows(client.get(run_url("r")).text) == 2
     assert len(built) == 2
 
 
@@ -255,8 +265,8 @@ def test_the_store_reads_the_view_uses_agree_with_the_store(tmp_path):
     record(store, run([result("a"), result("b", "fail"), result("c", "error")], run_id="r1"))
     record(store, run([result("a"), result("a", repeat=1)], run_id="r2", version="v2"))
     store.start_run(run([], run_id="r3").manifest)  # started, no case yet
-    assert store.recent_runs(limit=10) == store.runs(limit=10)
-    assert [i.run_id for i in store.recent_runs(limit=1, offset=1)] == ["r2"]
+    assert [(i.run_id, i.cases_done) for i in store.runs(limit=10)] == [("r3", 0), ("r2", 2), ("r1", 3)]
+    assert [i.run_id for i in store.runs(limit=1, offset=1)] == ["r2"]
     assert store.status_counts(["r1", "r2", "r3"]) == {"r1": {"pass": 1, "fail": 1, "error": 1}, "r2": {"pass": 2},
                                                       "r3": {}}
     assert [json.loads(t)["case_id"] for t in store.case_texts("r2", page=1)] == ["a", "a"]
@@ -345,3 +355,16 @@ def test_a_comparison_is_made_again_when_a_run_gets_a_case(tmp_path):
     store.save_cases("live", [(result("b", "fail"), 1)])
     again = page()
     assert "2 cases compared" in again and "b</a>" in again.split('id="regressions"', 1)[1]
+
+
+def test_the_history_page_reads_each_finished_run_once(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    for n in range(6):  # more runs than the case index cache holds
+        record(store, run([result("a"), result("b", "fail")], run_id=f"r{n}"))
+    reads: list[str] = []
+    texts = store.case_texts
+    store.case_texts = lambda run_id, page=1000: reads.append(run_id) or texts(run_id, page)  # type: ignore[method-assign]
+    client = TestClient(create_view_app(store), base_url=HOST)
+    first, second = client.get("/history").text, client.get("/history").text
+    assert first == second and first.count('class="row"') == 6
+    assert sorted(reads) == [f"r{n}" for n in range(6)]  # the second page read no run again

@@ -11,8 +11,6 @@ from typing import Any
 
 from tracegrade.core.errors import ConfigError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -37,20 +35,20 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.compare.gate import load_gate
-    from tracegrade.observe.serving import serve, server_settings
+    from tracegrade.observe.serving import LOOPBACK_NAMES, serve, server_settings
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
     from tracegrade.store.runstore import open_store
     from tracegrade.view.app import create_view_app
     from tracegrade.view.auth import ENV_VAR
 
     token = os.environ.get(ENV_VAR) or None
-    if args.host not in LOOPBACK and not token:
+    if args.host not in LOOPBACK_NAMES and not token:
         raise ConfigError(f"--host {args.host} serves beyond this machine: set {ENV_VAR} first")
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_VIEW")
     gate = load_gate(args.gate)
     spans = args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB)
     store = open_store(args.db)
-    where = f"http://{'localhost' if args.host in LOOPBACK else args.host}:{args.port}"
+    where = f"http://{'localhost' if args.host in LOOPBACK_NAMES else args.host}:{args.port}"
     login = f"; log in with {ENV_VAR} at {where}/login" if token else ""
     print(f"tracegrade view: {where}/ over {store.url} and {spans}{login}", file=sys.stderr)
     try:

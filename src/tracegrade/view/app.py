@@ -39,7 +39,7 @@ from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
 from tracegrade.view.auth import TokenGate
-from tracegrade.view.caseindex import CaseIndex, Filters, IndexCache, build_index
+from tracegrade.view.caseindex import CaseIndex, Filters, build_index, paged
 from tracegrade.view.shell import e, framing_nav, layout, run_url
 
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
@@ -76,25 +76,36 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
 
 
 class Reader:
-    """The store, and what the pages keep of it: each run's case index, each run's
-    predecessor, the last comparisons. Every key holds what changes while a run
-    records (``_key``), so a finished run is read once."""
+    """The store, and what the pages keep of it: the last few runs' case indexes, each
+    run's predecessor, each run's point on the history charts, the last comparisons.
+    Every key holds what changes while a run records (``_key``), so a finished run is
+    read once and a live one again when a case arrives."""
 
     def __init__(self, store: RunStore, gate: GateConfig) -> None:
         self.store = store
         self.gate = gate
-        self._indexes = IndexCache()
+        # WHY only four: an index holds a row per case; the pages look at a run or two at a time.
+        self._index = functools.lru_cache(maxsize=4)(self._read_index)
         self._previous: dict[str, str | None] = {}  # a run's predecessor on its dataset never changes
         # WHY kept: the paired bootstrap over two 10,000-case runs took 20 s (bench/results/view-pages-10k.txt).
         self.compared = functools.lru_cache(maxsize=4)(self._compare)
+        # WHY apart from the indexes: the history charts 20 runs, and 20 lookups through the
+        # four-run index cache evicted every one, so each history page read all 20 runs again.
+        self.point = functools.lru_cache(maxsize=256)(self._point)
 
     def index_of(self, info: RunInfo) -> CaseIndex:
-        return self._indexes.get(_key(info), lambda: build_index(self.store.case_texts(info.run_id)))
+        return self._index(_key(info))
+
+    def _read_index(self, key: tuple[str, int, str]) -> CaseIndex:
+        return build_index(self.store.case_texts(key[0]))
 
     def previous(self, info: RunInfo) -> str | None:
         if info.run_id not in self._previous:
             self._previous[info.run_id] = _previous(self.store, info)
         return self._previous[info.run_id]
+
+    def _point(self, key: tuple[str, int, str]) -> history_page.Point:
+        return history_page.point_of(self._read_index(key))
 
     def _compare(self, base: tuple[str, int, str], cand: tuple[str, int, str], allow: bool) -> tuple[Comparison, Verdict]:
         stats = self.gate.statistics
@@ -109,10 +120,10 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", status: str = "", sort: str = "newest", page: int = 1) -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         filters = runs_page.RunFilters(dataset, status, sort, page)
         kept = runs_page.chosen(infos, filters)
-        shown, number, pages = runs_page.page_of(kept, page)
+        shown, number, pages = paged(kept, page, runs_page.PAGE_SIZE)
         counts = store.status_counts([i.run_id for i in shown])  # WHY only these: it reads their every case
         return runs_page.render(infos, len(kept), shown, counts, filters, number, pages, store.url)
 
@@ -154,7 +165,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
             return _missing(f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
-        others = [(i.run_id, other) for i in store.recent_runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
+        others = [(i.run_id, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         reference, why = metrics_page.reference(info, case_id)
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
@@ -167,7 +178,7 @@ def _compare_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(baseline: str = "", candidate: str = "", allow_dataset_change: bool = False) -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         if not baseline or not candidate:
             chooser = compare_page.chooser(infos, infos[1].run_id if len(infos) > 1 else "",
                                            infos[0].run_id if infos else "")
@@ -194,11 +205,11 @@ def _other_routes(app: FastAPI, reader: Reader) -> None:
 
     @app.get("/history", response_class=HTMLResponse)
     def history(dataset: str = "") -> str:
-        infos = store.recent_runs(limit=RUNS_SHOWN)
+        infos = store.runs(limit=RUNS_SHOWN)
         chosen = dataset or (infos[0].dataset if infos else "")
         recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
-                                   [(i, reader.index_of(i)) for i in recent], reader.gate)
+                                   [(i, reader.point(_key(i))) for i in recent], reader.gate)
 
     @app.get("/calibration", response_class=HTMLResponse)
     def calibration() -> str:
@@ -234,7 +245,7 @@ def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult
 
 def _previous(store: RunStore, info: RunInfo) -> str | None:
     """The run recorded just before this one on the same dataset, if any."""
-    ids = [i.run_id for i in store.recent_runs(limit=RUNS_SHOWN, dataset=info.dataset)]
+    ids = [i.run_id for i in store.runs(limit=RUNS_SHOWN, dataset=info.dataset)]
     at = ids.index(info.run_id) if info.run_id in ids else -1
     return ids[at + 1] if 0 <= at < len(ids) - 1 else None
 

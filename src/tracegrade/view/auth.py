@@ -72,7 +72,7 @@ class TokenGate:
         async for chunk in request.stream():
             body += chunk
             if len(body) > LOGIN_BODY_BYTES:
-                return JSONResponse({"detail": "the login form is at most 4096 bytes"}, status_code=413)
+                return JSONResponse({"detail": f"the login form is at most {LOGIN_BODY_BYTES} bytes"}, status_code=413)
         given = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].encode()
         if not hmac.compare_digest(given, self.token):
             return HTMLResponse(login_page("Wrong token."), status_code=401)

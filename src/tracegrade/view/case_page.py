@@ -12,7 +12,7 @@ from typing import Iterator, Sequence
 
 from tracegrade.core.results import CaseResult, CheckResult, MetricScore
 from tracegrade.core.trace import Reply, Step, ToolCall
-from tracegrade.view.shell import case_url, diff_url, e, layout, run_url, section, status_cell, table
+from tracegrade.view.shell import case_url, diff_url, e, layout, money, run_url, section, status_cell, table
 
 ARGUMENT_CHARS = 4000  # a tool call's arguments as shown; the rest is cut (with a note)
 
@@ -50,7 +50,7 @@ def _facts(r: CaseResult) -> Iterator[str]:
     yield f" · judge tokens {r.judge_tokens[0]} / {r.judge_tokens[1]}"
     cost = r.agent_cost_usd + r.judge_cost_usd
     if cost:
-        yield f" · ${cost:.4f}"
+        yield f" · {money(cost)}"
     if r.attempts:
         yield f" · attempts {e(', '.join(r.attempts))}"
 

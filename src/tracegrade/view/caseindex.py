@@ -9,21 +9,21 @@ WHY rows and not results: a page of a 10,000-case run shows 50 cases, but its
 filters and counts need every case's status, split and failed check codes. One
 pass over the stored JSON texts (``RunStore.case_texts``) keeps those few fields
 and drops the trace, so a filter or the next page reads memory, not the store.
-A finished run never changes, so its index is built once (``IndexCache``).
+A finished run never changes, so its index is built once (the view keeps the last few).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 
 QUESTION_CHARS = 160  # what a row keeps of a question: the page shows a glimpse, the case page the rest
 FAILED = "failed"  # the status filter for "anything but pass"
 STATUSES = ("pass", "fail", "error", "unscored")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,15 @@ class CaseIndex:
     def page(self, filters: Filters, number: int, size: int) -> Page:
         """Page ``number`` (clamped to the pages there are) of the rows ``filters`` keep."""
         kept = [r for r in self.rows if filters.keep(r)] if filters.active else self.rows
-        pages = max(1, -(-len(kept) // size))
-        number = min(max(1, number), pages)
-        return Page(tuple(kept[(number - 1) * size:number * size]), number, size, len(kept))
+        rows, number, _ = paged(kept, number, size)
+        return Page(tuple(rows), number, size, len(kept))
+
+
+def paged(items: Sequence[T], number: int, size: int) -> tuple[Sequence[T], int, int]:
+    """Page ``number`` (clamped to the pages there are) of ``items``, its number, and how many pages there are."""
+    pages = max(1, -(-len(items) // size))
+    number = min(max(1, number), pages)
+    return items[(number - 1) * size:number * size], number, pages
 
 
 def row_of(data: Mapping[str, Any]) -> CaseRow:
@@ -131,26 +137,3 @@ def _groups(rows: tuple[CaseRow, ...]) -> tuple[tuple[str, str, int, int], ...]:
         passed: Counter[str] = Counter(getattr(r, dimension) or "-" for r in rows if r.status == "pass")
         out += [(dimension, name, n, passed[name]) for name, n in sorted(cases.items())]
     return tuple(out)
-
-
-class IndexCache:
-    """The indexes of the last few runs looked at. A key holds what changes while a
-    run is still recording (its case count and status), so a live run is re-read
-    when a case arrives and a finished one never again."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._indexes: OrderedDict[tuple[str, int, str], CaseIndex] = OrderedDict()
-
-    def get(self, key: tuple[str, int, str], build: Callable[[], CaseIndex]) -> CaseIndex:
-        with self._lock:
-            if key in self._indexes:
-                self._indexes.move_to_end(key)
-                return self._indexes[key]
-        index = build()  # outside the lock: another run's page need not wait for this one
-        with self._lock:
-            self._indexes[key] = index
-            while len(self._indexes) > self._size:
-                self._indexes.popitem(last=False)
-        return index

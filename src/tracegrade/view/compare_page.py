@@ -8,6 +8,7 @@ report.compare_table's cells): the page lays them out, it computes nothing."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import textwrap
 from typing import Sequence
@@ -18,7 +19,8 @@ from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import ToolCall
 from tracegrade.report import compare_table as cells
 from tracegrade.store.runstore import RunInfo
-from tracegrade.view.shell import case_url, compare_url, diff_url, e, layout, run_url, section, status_cell, table
+from tracegrade.view.shell import (case_url, compare_url, diff_url, e, layout, options, run_url, section, status_cell,
+                                   table)
 
 DIFF_CHARS = 20_000  # of each answer: difflib's work grows faster than the text
 DIFF_LINE = 100  # answers are one long line: wrapped before diffing so a change shows where it is
@@ -27,11 +29,10 @@ DIFF_LINE = 100  # answers are one long line: wrapped before diffing so a change
 def chooser(infos: Sequence[RunInfo], baseline: str, candidate: str, problem: str = "") -> str:
     """The form that picks two runs (and says why the last pick could not be compared)."""
     def select(name: str, current: str) -> str:
-        options = "".join(f'<option value="{e(i.run_id)}"{" selected" if i.run_id == current else ""}>'
-                          f"{e(i.run_id)} · {e(i.dataset)} · {e(i.manifest.agent_model)}"
-                          f"{' · ' + e(i.manifest.prompt_version) if i.manifest.prompt_version else ''}</option>"
-                          for i in infos)
-        return f'<label>{name} <select name="{name}">{options}</select></label>'
+        labels = ((i.run_id, " · ".join((i.run_id, i.dataset, i.manifest.agent_model)
+                                        + ((i.manifest.prompt_version,) if i.manifest.prompt_version else ())))
+                  for i in infos)
+        return f'<label>{name} <select name="{name}">{options(labels, current)}</select></label>'
 
     form = ('<form class="filters" method="get" action="/compare">' + select("baseline", baseline)
             + select("candidate", candidate)
@@ -106,12 +107,9 @@ def _calls(before: CaseResult | None, after: CaseResult | None) -> str:
     right = list(after.reply.tool_calls) if after and after.reply else []
     if not left and not right:
         return '<p class="muted">no tool calls in either run</p>'
-    rows = []
-    for i in range(max(len(left), len(right))):
-        a, b = (left[i] if i < len(left) else None), (right[i] if i < len(right) else None)
-        changed = _call_text(a) != _call_text(b)
-        rows.append(f'<tr class="{"changed" if changed else "same"}"><td>{i + 1}</td><td><pre>{e(_call_text(a))}</pre>'
-                    f"</td><td><pre>{e(_call_text(b))}</pre></td></tr>")
+    pairs = itertools.zip_longest(map(_call_text, left), map(_call_text, right), fillvalue=_call_text(None))
+    rows = (f'<tr class="{"same" if a == b else "changed"}"><td>{number}</td><td><pre>{e(a)}</pre></td>'
+            f"<td><pre>{e(b)}</pre></td></tr>" for number, (a, b) in enumerate(pairs, start=1))
     return table(("#", "baseline", "candidate"), rows, "calls-diff")
 
 

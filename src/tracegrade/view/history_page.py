@@ -8,44 +8,55 @@ the newest run, as `tracegrade compare latest NEXT` would decide.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import fmean
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from tracegrade.compare.gate import GateConfig
 from tracegrade.report import svg
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import CaseIndex
-from tracegrade.view.shell import e, layout, run_url, section, table
+from tracegrade.view.shell import e, layout, options, run_url, section, table
 
 RUNS = 20  # the newest runs of the dataset a chart shows
 
 
-def series(runs: Sequence[tuple[RunInfo, CaseIndex]]) -> dict[str, list[float | None]]:
+@dataclass(frozen=True)
+class Point:
+    """What the charts take of one run. WHY not its case index: a chart's run is one
+    point, so a page of 20 runs keeps 20 small points, not 20 indexes."""
+
+    cases: int
+    pass_rate: float | None
+    scores: Mapping[str, float]  # each judge metric's mean over the cases it scored
+
+
+def point_of(index: CaseIndex) -> Point:
+    rows = index.rows
+    names = dict.fromkeys(name for row in rows for name in row.scores)
+    means = {name: fmean([r.scores[name] for r in rows if name in r.scores]) for name in names}
+    return Point(len(rows), sum(r.status == "pass" for r in rows) / len(rows) if rows else None, means)
+
+
+def series(runs: Sequence[tuple[RunInfo, Point]]) -> dict[str, list[float | None]]:
     """Per metric (the pass rate, then each judge metric), its value in each run (oldest first)."""
-    out: dict[str, list[float | None]] = {"taskSuccess": []}
-    names = list(dict.fromkeys(name for _, index in runs for row in index.rows for name in row.scores))
-    for name in names:
-        out[name] = []
-    for _, index in runs:
-        rows = index.rows
-        out["taskSuccess"].append(sum(r.status == "pass" for r in rows) / len(rows) if rows else None)
-        for name in names:
-            values = [r.scores[name] for r in rows if name in r.scores]
-            out[name].append(fmean(values) if values else None)
+    out: dict[str, list[float | None]] = {"taskSuccess": [point.pass_rate for _, point in runs]}
+    for name in dict.fromkeys(name for _, point in runs for name in point.scores):
+        out[name] = [point.scores.get(name) for _, point in runs]
     return out
 
 
-def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, CaseIndex]], gate: GateConfig) -> str:
+def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, Point]], gate: GateConfig) -> str:
     if not runs:
         return layout("History", section("History", "<p>no runs in the store yet</p>"), here="/history")
     labels = [info.run_id[-6:] for info, _ in runs]
     charts = [_chart(name, labels, values, gate) for name, values in series(runs).items()]
-    options = "".join(f'<option value="{e(d)}"{" selected" if d == chosen else ""}>{e(d)}</option>' for d in datasets)
-    form = (f'<form class="filters" method="get" action="/history"><label>dataset <select name="dataset">{options}'
+    form = (f'<form class="filters" method="get" action="/history"><label>dataset <select name="dataset">'
+            f'{options(((d, d) for d in datasets), chosen)}'
             '</select></label><button type="submit">show</button></form>')
     rows = (f'<tr class="row"><td><a class="rowlink" href="{e(run_url(i.run_id))}">{e(i.run_id)}</a></td>'
             f"<td>{e(i.started_at)}</td><td>{e(i.manifest.agent_model)}</td><td>{e(i.manifest.prompt_version or '-')}"
-            f"</td><td>{len(x.rows)}</td></tr>" for i, x in runs)
+            f"</td><td>{point.cases}</td></tr>" for i, point in runs)
     body = (form + section(f"{chosen}: the last {len(runs)} runs, oldest first",
                            '<p class="muted">flat lines: where the gate would block (and warn) a next run compared '
                            f'with the newest one</p><div class="charts" id="history-charts">{"".join(charts)}</div>',

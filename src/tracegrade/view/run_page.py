@@ -6,13 +6,15 @@ The filters are a plain GET form, so every filtered page is a link."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from tracegrade.core.redact import redact
+from tracegrade.report.htmlpage import card
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page
-from tracegrade.view.shell import (case_url, compare_url, e, layout, money, run_url, section, status_cell, table,
-                                   with_query)
+from tracegrade.view.runs_page import cost_of
+from tracegrade.view.shell import (case_url, compare_url, e, layout, money, options, run_url, section, status_cell,
+                                   table, with_query)
 
 PAGE_SIZE = 50
 GROUPS_SHOWN = 50  # per dimension
@@ -41,15 +43,11 @@ def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previo
 def _summary(info: RunInfo, index: CaseIndex) -> str:
     counts = index.statuses
     total = len(index.rows)
-    cost = info.manifest.totals.get("costUsd")
-    spent = money(float(cost["totalUsd"])) if isinstance(cost, Mapping) and "totalUsd" in cost else "-"
     cards = [("cases", str(total)), ("passed", str(counts.get("pass", 0))),
              ("pass rate", f"{counts.get('pass', 0) / total:.0%}" if total else "-"),
              ("failed", str(counts.get("fail", 0))), ("unscored", str(counts.get("unscored", 0))),
-             ("errors", str(counts.get("error", 0))), ("cost", spent)]
-    html = "".join(f'<div class="card"><div class="label">{e(k)}</div><div class="value">{e(v)}</div></div>'
-                   for k, v in cards)
-    return section("Summary", f'<div class="cards">{html}</div>', "summary")
+             ("errors", str(counts.get("error", 0))), ("cost", money(cost_of(info)))]
+    return section("Summary", f'<div class="cards">{"".join(card(k, v) for k, v in cards)}</div>', "summary")
 
 
 def _groups(run_id: str, index: CaseIndex) -> str:
@@ -87,11 +85,9 @@ def _form(index: CaseIndex, filters: Filters) -> str:
             + (' <a href="?">clear</a>' if filters.active else "") + "</form>")
 
 
-def _select(name: str, options: Sequence[tuple[str, str]], current: str) -> str:
-    items = "".join(f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(label)}</option>'
-                    for v, label in options)
+def _select(name: str, choices: Sequence[tuple[str, str]], current: str) -> str:
     label = "check code" if name == "code" else name
-    return f'<label>{e(label)} <select name="{e(name)}">{items}</select></label>'
+    return f'<label>{e(label)} <select name="{e(name)}">{options(choices, current)}</select></label>'
 
 
 def _cases(run_id: str, page: Page) -> str:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from tracegrade.store.runstore import RunInfo
-from tracegrade.view.shell import e, layout, money, run_url, seconds, section, status_cell, table, with_query
+from tracegrade.view.shell import (e, layout, money, options, run_url, seconds, section, status_cell, table,
+                                   with_query)
 
 PAGE_SIZE = 50
 SORTS = {  # name -> (label, key over a run); "newest" is the store's own order
@@ -60,13 +61,6 @@ def chosen(infos: Sequence[RunInfo], filters: RunFilters) -> list[RunInfo]:
     return sorted(kept, key=key) if key else kept
 
 
-def page_of(runs: Sequence[RunInfo], number: int) -> tuple[Sequence[RunInfo], int, int]:
-    """The runs on page ``number`` (clamped), the page's number and how many pages there are."""
-    pages = max(1, -(-len(runs) // PAGE_SIZE))
-    number = min(max(1, number), pages)
-    return runs[(number - 1) * PAGE_SIZE:number * PAGE_SIZE], number, pages
-
-
 def render(infos: Sequence[RunInfo], kept: int, shown: Sequence[RunInfo], counts: Mapping[str, Mapping[str, int]],
            filters: RunFilters, number: int, pages: int, store_url: str) -> str:
     """``infos``: every run read; ``kept`` of them pass the filters; ``shown``: this page's,
@@ -81,17 +75,12 @@ def render(infos: Sequence[RunInfo], kept: int, shown: Sequence[RunInfo], counts
 
 
 def _filter_form(infos: Sequence[RunInfo], filters: RunFilters) -> str:
-    datasets = sorted({i.dataset for i in infos})
-
-    def options(values: Sequence[str], current: str) -> str:
-        return "".join(f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(v or "all")}</option>'
-                       for v in values)
-
-    sorts = "".join(f'<option value="{e(k)}"{" selected" if k == filters.sort else ""}>{e(label)}</option>'
-                    for k, (label, _) in SORTS.items())
+    datasets = [(d, d or "all") for d in sorted({i.dataset for i in infos})]
+    statuses = [(s, s) for s in ("finished", "running", "stopped")]
+    sorts = options(((k, label) for k, (label, _) in SORTS.items()), filters.sort)
     return ('<form class="filters" method="get" action="/">'
-            f'<label>dataset <select name="dataset">{options(["", *datasets], filters.dataset)}</select></label>'
-            f'<label>status <select name="status">{options(["", "finished", "running", "stopped"], filters.status)}'
+            f'<label>dataset <select name="dataset">{options([("", "all"), *datasets], filters.dataset)}</select></label>'
+            f'<label>status <select name="status">{options([("", "all"), *statuses], filters.status)}'
             f'</select></label><label>sort <select name="sort">{sorts}</select></label>'
             '<button type="submit">apply</button></form>')
 

@@ -120,6 +120,12 @@ def with_query(path: str, params: Mapping[str, object]) -> str:
     return f"{path}?{urlencode(kept)}" if kept else path
 
 
+def options(choices: Iterable[tuple[str, str]], current: str) -> str:
+    """A select's ``<option>``s from (value, label) pairs, ``current`` selected."""
+    return "".join(f'<option value="{e(value)}"{" selected" if value == current else ""}>{e(label)}</option>'
+                   for value, label in choices)
+
+
 def status_cell(status: str) -> str:
     return f'<td class="status {e(status)}">{e(status)}</td>'
 
