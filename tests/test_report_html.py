@@ -95,3 +95,12 @@ def test_tool_arguments_show_as_json_not_python_repr():
     page = html.to_html(Run(run.manifest, (CaseResult("c1", "pass", reply=reply),)))
     assert "{&quot;orderId&quot;: &quot;ORD-102&quot;, &quot;express&quot;: true, &quot;note&quot;: null}" in page
     assert "&#x27;orderId&#x27;" not in page and "True" not in page
+
+
+def test_an_exact_run_id_wins_over_the_longer_ids_it_starts():
+    """"r1" is not ambiguous because "r10" exists (the command line and the view alike)."""
+    from tracegrade.store.runref import pick_prefix
+
+    assert pick_prefix("r1", ["r10", "r1", "r11"], "here") == "r1"
+    with pytest.raises(TracegradeError, match="3 runs matching 'r' in here"):
+        pick_prefix("r", ["r10", "r1", "r11"], "here")

@@ -51,6 +51,10 @@ def pick_name(ref: str, finished: Sequence[tuple[str, str]], where: str) -> str:
 
 
 def pick_prefix(ref: str, ids: Sequence[str], where: str) -> str:
+    """The id ``ref`` is, else the one id it starts; an exact id wins even when it
+    starts others too ("r1" among r1 and r10)."""
+    if ref in ids:
+        return ref
     matches = [i for i in ids if i.startswith(ref)]
     if len(matches) != 1:
         raise ConfigError(f"{'no run' if not matches else f'{len(matches)} runs'} matching {ref!r} in {where}"

@@ -227,10 +227,8 @@ def _missing(problem: str) -> HTMLResponse:
 
 
 def _info(store: RunStore, ref: str) -> RunInfo:
-    """The run ``ref`` names: its id, a unique prefix, latest or previous (ConfigError, StoreError: a 404).
-    WHY the exact id first: run "r1" is not ambiguous because "r10" exists."""
-    ids = store.run_ids(ref)
-    return store.info(ref if ref in ids else runref.resolve_id(store, ref))
+    """The run ``ref`` names: its id, a unique prefix, latest or previous (ConfigError, StoreError: a 404)."""
+    return store.info(runref.resolve_id(store, ref))
 
 
 def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult | None:
