@@ -143,7 +143,7 @@ def test_a_flood_of_idle_connections_never_locks_out_a_real_request():
     assert still_open <= 40
 
 
-@pytest.mark.parametrize("command, env_var", [("monitor", "TRACEGRADE_MONITOR_TOKEN"),
+@pytest.mark.parametrize("command, env_var", [("monitor", "TRACEGRADE_MONITOR_TOKEN"), ("view", "TRACEGRADE_VIEW_TOKEN"),
                                               ("serve-model", "TRACEGRADE_MODEL_TOKEN")])
 def test_serving_beyond_loopback_without_a_token_is_refused_before_anything_starts(command, env_var, monkeypatch,
                                                                                   capsys):

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tracegrade.core.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -35,15 +34,13 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.compare.gate import load_gate
-    from tracegrade.observe.serving import LOOPBACK_NAMES, serve, server_settings
+    from tracegrade.observe.serving import LOOPBACK_NAMES, bearer_token, serve, server_settings
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
     from tracegrade.store.runstore import open_store
     from tracegrade.view.app import create_view_app
     from tracegrade.view.auth import ENV_VAR
 
-    token = os.environ.get(ENV_VAR) or None
-    if args.host not in LOOPBACK_NAMES and not token:
-        raise ConfigError(f"--host {args.host} serves beyond this machine: set {ENV_VAR} first")
+    token = bearer_token(args.host, ENV_VAR)
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_VIEW")
     gate = load_gate(args.gate)
     spans = args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB)
