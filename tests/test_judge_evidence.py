@@ -43,9 +43,10 @@ NO_EVIDENCE = [  # (question, reference answer, a right answer): the agent saw n
 ]
 
 
-def _judged(model, question: str, reference: str, answer: str, context: str = ""):
+def _judged(model, question: str, reference: str, answer: str, context: str = "", ask_decided: bool = False):
     case = GoldenCase(id="c", question=question, goldenAnswer=reference)
-    outcome = asyncio.run(Judge(model, load_rubric()).score(case, Reply(answer=answer, context=context)))
+    judge = Judge(model, load_rubric(), ask_decided=ask_decided)
+    outcome = asyncio.run(judge.score(case, Reply(answer=answer, context=context)))
     return outcome, {m.name: m for m in outcome.metrics}
 
 
@@ -65,14 +66,36 @@ def test_without_evidence_a_no_judge_fails_the_same_answers(question, reference,
     assert metrics["relevance"].passed is False and metrics["correctness"].passed is False
 
 
-def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_model_says_yes():
-    outcome, metrics = _judged(always(0.99), "How long do I have to return it?", "",
-                               "You have 60 days to return it.", context="Returns are accepted within 30 days.")
+@pytest.mark.parametrize("ask_decided", [False, True])
+def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_model_says_yes(ask_decided):
+    seen: list[str] = []
+    outcome, metrics = _judged(always(0.99, seen), "How long do I have to return it?", "",
+                               "You have 60 days to return it.", context="Returns are accepted within 30 days.",
+                               ask_decided=ask_decided)
     faithfulness = metrics["faithfulness"]
     assert faithfulness.value == 0.0 and faithfulness.passed is False
-    assert dict(faithfulness.parts)["model"] == pytest.approx(0.99) and dict(faithfulness.parts)["code"] == 0.0
+    assert dict(faithfulness.parts)["code"] == 0.0
     assert "'60 days' (quantity)" in faithfulness.detail and "failed: code" in faithfulness.detail
     assert metrics["hallucinationFree"].passed is False and case_status([], outcome) == "fail"
+    asked_faithfulness = any("supported by what the assistant saw" in prompt for prompt in seen)
+    # A run does not ask what code decided; calibration asks, to measure the model part alone.
+    assert asked_faithfulness is ask_decided
+    assert ("model" in dict(faithfulness.parts)) is ask_decided
+
+
+def test_a_run_asks_no_question_whose_metric_a_failed_requirement_decides():
+    seen: list[str] = []
+    context = "Returns are accepted within 30 days."
+    _, metrics = _judged(always(0.99, seen), "How long?", "Within 30 days.", "Within 45 days.", context=context)
+    assert metrics["hallucinationFree"].passed is False
+    for name in ("correctness", "helpfulness"):  # both require hallucinationFree
+        assert metrics[name].value == 0.0 and metrics[name].detail.startswith("requires hallucinationFree failed")
+        assert metrics[name].parts == (("requires", 0.0),)
+    assert len(seen) == 1 and "respond to what the question asks" in seen[0]  # relevance alone was asked
+    _, asked = _judged(always(0.99), "How long?", "Within 30 days.", "Within 45 days.", context=context,
+                       ask_decided=True)
+    assert {n: m.value for n, m in asked.items()} == {n: m.value for n, m in metrics.items()}  # same verdicts
+    assert dict(asked["correctness"].parts)["model"] == pytest.approx(0.99)
 
 
 def test_the_code_part_counts_a_claim_written_twice_once():
@@ -110,6 +133,15 @@ def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypa
     asked = next(p for p in seen if "Returns are accepted within 30 days." in p)
     assert filler[0] in asked and filler[-1] not in asked  # kept in order up to the word budget, the rest cut
     assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["code"] == 1.0
+
+
+def test_the_evidence_shown_grows_with_the_answer():
+    from tracegrade.judge.relevant import lexical_rank, relevant_part
+
+    context = "\n".join(f"Note {n}: the harbour ferry leaves at {n} past the hour." for n in range(10, 40))
+    short = relevant_part("The ferry leaves at 12 past.", context, rank=lexical_rank)
+    long = relevant_part(" ".join(["The ferry leaves at 12 past the hour, every day."] * 8), context, rank=lexical_rank)
+    assert "Note 12:" in short and len(short.split()) <= 40 < len(long.split()) <= 120
 
 
 def test_list_markers_and_ordinals_are_not_claims():
@@ -180,8 +212,10 @@ def test_a_user_dataset_without_retrieval_passes_its_right_answers_through_a_log
             outcome, metrics = _judged(model, question, reference, answer)
             assert case_status([], outcome) == "pass", outcome
             assert metrics["correctness"].source == "probability"
+        _, metrics = _judged(model, "How long?", "", "It takes a month.", context="It takes 30 days.")
+        assert metrics["faithfulness"].passed is True and metrics["faithfulness"].source == "probability"
         _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
-        assert metrics["faithfulness"].passed is False and metrics["faithfulness"].source == "probability"
+        assert metrics["faithfulness"].passed is False and metrics["faithfulness"].source == "code"
     finally:
         stack.__exit__(None, None, None)
 

@@ -305,12 +305,14 @@ async def _judge_all(inputs: Sequence[tuple[LabelledItem, str, str]], judge: Jud
 
 
 async def judge_input(item: LabelledItem, variant: str, answer: str, judge: Judge, samples: int) -> Judged:
-    """One input judged ``samples`` times; sample 0 is exactly the judge a run uses."""
+    """One input judged ``samples`` times; sample 0 gives exactly the values a run's judge gives.
+    WHY ask_decided: the model is asked where code already decided too, so that
+    attribution measures the model's part on every answer, not only on the ones code let through."""
     values: list[Mapping[str, float] | None] = []
     problems: list[str] = []
     metrics: tuple[MetricScore, ...] = ()
     for sample in range(samples):
-        outcome = await replace(judge, seed=judge.seed + sample * SEED_STEP).score(item.case(), item.reply(answer))
+        outcome = await replace(judge, seed=judge.seed + sample * SEED_STEP, ask_decided=True).score(item.case(), item.reply(answer))
         if isinstance(outcome, Scores):
             values.append(outcome.values)
             metrics = metrics or outcome.metrics

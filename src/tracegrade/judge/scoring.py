@@ -87,6 +87,10 @@ class Judge:
     ``method`` forces the probability or JSON way (default: probabilities when
     the model offers them); ``thresholds`` and ``not_gating`` come from a
     calibration (a fitted pass threshold per metric; metrics not allowed to gate).
+    ``ask_decided`` asks the model even where code has already decided a metric
+    (a metric it requires failed, a specific claim is not in the evidence):
+    calibration does, to measure the model's part on its own; a run does not,
+    and saves those calls (a wrong answer costs one question instead of four).
     """
 
     model: ChatModel
@@ -97,6 +101,7 @@ class Judge:
     method: Method = "auto"
     thresholds: Mapping[str, float] = field(default_factory=dict)
     not_gating: frozenset[str] = frozenset()
+    ask_decided: bool = False
 
     @property
     def rubric_hash(self) -> str:
@@ -131,6 +136,8 @@ class Judge:
                 done[spec.name] = self._grounding(spec, texts)
             else:
                 asked.append(spec)
+        if not self.ask_decided:
+            asked = self._undecided(asked, done, texts)
         tally, problem, reason = _Tally(), "", ""
         if asked:
             ask = self._by_probability if self.uses_probabilities else self._by_json
@@ -146,6 +153,24 @@ class Judge:
         if not any(m.scored for m in metrics):
             return Unscored(problem or "; ".join(f"{m.name}: {m.detail}" for m in metrics), *counts)
         return Scores(metrics, reason or (f"not scored: {problem}" if problem else ""), *counts)
+
+    def _undecided(self, asked: list[MetricSpec], done: dict[str, MetricScore],
+                   texts: Mapping[str, str]) -> list[MetricSpec]:
+        """The questions whose answer can still change a verdict; the others are settled
+        by code here, into ``done``, without a model call."""
+        undecided = []
+        for spec in asked:
+            failed = [name for name in spec.requires if name in done and done[name].passed is False]
+            missing = self._ungrounded(spec, texts)[1] if spec.model_and_code else []
+            if failed:
+                done[spec.name] = replace(self._result(spec, spec.range[0], "code", NOT_ASKED), parts=())
+            elif missing:
+                share = self._claim_share(spec, texts, missing)
+                detail = f"code {share:.2f}; not in the evidence: {_named(missing)}; failed: code (the model not asked)"
+                done[spec.name] = replace(self._result(spec, 0.0, "code", detail), parts=(("code", share),))
+            else:
+                undecided.append(spec)
+        return undecided
 
     # --- the three sources ------------------------------------------------------------
 
@@ -171,11 +196,7 @@ class Judge:
         model says yes to nearly anything) at any fitted threshold; the code part reports the
         share of claims found."""
         sources, missing = self._ungrounded(spec, texts)
-        stated = list({(c.kind, c.key): c for c in claims(texts["answer"], spec.claims)}.values())
-        # WHY distinct keys: "$5" and "5 USD" are one claim stated twice, and both unheld
-        # (ungrounded names each wording) must not take the share below 0.
-        code = 1 - len({(c.kind, c.key) for c in missing}) / len(stated) if stated else 1.0
-        parts = [("model", float(model.value or 0.0)), ("code", code)]
+        parts = [("model", float(model.value or 0.0)), ("code", self._claim_share(spec, texts, missing))]
         if spec.overlap:
             parts.append(("overlap", word_overlap(texts["answer"], sources)))
         shares = dict(parts)
@@ -188,6 +209,13 @@ class Judge:
         if value < threshold and failed:
             said.append(f"failed: {', '.join(failed)}")
         return replace(model, value=value, detail=_joined("; ".join(said), model.detail), parts=tuple(parts))
+
+    def _claim_share(self, spec: MetricSpec, texts: Mapping[str, str], missing: Sequence[Claim]) -> float:
+        """The share of the answer's distinct specific claims found in the evidence.
+        WHY distinct keys: "$5" and "5 USD" are one claim stated twice, and both unheld
+        (ungrounded names each wording) must not take the share below 0."""
+        stated = {(c.kind, c.key) for c in claims(texts["answer"], spec.claims)}
+        return 1 - len({(c.kind, c.key) for c in missing}) / len(stated) if stated else 1.0
 
     def _coverage(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore:
         """The share (0..1) of the reference's specific facts the answer states.
@@ -278,7 +306,8 @@ class Judge:
             return own
         # WHY the parts: calibration measures the model's own score apart from what code
         # decided through the required metrics (docs/judge.md, "where the signal comes from").
-        parts = own.parts or (("model" if own.source != "code" else "code", float(own.value or 0.0)),)
+        parts = () if own.detail == NOT_ASKED else (
+            own.parts or (("model" if own.source != "code" else "code", float(own.value or 0.0)),))
         parts = (*parts, ("requires", 0.0 if failed else 1.0))
         if not failed:
             return replace(own, parts=parts)
@@ -305,6 +334,7 @@ class Judge:
 
 NO_EVIDENCE = "n/a: the assistant saw no evidence (no retrieved text, no tool call); not a pass, not a fail"
 REFERENCE_FREE = "reference-free"
+NOT_ASKED = "not asked: a metric it requires failed"
 
 
 def saw_evidence(texts: Mapping[str, str]) -> bool:
