@@ -144,6 +144,18 @@ def test_the_evidence_shown_grows_with_the_answer():
     assert "Note 12:" in short and len(short.split()) <= 40 < len(long.split()) <= 120
 
 
+def test_context_and_tool_results_share_one_budget_and_each_keeps_its_best_passage():
+    from tracegrade.judge.relevant import lexical_rank, relevant_parts
+
+    policy = "\n".join(f"Policy rule {n}: parcels to region {n} are insured for free." for n in range(30))
+    tools = "- getOrder({\"id\": \"A1\"}) -> [ok] Order A1 shipped yesterday by courier."
+    shown = relevant_parts("Order A1 shipped yesterday.", {"context": policy, "tools": tools}, rank=lexical_rank)
+    assert shown["tools"] == tools  # the passage like the answer, whichever section holds it
+    kept = shown["context"].splitlines()
+    assert 1 <= len(kept) <= 3 and all(line in policy for line in kept)  # never empty, never the whole policy
+    assert len(" ".join(shown.values()).split()) <= 40
+
+
 def test_list_markers_and_ordinals_are_not_claims():
     assert claims("1) Optimize the loop\n2) Cache results\n(3) Profile") == []
     assert claims("Steps: 1) Optimize, 2) Cache. Do the 2nd step first.") == []

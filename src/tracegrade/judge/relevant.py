@@ -7,13 +7,17 @@
     'Short evidence.'
     >>> budget("Yes."), budget(" ".join(["word"] * 30)), budget(" ".join(["word"] * 300))
     (40, 60, 120)
+    >>> passages("Gift cards, opened\\nsoftware cannot be returned. Ask us.\\n- refunds: 5 days")
+    ['Gift cards, opened software cannot be returned.', 'Ask us.', '- refunds: 5 days']
 
 WHY: the local judge reads ~48 prompt tokens a second on two cores; a 400-token
 context costs 8 s per answer, and most of it is about other things. The
 passages most similar to the answer are kept (in their original order) up to
 ``max_words``; the embeddings model ranks them when it is installed (the
 ``local`` extra), plain word overlap otherwise. Only the model part is shown
-the trimmed text: code grounding and word overlap read all of it.
+the trimmed text: code grounding and word overlap read all of it. The context
+and the tool results are ranked together, under one budget: an answer about an
+order is shown its tool result, not the return policy's passages as well.
 
 WHY the budget follows the answer's length (twice its words, 40 to 120): what
 the judge must check is what the answer states; a one-line answer is checked
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from tracegrade.judge.overlap import content_words
 
@@ -35,10 +39,14 @@ MAX_WORDS = 120
 MIN_WORDS = 40
 MAX_PASSAGES = 400  # bounded work on untrusted text: later passages are not ranked
 _SPLIT = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_WRAPPED = re.compile(r"(?<=[^\n.!?:])\n(?=[a-z0-9(])")
 
 
 def passages(text: str) -> list[str]:
-    """Lines, then sentences: the units kept or dropped whole."""
+    """Lines, then sentences: the units kept or dropped whole. A line that continues the one
+    before (it starts in lower case or with a digit) is joined to it first: a hard-wrapped
+    paragraph is shown as whole sentences, not as the fragments of its lines."""
+    text = _WRAPPED.sub(" ", text)
     return [p.strip() for p in _SPLIT.split(text) if p.strip()][:MAX_PASSAGES]
 
 
@@ -47,23 +55,31 @@ def budget(answer: str) -> int:
     return max(MIN_WORDS, min(MAX_WORDS, 2 * len(answer.split())))
 
 
-def relevant_part(answer: str, evidence: str, max_words: int | None = None, rank: Rank | None = None) -> str:
-    """``evidence`` itself when short, else its passages most like ``answer`` within ``max_words``
-    (default: the answer's ``budget``)."""
+def relevant_parts(answer: str, sections: Mapping[str, str], max_words: int | None = None,
+                   rank: Rank | None = None) -> dict[str, str]:
+    """Each section cut to its passages most like ``answer``, all sections ranked together
+    within one budget of ``max_words`` (default: the answer's ``budget``); every section
+    that had text keeps at least its best passage, so none looks empty to the judge."""
     max_words = max_words or budget(answer)
-    if len(evidence.split()) <= max_words:
-        return evidence
-    units = passages(evidence)
-    scores = (rank or default_rank())(answer, units)
-    kept: set[int] = set()
-    words = 0
-    for index in sorted(range(len(units)), key=lambda i: -scores[i]):
-        size = len(units[index].split())
-        if words + size > max_words and kept:
-            continue
-        kept.add(index)
-        words += size
-    return "\n".join(units[i] for i in sorted(kept))
+    if sum(len(text.split()) for text in sections.values()) <= max_words:
+        return dict(sections)
+    units = [(name, unit) for name, text in sections.items() for unit in passages(text)]
+    scores = (rank or default_rank())(answer, [unit for _, unit in units])
+    order = sorted(range(len(units)), key=lambda i: -scores[i])
+    best = {units[i][0]: i for i in reversed(order)}  # each section's best passage
+    kept, words = set(best.values()), sum(len(units[i][1].split()) for i in best.values())
+    for index in order:
+        size = len(units[index][1].split())
+        if index not in kept and words + size <= max_words:
+            kept.add(index)
+            words += size
+    return {name: "\n".join(unit for i, (section, unit) in enumerate(units) if section == name and i in kept)
+            for name in sections}
+
+
+def relevant_part(answer: str, evidence: str, max_words: int | None = None, rank: Rank | None = None) -> str:
+    """One section's ``relevant_parts``."""
+    return relevant_parts(answer, {"evidence": evidence}, max_words, rank)["evidence"]
 
 
 def lexical_rank(answer: str, units: Sequence[str]) -> list[float]:

@@ -50,7 +50,7 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
 from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded
 from tracegrade.judge.overlap import word_overlap
-from tracegrade.judge.relevant import relevant_part
+from tracegrade.judge.relevant import relevant_parts
 from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
@@ -354,7 +354,8 @@ def shown_to_model(texts: Mapping[str, str], specs: Sequence[MetricSpec]) -> dic
     WHY only the sections ``specs`` show: ranking long evidence loads the embeddings model
     and encodes every passage; a section no question shows needs none of it."""
     shown = {section for spec in specs for section in spec.evidence}
-    return {**texts, **{s: relevant_part(texts["answer"], texts[s]) for s in ("context", "tools") if s in shown}}
+    long: dict[str, str] = {s: texts[s] for s in ("context", "tools") if s in shown}
+    return {**texts, **relevant_parts(texts["answer"], long)} if long else dict(texts)
 
 
 def _named(claims: Sequence[Claim]) -> str:
