@@ -125,9 +125,11 @@ async def test_one_output_token_per_question_and_the_evidence_is_a_shared_prefix
     full = evidence_text(RUBRIC.headings, section_texts(CASE, REPLY), ["question", "context", "tools", "answer"])
     assert [p.startswith(short + "\n\n") for p in prompts] == [True, True, False, False, False]
     assert all(p.startswith(full + "\n\n") for p in prompts[2:])
-    assert prompts[0].endswith("Does the reply respond to what was asked? Answer Yes or No.")
+    assert prompts[0].endswith("Does the reply respond to what was asked?")
     assert prompts[4].endswith("How polite is the reply? Answer with one digit from 1 (worst) to 5 (best).")
-    assert all(messages[0].content == "Judge one reply." for messages, _ in model.calls)
+    # The yes/no format is said once, in the system message every question shares (the cache holds it).
+    assert all(messages[0].content == "Judge one reply.\nAnswer each question with Yes or No."
+               for messages, _ in model.calls)
 
 
 async def test_the_headings_come_from_the_rubric_not_from_code():
@@ -285,6 +287,19 @@ def test_the_evidence_holds_each_section_under_its_heading_and_says_none():
     assert text.index("QUESTION") < text.index("ANSWER TO JUDGE") < text.index("REFERENCE ANSWER") \
         < text.index("CONTEXT THE ASSISTANT SAW")
     assert "EXPECTED BEHAVIOUR:\n" + CASE.expected_behaviour in text
+
+
+def test_an_empty_context_or_tool_section_is_left_out_when_the_other_holds_evidence():
+    headings, sections = load_rubric().headings, ["question", "context", "tools", "answer"]
+    read = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", context="Open daily.")), sections)
+    assert "CONTEXT THE ASSISTANT SAW:\nOpen daily." in read and "TOOL CALLS AND RESULTS" not in read
+    called = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", tool_calls=(
+        ToolCall(name="hours", arguments={}, result="9-5"),))), sections)
+    assert "TOOL CALLS AND RESULTS:\n- hours({}) -> [ok] 9-5" in called and "CONTEXT THE ASSISTANT SAW" not in called
+    # Shown only one of them, an empty one still says so: it is all the judge learns of what was seen.
+    only_context = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", tool_calls=(
+        ToolCall(name="hours", arguments={}, result="9-5"),))), ["question", "context", "answer"])
+    assert "CONTEXT THE ASSISTANT SAW:\n(none)" in only_context
 
 
 # --- requires, and the rubric file's errors ---------------------------------------------------------

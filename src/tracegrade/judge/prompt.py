@@ -29,8 +29,14 @@ from tracegrade.eval.dataset import GoldenCase
 
 # Shown as "(none)" when empty: that the assistant saw no context is itself evidence.
 ALWAYS_SHOWN = ("question", "context", "tools", "answer")
-ANSWER_FORMAT = {"yesNo": "Answer Yes or No.", "checklist": "Answer Yes or No.",
-                 "scale": "Answer with one digit from 1 (worst) to 5 (best)."}
+# WHY "(none)" for one of these only when the other is empty as well: "it called no tool"
+# beside a context it did read tells the judge nothing, and costs tokens on every question.
+SEEN = ("context", "tools")
+# WHY the yes/no format in the system message, not after each question: it is the
+# same for every question, so the prompt cache holds it; a scale question still says
+# what its digits mean, right after the question.
+YES_NO = "Answer each question with Yes or No."
+ANSWER_FORMAT = {"yesNo": "", "checklist": "", "scale": " Answer with one digit from 1 (worst) to 5 (best)."}
 
 
 def tool_calls_text(reply: Reply) -> str:
@@ -55,16 +61,22 @@ def section_texts(case: GoldenCase, reply: Reply) -> dict[str, str]:
 
 def evidence_text(headings: Mapping[str, str], texts: Mapping[str, str], sections: Sequence[str]) -> str:
     """The sections in ``headings`` order that ``sections`` names, under their headings."""
+    saw_some = any(texts.get(name) for name in SEEN if name in sections)
     parts = []
     for name, heading in headings.items():
         if name not in sections:
             continue
         text = texts.get(name, "")
-        if text or name in ALWAYS_SHOWN:
+        if text or (name in ALWAYS_SHOWN and not (name in SEEN and saw_some)):
             parts.append(f"{heading}:\n{text or '(none)'}")
     return "\n\n".join(parts)
 
 
+def system_prompt(instructions: str) -> str:
+    """The rubric's instructions and the yes/no answer format: one system message for every question."""
+    return f"{instructions.strip()}\n{YES_NO}"
+
+
 def question_prompt(evidence: str, question: str, kind: str) -> str:
-    """One question about the evidence, last, with the one-token answer format."""
-    return f"{evidence}\n\n{question.strip()} {ANSWER_FORMAT[kind]}"
+    """One question about the evidence, last, with a scale's answer format."""
+    return f"{evidence}\n\n{question.strip()}{ANSWER_FORMAT[kind]}"

@@ -52,7 +52,7 @@ from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.relevant import relevant_parts
 from tracegrade.judge.probability import combine, expected_digit, p_yes
-from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, tool_calls_text
+from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, system_prompt, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
 from tracegrade.models import ChatModel, ChatOptions, Message
 
@@ -255,7 +255,7 @@ class Judge:
         return results, "; ".join(problems), ""
 
     async def _ask_one(self, evidence: str, question: str, kind: str, tally: _Tally) -> tuple[float | None, str]:
-        messages = [Message("system", self.rubric.instructions),
+        messages = [Message("system", system_prompt(self.rubric.instructions)),
                     Message("user", question_prompt(evidence, question, kind))]
         problem = ""
         for attempt in range(1, self.attempts + 1):
