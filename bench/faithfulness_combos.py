@@ -20,11 +20,19 @@ WHY no choice is made here: the stored parts come from one model run per domain,
 two of the three domains were built so that overlap misleads; a combination picked as
 the best of these on these sets is an optimistic estimate.
 Items whose faithfulness was not scored (failed call, n/a) are left out and counted.
+
+``--parts-now [--rubric FILE]``: keep each item's stored P(yes) but recompute the code and
+overlap parts with the code checked out now, through ``Judge.score`` on that one item
+with a stand-in model that answers the faithfulness question with the stored P(yes).
+WHY one item at a time: runs stored by older code carry older code parts, and a lookup
+of the item by its answer text inside the prompt (bench/judge_labels_replay.py) finds
+the wrong item when an answer in the evidence's words is a substring of the evidence.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import random
@@ -36,6 +44,10 @@ from tracegrade.judge.attribution import matched_pairs
 from tracegrade.judge.labels import LabelledItem, load_labels
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.prompt import section_texts
+from tracegrade.judge.rubric import Rubric, load_rubric
+from tracegrade.judge.scoring import Judge
+from tracegrade.models import ChatResponse
+from tracegrade.models.scripted import ScriptedModel
 
 Parts = Mapping[str, float]
 METRIC = "faithfulness"
@@ -65,11 +77,14 @@ TODAY = "today m*(2+o)/3+veto"
 class Domain:
     """One domain's scored items: (id, verdict, parts, overlap used for pairing)."""
 
-    def __init__(self, name: str, result_path: str, labels_path: str):
+    def __init__(self, name: str, result_path: str, labels_path: str, rubric: Rubric | None = None):
         self.name = name
         result = json.loads(open(result_path, encoding="utf-8").read())
         items, _ = load_labels(labels_path)
         parts = {row["itemId"]: _faithfulness_parts(row) for row in result["items"]}
+        if rubric is not None:
+            parts = {item.id: parts_now(item, rubric, parts[item.id]["model"]) if parts.get(item.id) else None
+                     for item in items}
         self.rows: list[tuple[str, str, Parts]] = []
         self.left_out = 0
         overlap = {}
@@ -106,6 +121,25 @@ def _faithfulness_parts(row: dict) -> dict[str, float] | None:
         return None
     parts = dict(metric.get("parts") or [])
     return parts if {"model", "code", "overlap"} <= parts.keys() else None
+
+
+def parts_now(item: LabelledItem, rubric: Rubric, model_p: float) -> dict[str, float] | None:
+    """The item's faithfulness parts as the code checked out now computes them, the model's
+    answer being the stored P(yes)."""
+    question = next(m.yes_no for m in rubric.metrics if m.name == METRIC)
+    p = min(max(model_p, 1e-9), 1 - 1e-9)
+
+    def reply(messages, options):
+        # WHY 0.5 for any other question: only faithfulness is read here.
+        q = p if question in messages[-1].content else 0.5
+        return ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(q)), ("No", math.log(1 - q))),))
+
+    judge = Judge(ScriptedModel(reply, model_id="stored", token_probabilities=True), rubric)
+    outcome = asyncio.run(judge.score(item.case(), item.reply()))
+    metric = next((m for m in getattr(outcome, "metrics", ()) if m.name == METRIC), None)
+    if metric is None or metric.value is None:
+        return None
+    return dict(metric.parts)
 
 
 def pairing_overlap(item: LabelledItem) -> float:
@@ -175,14 +209,18 @@ def bootstraps(domains: Sequence[Domain]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("domains", nargs="+", metavar="NAME=RESULT:LABELS")
+    parser.add_argument("--parts-now", action="store_true", help="recompute code and overlap with the code now")
+    parser.add_argument("--rubric", help="with --parts-now: the rubric (default the shipped one)")
     args = parser.parse_args()
+    rubric = load_rubric(args.rubric) if args.parts_now else None
     domains = []
     for spec in args.domains:
         name, _, paths = spec.partition("=")
         result_path, _, labels_path = paths.partition(":")
         if not (name and result_path and labels_path):
             parser.error(f"{spec!r}: expected NAME=RESULT:LABELS")
-        domains.append(Domain(name, result_path, labels_path))
+        domains.append(Domain(name, result_path, labels_path, rubric))
+    print("parts: " + ("stored P(yes); code and overlap recomputed with the code now" if rubric else "as stored"))
     print("\n".join(d.counts() for d in domains))
     print("\nfaithfulness AUC (ties count half); 'matched': over the pairs matched on word overlap (caliper 0.05)")
     print("note: sqrt(m*o) ranks answers exactly as m*o does (a monotone transform): same AUC, other thresholds")
