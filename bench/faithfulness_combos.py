@@ -85,6 +85,7 @@ class Domain:
         if rubric is not None:
             parts = {item.id: parts_now(item, rubric, parts[item.id]["model"]) if parts.get(item.id) else None
                      for item in items}
+        self.kinds = {item.id: item.kind or "-" for item in items}
         self.rows: list[tuple[str, str, Parts]] = []
         self.left_out = 0
         overlap = {}
@@ -162,6 +163,21 @@ def bootstrap_difference(domain: Domain, combo: Callable[[Parts], float], base: 
     return diffs[int(0.025 * len(diffs))], diffs[int(0.975 * len(diffs)) - 1]
 
 
+def by_kind(domain: Domain) -> list[str]:
+    """Per answer kind: its label, count, and the mean of each part and of today's value."""
+    kinds: dict[tuple[str, str], list[Parts]] = {}
+    for i, v, p in domain.rows:
+        kinds.setdefault((domain.kinds[i], v), []).append(p)
+    lines = [f"  {domain.name}: {'kind':<9}{'label':>6}{'n':>4}{'model':>7}{'overlap':>8}{'code':>6}{'today':>7}"
+             f"{'vetoed':>7}"]
+    for (kind, verdict), ps in sorted(kinds.items(), key=lambda k: (k[0][1] == "bad", k[0][0])):
+        lines.append(f"  {'':<{len(domain.name) + 1}} {kind:<9}{verdict:>6}{len(ps):>4}"
+                     f"{mean(p['model'] for p in ps):>7.2f}{mean(p['overlap'] for p in ps):>8.2f}"
+                     f"{mean(p['code'] for p in ps):>6.2f}{mean(COMBOS[TODAY](p) for p in ps):>7.2f}"
+                     f"{sum(p['code'] < 1 for p in ps):>7}")
+    return lines
+
+
 def table(domains: Sequence[Domain]) -> list[str]:
     head = f"{'combination':<22}" + "".join(f"{d.name + ' all':>13}{d.name + ' matched':>17}" for d in domains)
     lines = [head + f"{'min all':>9}{'mean all':>10}{'min matched':>13}"]
@@ -229,6 +245,8 @@ def main() -> None:
     print("\n".join(leave_one_out(domains, "all") + leave_one_out(domains, "matched")))
     print()
     print("\n".join(bootstraps(domains)))
+    print("\nper answer kind (means; 'vetoed': answers with a specific claim not in the evidence):")
+    print("\n".join(line for d in domains for line in by_kind(d)))
 
 
 if __name__ == "__main__":
