@@ -1,4 +1,4 @@
-"""Build the judge's own labelled answers (travel, general knowledge) from the hand-written scenarios.
+"""Build the judge's own labelled answers (travel, general knowledge, dialogue) from the hand-written scenarios.
 
     python evals/judge-labels/build.py
 
@@ -9,6 +9,11 @@ faithfulness is good for ``para`` and ``close`` and bad for ``swap``, ``neg``,
 an unsupported detail: not labelled for correctness). Each domain is written twice:
 with the reference answer (reference-guided correctness) and without it
 (``*-noref.json``: reference-free correctness, the same answers and labels).
+
+``dialogue.json`` (dialogue_items.py) is built apart: knowledge-grounded chat replies written
+the way such replies usually come (not adversarially), a varying number per snippet, no
+reference answer, only faithfulness labelled (good for ``restate`` and ``para``; the
+labelling rule is in dialogue_items.py's docstring).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
+import dialogue_items  # noqa: E402
 import general_items  # noqa: E402
 import travel_items  # noqa: E402
 
@@ -32,6 +38,15 @@ WHY = {"para": "faithful paraphrase in other words", "close": "faithful, in the 
        "partial": "one part supported, one contradicted or not given"}
 DOMAINS = {"travel": ("a travel assistant's answers over a retrieved policy or guide passage", travel_items),
            "general": ("a general-knowledge assistant's answers over a retrieved encyclopedia passage", general_items)}
+DIALOGUE_FAITHFUL = {"restate": "good", "para": "good", "invent": "bad", "personal": "bad", "wrong": "bad",
+                     "contra": "bad", "drift": "bad"}
+DIALOGUE_WHY = {"restate": "attributable: restates the snippet (chatty framing carries no information)",
+                "para": "attributable: paraphrases the snippet",
+                "invent": "unattributable: states a fact the snippet does not give",
+                "personal": "unattributable: a personal experience or opinion stated as fact",
+                "wrong": "unattributable: a wrong number, name or date",
+                "contra": "unattributable: contradicts the snippet",
+                "drift": "unattributable: drifts to a related topic the snippet does not cover"}
 
 
 def items(domain: str, scenarios: list[dict], with_reference: bool) -> list[dict]:
@@ -50,15 +65,36 @@ def items(domain: str, scenarios: list[dict], with_reference: bool) -> list[dict
     return out
 
 
+def dialogue(snippets: list[dict]) -> list[dict]:
+    out = []
+    for s in snippets:
+        for kind, reply in s["replies"]:
+            out.append({
+                "id": f"dialogue-{s['id']}-{kind}", "caseId": f"dialogue-{s['id']}", "question": s["q"],
+                "goldenAnswer": "", "evidence": {"context": s["ev"]}, "answer": reply, "kind": kind,
+                "labels": [{"annotator": "construction", "scores": {"faithfulness": DIALOGUE_FAITHFUL[kind]},
+                            "rationale": DIALOGUE_WHY[kind]}],
+            })
+    return out
+
+
+def write(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{path}: {len(data['items'])} items")
+
+
 def main() -> None:
     for domain, (what, module) in DOMAINS.items():
         for with_reference, suffix in ((True, ""), (False, "-noref")):
             data = {"description": f"Hand-written {what}; labelled by construction (evals/judge-labels/build.py)"
                                    + ("" if with_reference else "; no reference answers (reference-free)"),
                     "items": items(domain, module.SCENARIOS, with_reference)}
-            path = HERE / f"{domain}{suffix}.json"
-            path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            print(f"{path}: {len(data['items'])} items")
+            write(HERE / f"{domain}{suffix}.json", data)
+    write(HERE / "dialogue.json", {
+        "description": "Hand-written knowledge-grounded chat replies over a short encyclopedic snippet, written as such "
+                       "replies usually come (not adversarial); faithfulness labelled by construction "
+                       "(evals/judge-labels/build.py); no reference answers",
+        "items": dialogue(dialogue_items.SNIPPETS)})
 
 
 if __name__ == "__main__":
