@@ -41,11 +41,14 @@ def stored_answers(result: dict) -> dict[tuple[str, str], float]:
 
 
 def replay_model(items, rubric, answers: dict[tuple[str, str], float]) -> ScriptedModel:
-    by_answer = {(i.question, i.answer): i.id for i in items}
+    # WHY the answer under its heading: a faithful answer in the evidence's own words is also
+    # inside the evidence, and must not stand for the other answers to the same question.
+    heading = rubric.headings["answer"]
+    by_answer = {(i.question, f"{heading}:\n{i.answer}\n"): i.id for i in items}
     questions = [(q, m.name) for m in rubric.metrics for q in (m.yes_no, m.reference_free) if q]
 
     def reply(messages, options):
-        prompt = messages[-1].content
+        prompt = messages[-1].content + "\n"
         item = next(i for (question, answer), i in by_answer.items() if question in prompt and answer in prompt)
         metric = next(name for q, name in questions if q in prompt)
         p = min(max(answers[(item, metric)], 1e-6), 1 - 1e-6)

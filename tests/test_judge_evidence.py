@@ -43,9 +43,10 @@ NO_EVIDENCE = [  # (question, reference answer, a right answer): the agent saw n
 ]
 
 
-def _judged(model, question: str, reference: str, answer: str, context: str = "", ask_decided: bool = False):
+def _judged(model, question: str, reference: str, answer: str, context: str = "", ask_decided: bool = False,
+            rubric=None):
     case = GoldenCase(id="c", question=question, goldenAnswer=reference)
-    judge = Judge(model, load_rubric(), ask_decided=ask_decided)
+    judge = Judge(model, rubric or load_rubric(), ask_decided=ask_decided)
     outcome = asyncio.run(judge.score(case, Reply(answer=answer, context=context)))
     return outcome, {m.name: m for m in outcome.metrics}
 
@@ -110,13 +111,25 @@ def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the
                          "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
     faithfulness = metrics["faithfulness"]
     assert faithfulness.passed is False and "failed: model" in faithfulness.detail
-    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0, "overlap": 1.0})
+    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0})  # no overlap part by default
+
+
+def with_overlap():
+    """The shipped rubric with faithfulness's optional word-overlap part switched on."""
+    from tracegrade.judge.rubric import parse_rubric
+
+    text = load_rubric().text
+    marker = "supported by what the assistant saw?\n    code: grounding\n"
+    assert text.count(marker) == 1  # faithfulness's entry
+    return parse_rubric(text.replace(marker, marker + "    overlap: true\n"))
 
 
 def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
     evidence = "The museum is closed on Mondays."
-    _, paraphrase = _judged(always(0.9), "Open on Monday?", "", "No, that is its day off.", context=evidence)
-    _, copied = _judged(always(0.2), "Open on Monday?", "", "The museum is closed on Mondays.", context=evidence)
+    _, paraphrase = _judged(always(0.9), "Open on Monday?", "", "No, that is its day off.", context=evidence,
+                            rubric=with_overlap())
+    _, copied = _judged(always(0.2), "Open on Monday?", "", "The museum is closed on Mondays.", context=evidence,
+                        rubric=with_overlap())
     assert paraphrase["faithfulness"].passed and dict(paraphrase["faithfulness"].parts)["overlap"] < 0.5
     assert not copied["faithfulness"].passed and dict(copied["faithfulness"].parts)["overlap"] == 1.0
 
