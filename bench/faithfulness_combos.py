@@ -135,12 +135,14 @@ def parts_now(item: LabelledItem, rubric: Rubric, model_p: float) -> dict[str, f
         q = p if question in messages[-1].content else 0.5
         return ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(q)), ("No", math.log(1 - q))),))
 
-    judge = Judge(ScriptedModel(reply, model_id="stored", token_probabilities=True), rubric)
+    judge = Judge(ScriptedModel(reply, model_id="stored", token_probabilities=True), rubric, ask_decided=True)
     outcome = asyncio.run(judge.score(item.case(), item.reply()))
     metric = next((m for m in getattr(outcome, "metrics", ()) if m.name == METRIC), None)
     if metric is None or metric.value is None:
         return None
-    return dict(metric.parts)
+    # WHY computed here when missing: a rubric without `overlap: true` keeps no overlap part,
+    # and the combinations with overlap are still compared.
+    return {"overlap": pairing_overlap(item), **dict(metric.parts)}
 
 
 def pairing_overlap(item: LabelledItem) -> float:

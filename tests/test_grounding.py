@@ -156,3 +156,32 @@ def test_the_sentence_start_test_looks_back_exactly_as_a_search_of_the_whole_pre
 
     assert [_at_sentence_start(text, i) for i in range(len(text) + 1)] == [
         _SENTENCE_START.search(text[:i]) is not None for i in range(len(text) + 1)]
+
+
+# --- what a faithful paraphrase may change ------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer, evidence", [
+    ("It covers 9.2 million square kilometres.", "Its area is 9,200,000 square kilometres."),
+    ("It covers 9,200,000 km2.", "Its area is 9.2 million km2."),
+    ("It reaches almost 30 metres.", "Its length is 29.9 metres."),
+    ("It weighs about 200 tonnes.", "It weighs up to 199 tonnes."),
+    ("Some 9 million people live there.", "The city has 9,200,000 inhabitants."),
+    ("He left over 800 pieces.", "He composed more than 800 works."),
+    ("The dish comes from Italy.", "It is a dish of Italian origin."),
+    ("It was founded by Germany.", "It was founded by German engineers."),
+])
+def test_a_faithful_paraphrase_of_a_number_count_or_name_is_held(answer, evidence):
+    assert ungrounded(answer, evidence) == []
+
+
+@pytest.mark.parametrize("answer, evidence, missing", [
+    ("It covers 9.3 million square kilometres.", "Its area is 9,200,000 square kilometres.", "9.3 million"),
+    ("It reaches 30 metres.", "Its length is 29.9 metres.", "30"),  # not hedged: stated exactly, and wrong
+    ("It reaches almost 35 metres.", "Its length is 29.9 metres.", "35"),
+    ("It weighs about 200 tonnes.", "It weighs 150 tonnes.", "200"),  # 150 does not round to 200
+    ("He left over 900 pieces.", "He composed more than 800 works.", "900 pieces"),
+    ("She was born in Austria.", "She was born in Australia.", "Austria"),
+])
+def test_a_changed_number_count_or_name_is_still_missing(answer, evidence, missing):
+    assert [c.text for c in ungrounded(answer, evidence)] == [missing]
