@@ -96,8 +96,9 @@ class Domain:
             if not scored:
                 self.left_out += 1
                 continue
-            self.rows.append((item.id, verdict, scored))
             overlap[item.id] = pairing_overlap(item)
+            # WHY: a rubric without `overlap: true` stores no overlap part; the pairing's is the same measure.
+            self.rows.append((item.id, verdict, {"overlap": overlap[item.id], **scored}))
         self.pairs = matched_pairs([(i, overlap[i], v) for i, v, _ in self.rows])
         self.result_path, self.labels_path = result_path, labels_path
 
@@ -121,7 +122,7 @@ def _faithfulness_parts(row: dict) -> dict[str, float] | None:
     if metric is None or metric.get("value") is None:
         return None
     parts = dict(metric.get("parts") or [])
-    return parts if {"model", "code", "overlap"} <= parts.keys() else None
+    return parts if {"model", "code"} <= parts.keys() else None
 
 
 def parts_now(item: LabelledItem, rubric: Rubric, model_p: float) -> dict[str, float] | None:
