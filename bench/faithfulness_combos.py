@@ -14,7 +14,7 @@ whole set and on its pairs matched on word overlap (``judge.attribution.matched_
 over the overlap of the answer with question + context + tool results, as calibrate
 pairs them). Then a leave-one-domain-out view: the combination best on the other
 domains, and how it does on the one left out; and a paired bootstrap of each
-combination's difference from today's on every domain.
+combination's difference from the shipped one's on every domain.
 
 WHY no choice is made here: the stored parts come from one model run per domain, and
 two of the three domains were built so that overlap misleads; a combination picked as
@@ -65,13 +65,13 @@ COMBOS: dict[str, Callable[[Parts], float]] = {
     "code alone": lambda p: p["code"],
     "model+veto": vetoed(lambda m, o: m),
     "overlap+veto": vetoed(lambda m, o: o),
-    "today m*(2+o)/3+veto": vetoed(lambda m, o: m * (2 + o) / 3),
+    "round two m*(2+o)/3+veto": vetoed(lambda m, o: m * (2 + o) / 3),
     "m*(1+o)/2+veto": vetoed(lambda m, o: m * (1 + o) / 2),
     "m*o+veto": vetoed(lambda m, o: m * o),
     "sqrt(m*o)+veto": vetoed(lambda m, o: math.sqrt(m * o)),
     "(m+o)/2+veto": vetoed(lambda m, o: (m + o) / 2),
 }
-TODAY = "today m*(2+o)/3+veto"
+SHIPPED = "model+veto"  # the shipped rubric's faithfulness since round three
 
 
 class Domain:
@@ -167,16 +167,16 @@ def bootstrap_difference(domain: Domain, combo: Callable[[Parts], float], base: 
 
 
 def by_kind(domain: Domain) -> list[str]:
-    """Per answer kind: its label, count, and the mean of each part and of today's value."""
+    """Per answer kind: its label, count, and the mean of each part and of the shipped value."""
     kinds: dict[tuple[str, str], list[Parts]] = {}
     for i, v, p in domain.rows:
         kinds.setdefault((domain.kinds[i], v), []).append(p)
-    lines = [f"  {domain.name}: {'kind':<9}{'label':>6}{'n':>4}{'model':>7}{'overlap':>8}{'code':>6}{'today':>7}"
+    lines = [f"  {domain.name}: {'kind':<9}{'label':>6}{'n':>4}{'model':>7}{'overlap':>8}{'code':>6}{'shipped':>8}"
              f"{'vetoed':>7}"]
     for (kind, verdict), ps in sorted(kinds.items(), key=lambda k: (k[0][1] == "bad", k[0][0])):
         lines.append(f"  {'':<{len(domain.name) + 1}} {kind:<9}{verdict:>6}{len(ps):>4}"
                      f"{mean(p['model'] for p in ps):>7.2f}{mean(p['overlap'] for p in ps):>8.2f}"
-                     f"{mean(p['code'] for p in ps):>6.2f}{mean(COMBOS[TODAY](p) for p in ps):>7.2f}"
+                     f"{mean(p['code'] for p in ps):>6.2f}{mean(COMBOS[SHIPPED](p) for p in ps):>8.2f}"
                      f"{sum(p['code'] < 1 for p in ps):>7}")
     return lines
 
@@ -207,20 +207,20 @@ def leave_one_out(domains: Sequence[Domain], key: str) -> list[str]:
         lines.append(f"  leave out {out.name:<9} best on the rest ({key}): {best:<22} mean {on_rest[best]:.3f}; "
                      f"on {out.name}: {on_out[best]:.3f} (rank {rank} of {len(combos)}; "
                      f"best there {max(on_out, key=lambda n: on_out[n])} {max(on_out.values()):.3f}; "
-                     f"today {on_out[TODAY]:.3f})")
+                     f"shipped {on_out[SHIPPED]:.3f})")
     return lines
 
 
 def bootstraps(domains: Sequence[Domain]) -> list[str]:
     lines = [f"paired bootstrap ({BOOTSTRAP} resamples of items, seed 0): 95% interval of AUC(combination) - "
-             f"AUC(today), whole sets"]
+             f"AUC(shipped), whole sets"]
     for name, combo in COMBOS.items():
-        if name == TODAY:
+        if name == SHIPPED:
             continue
         cells = []
         for d in domains:
-            low, high = bootstrap_difference(d, combo, COMBOS[TODAY])
-            cells.append(f"{d.name} {d.auc_of(combo) - d.auc_of(COMBOS[TODAY]):+.3f} [{low:+.3f}, {high:+.3f}]")
+            low, high = bootstrap_difference(d, combo, COMBOS[SHIPPED])
+            cells.append(f"{d.name} {d.auc_of(combo) - d.auc_of(COMBOS[SHIPPED]):+.3f} [{low:+.3f}, {high:+.3f}]")
         lines.append(f"  {name:<22} " + "; ".join(cells))
     return lines
 
