@@ -10,8 +10,9 @@
     >>> passages("Gift cards, opened\\nsoftware cannot be returned. Ask us.\\n- refunds: 5 days")
     ['Gift cards, opened software cannot be returned.', 'Ask us.', '- refunds: 5 days']
 
-WHY: the local judge reads ~48 prompt tokens a second on two cores; a 400-token
-context costs 8 s per answer, and most of it is about other things. The
+WHY: the local judge reads ~90 prompt tokens a second on two cores (the
+``promptMs`` of bench/results/judge-speed-round3-55.json); a 400-token context
+costs 4-5 s per answer, and most of it is about other things. The
 passages most similar to the answer are kept (in their original order) up to
 ``max_words``; the embeddings model ranks them when it is installed (the
 ``local`` extra), plain word overlap otherwise. Only the model part is shown
@@ -22,8 +23,9 @@ order is shown its tool result, not the return policy's passages as well.
 WHY the budget follows the answer's length (twice its words, 40 to 120): what
 the judge must check is what the answer states; a one-line answer is checked
 against the two or three passages most like it, a long one gets room for more.
-Measured on ShopNest's labelled answers, 40 words instead of 120 took a third
-of the judge's time off a short answer (bench/results/judge-speed-round3*.txt).
+Measured on ShopNest's labelled answers, the faithfulness question now reads
+76-149 new prompt tokens where it read 161-217 with 120 words per section
+(bench/results/judge-speed-round3-20.json against judge-speed-round2-quiet.json).
 """
 
 from __future__ import annotations
