@@ -164,6 +164,7 @@ def test_the_sentence_start_test_looks_back_exactly_as_a_search_of_the_whole_pre
 @pytest.mark.parametrize("answer, evidence", [
     ("It covers 9.2 million square kilometres.", "Its area is 9,200,000 square kilometres."),
     ("It covers 9,200,000 km2.", "Its area is 9.2 million km2."),
+    ("It covers 9.2\nmillion km2.", "Its area is 9,200,000 km2."),  # wrapped between number and scale
     ("It reaches almost 30 metres.", "Its length is 29.9 metres."),
     ("It weighs about 200 tonnes.", "It weighs up to 199 tonnes."),
     ("Some 9 million people live there.", "The city has 9,200,000 inhabitants."),

@@ -279,8 +279,8 @@ def _key(kind: str, text: str) -> str:
         unit = UNITS.get(word.rstrip("s") if word not in UNITS else word, word)
         return f"{'-'.join(numbers)} {unit}"
     if kind == "number":
-        digits, _, scale = raw.partition(" ")
-        return _scaled(_number(re.sub(r"(st|nd|rd|th)$", "", digits)), SCALES.get(scale.strip(), 0))
+        digits, *scale = raw.split(None, 1)  # "9.2 million", also across a line break
+        return _scaled(_number(re.sub(r"(st|nd|rd|th)$", "", digits)), SCALES.get("".join(scale), 0))
     return raw
 
 
