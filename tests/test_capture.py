@@ -183,6 +183,62 @@ def test_an_anthropic_sdk_agent_is_captured_and_its_returned_answer_wins():
     assert reply.usage.input_tokens == 14 and reply.model == "claude-scripted"
 
 
+def _sse(events: list[dict]) -> bytes:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def anthropic_streamed(request):
+    """anthropic_model's replies, as the events of a streamed message."""
+    body = json.loads(anthropic_model(request).content)
+    events = [{"type": "message_start", "message": {**body, "content": [], "usage": {"input_tokens": 7,
+                                                                                   "output_tokens": 1}}}]
+    for index, block in enumerate(body["content"]):
+        if block["type"] == "tool_use":
+            events.append({"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
+            raw = json.dumps(block["input"])
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": part}} for part in (raw[:5], raw[5:])]
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events += [{"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": part}}
+                       for part in (block["text"][:6], block["text"][6:])]
+        events.append({"type": "content_block_stop", "index": index})
+    events += [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+               {"type": "message_stop"}]
+    return httpx2.Response(200, content=_sse(events), headers={"content-type": "text/event-stream"})
+
+
+def test_a_streaming_anthropic_agent_is_captured():
+    client = anthropic.Anthropic(api_key="k", base_url="http://model.test",
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(anthropic_streamed)))
+
+    def streamed(messages):
+        blocks: dict[int, dict] = {}
+        for event in client.messages.create(model="c", max_tokens=100, messages=messages, stream=True):
+            if event.type == "content_block_start":
+                blocks[event.index] = event.content_block.model_dump()
+            elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+                blocks[event.index]["text"] += event.delta.text
+            elif event.type == "content_block_delta":
+                blocks[event.index]["partial"] = blocks[event.index].get("partial", "") + event.delta.partial_json
+        return [blocks[i] for i in sorted(blocks)]
+
+    def answer(question: str) -> None:  # returns nothing: the captured answer is the reply's
+        messages = [{"role": "user", "content": question}]
+        use = streamed(messages)[0]
+        arguments = json.loads(use.pop("partial"))
+        messages += [{"role": "assistant", "content": [{**use, "input": arguments}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"],
+                                                   "content": weather(**arguments)}]}]
+        streamed(messages)
+
+    reply = asyncio.run(captured_target(answer, ("anthropic",))(cases(1)[0]))
+    assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "sunny in Paris", "toolu_1")]
+    assert reply.answer == "It is sunny in Paris."
+    assert reply.usage.input_tokens == 14 and reply.usage.output_tokens == 6 and reply.model == "claude-scripted"
+
+
 def test_a_sync_target_runs_off_the_event_loop():
     """Two sync agents that each wait for the other can only finish if they run at once."""
     barrier = threading.Barrier(2, timeout=10)

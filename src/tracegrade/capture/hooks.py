@@ -7,9 +7,9 @@ case the call runs for, see ``recorder.py``) and returns the SDK's own result,
 so an agent behaves the same with and without capture; outside a case's
 context a hooked call records nothing.
 
-Streaming chat completions (``stream=True``) are recorded when the stream
-ends: the hook hands back a stream that passes every chunk through and puts
-the chunks together.
+Streamed calls (``stream=True``: openai chat completions, anthropic messages)
+are recorded when the stream ends: the hook hands back a stream that passes
+every chunk through and puts the chunks together (``streams.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable, Iterator
 
 from tracegrade.capture.recorder import Exchange, Provider, current, record
+from tracegrade.capture.streams import GATHERERS, tapped
 from tracegrade.core.errors import ConfigError
 
 # source -> (module, class, provider) for each create method hooked
@@ -97,100 +98,12 @@ def _recorded(provider: Provider, request: dict[str, Any], result: Any, started:
     if not request.get("stream"):
         record(provider, request, result, started)
         return result
-    if provider != "openai-chat":
-        return result  # WHY not recorded: only chat-completion chunks are put together here (docs/agents.md)
+    if provider not in GATHERERS:
+        return result  # WHY not recorded: a streamed Responses call is not put together here (docs/agents.md)
     recorder = current()
 
-    def done(message: dict[str, Any]) -> None:
+    def done(response: dict[str, Any]) -> None:
         if recorder is not None:
-            recorder.add(_exchange(request, message, started))
+            recorder.add(Exchange(provider, dict(request), response, started, time.perf_counter()))
 
-    gather = _ChunkGatherer(done)
-    return _AsyncStreamTap(result, gather) if hasattr(result, "__aiter__") else _StreamTap(result, gather)
-
-
-def _exchange(request: dict[str, Any], response: dict[str, Any], started: float) -> Exchange:
-    return Exchange("openai-chat", dict(request), response, started, time.perf_counter())
-
-
-class _ChunkGatherer:
-    """Chat completion chunks put together into one response dict."""
-
-    def __init__(self, done: Callable[[dict[str, Any]], Any]) -> None:
-        self._done = done
-        self._text: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
-        self._model = ""
-        self._usage: dict[str, Any] | None = None
-        self._finished = False
-
-    def add(self, chunk: Any) -> None:
-        data = chunk.model_dump() if hasattr(chunk, "model_dump") else dict(chunk)
-        self._model = data.get("model") or self._model
-        self._usage = data.get("usage") or self._usage
-        for choice in data.get("choices") or []:
-            delta = choice.get("delta") or {}
-            self._text.append(delta.get("content") or "")
-            for call in delta.get("tool_calls") or []:
-                slot = self._calls.setdefault(call.get("index", 0), {"id": "", "type": "function",
-                                                                     "function": {"name": "", "arguments": ""}})
-                slot["id"] = call.get("id") or slot["id"]
-                function = call.get("function") or {}
-                slot["function"]["name"] += function.get("name") or ""
-                slot["function"]["arguments"] += function.get("arguments") or ""
-
-    def finish(self) -> None:
-        if self._finished:
-            return
-        self._finished = True
-        message = {"role": "assistant", "content": "".join(self._text),
-                   "tool_calls": [self._calls[i] for i in sorted(self._calls)] or None}
-        self._done({"model": self._model, "choices": [{"message": message}], "usage": self._usage})
-
-
-class _StreamTap:
-    """The SDK's stream, every chunk passed through and gathered."""
-
-    def __init__(self, stream: Any, gather: _ChunkGatherer) -> None:
-        self._stream, self._gather = stream, gather
-
-    def __iter__(self) -> Iterator[Any]:
-        try:
-            for chunk in self._stream:
-                self._gather.add(chunk)
-                yield chunk
-        finally:
-            self._gather.finish()
-
-    def __enter__(self) -> _StreamTap:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._gather.finish()
-        self._stream.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-class _AsyncStreamTap:
-    def __init__(self, stream: Any, gather: _ChunkGatherer) -> None:
-        self._stream, self._gather = stream, gather
-
-    async def __aiter__(self) -> Any:
-        try:
-            async for chunk in self._stream:
-                self._gather.add(chunk)
-                yield chunk
-        finally:
-            self._gather.finish()
-
-    async def __aenter__(self) -> _AsyncStreamTap:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        self._gather.finish()
-        await self._stream.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    return tapped(result, GATHERERS[provider](done))

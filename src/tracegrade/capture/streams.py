@@ -1,0 +1,177 @@
+"""Streamed model replies put together into the one response they stand for.
+
+The hooks (``hooks.py``) hand an agent a tap on the SDK's stream: every chunk
+passes through unchanged, and when the stream ends (read to its end, closed,
+or left by an exception) the gathered response is recorded once.
+
+    >>> seen = []
+    >>> gather = AnthropicEvents(seen.append)
+    >>> for event in [{"type": "message_start", "message": {"model": "c", "usage": {"input_tokens": 7}}},
+    ...               {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use",
+    ...                "id": "t1", "name": "weather", "input": {}}},
+    ...               {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
+    ...                "partial_json": '{"city": "Pa'}},
+    ...               {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
+    ...                "partial_json": 'ris"}'}},
+    ...               {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 3}}]:
+    ...     gather.add(event)
+    >>> gather.finish(); gather.finish()  # recorded once
+    >>> seen
+    [{'model': 'c', 'usage': {'input_tokens': 7, 'output_tokens': 3}, 'content': [{'type': 'tool_use', 'id': 't1', 'name': 'weather', 'input': {'city': 'Paris'}}]}]
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+Done = Callable[[dict[str, Any]], Any]
+
+
+class Gatherer:
+    """Chunks in, one response dict out to ``done``, once."""
+
+    def __init__(self, done: Done) -> None:
+        self._done = done
+        self._finished = False
+
+    def add(self, chunk: Any) -> None:
+        self.take(chunk.model_dump() if hasattr(chunk, "model_dump") else dict(chunk))
+
+    def take(self, data: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def response(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._done(self.response())
+
+
+class OpenAIChunks(Gatherer):
+    """Chat completion chunks: the text and each tool call's name and arguments by index."""
+
+    def __init__(self, done: Done) -> None:
+        super().__init__(done)
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._model = ""
+        self._usage: dict[str, Any] | None = None
+
+    def take(self, data: dict[str, Any]) -> None:
+        self._model = data.get("model") or self._model
+        self._usage = data.get("usage") or self._usage
+        for choice in data.get("choices") or []:
+            delta = choice.get("delta") or {}
+            self._text.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or []:
+                slot = self._calls.setdefault(call.get("index", 0), {"id": "", "type": "function",
+                                                                     "function": {"name": "", "arguments": ""}})
+                slot["id"] = call.get("id") or slot["id"]
+                function = call.get("function") or {}
+                slot["function"]["name"] += function.get("name") or ""
+                slot["function"]["arguments"] += function.get("arguments") or ""
+
+    def response(self) -> dict[str, Any]:
+        message = {"role": "assistant", "content": "".join(self._text),
+                   "tool_calls": [self._calls[i] for i in sorted(self._calls)] or None}
+        return {"model": self._model, "choices": [{"message": message}], "usage": self._usage}
+
+
+class AnthropicEvents(Gatherer):
+    """Message stream events: the message's start, each content block with its text or its
+    tool input's JSON pieces, and the usage the message's end adds."""
+
+    def __init__(self, done: Done) -> None:
+        super().__init__(done)
+        self._message: dict[str, Any] = {}
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, str] = {}
+
+    def take(self, data: dict[str, Any]) -> None:
+        kind, index = data.get("type"), data.get("index", 0)
+        if kind == "message_start":
+            self._message = dict(data.get("message") or {})
+        elif kind == "content_block_start":
+            self._blocks[index] = dict(data.get("content_block") or {})
+        elif kind == "content_block_delta":
+            delta = data.get("delta") or {}
+            block = self._blocks.setdefault(index, {"type": "text", "text": ""})
+            if delta.get("type") == "text_delta":
+                block["text"] = (block.get("text") or "") + (delta.get("text") or "")
+            elif delta.get("type") == "input_json_delta":
+                self._json[index] = self._json.get(index, "") + (delta.get("partial_json") or "")
+        elif kind == "message_delta":
+            usage = {k: v for k, v in (data.get("usage") or {}).items() if v is not None}
+            self._message["usage"] = {**(self._message.get("usage") or {}), **usage}
+
+    def response(self) -> dict[str, Any]:
+        for index, text in self._json.items():
+            self._blocks[index]["input"] = _json_or_text(text)
+        return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
+
+
+def _json_or_text(text: str) -> Any:
+    """A tool input's JSON; as written when the stream broke off mid-way (the trace shows what came)."""
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        return text
+
+
+GATHERERS: dict[str, Callable[[Done], Gatherer]] = {"openai-chat": OpenAIChunks, "anthropic": AnthropicEvents}
+
+
+def tapped(stream: Any, gather: Gatherer) -> Any:
+    """``stream`` (sync or async) passed through ``gather``."""
+    return AsyncStreamTap(stream, gather) if hasattr(stream, "__aiter__") else StreamTap(stream, gather)
+
+
+class StreamTap:
+    """The SDK's stream, every chunk passed through and gathered."""
+
+    def __init__(self, stream: Any, gather: Gatherer) -> None:
+        self._stream, self._gather = stream, gather
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            for chunk in self._stream:
+                self._gather.add(chunk)
+                yield chunk
+        finally:
+            self._gather.finish()
+
+    def __enter__(self) -> StreamTap:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._gather.finish()
+        self._stream.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class AsyncStreamTap:
+    def __init__(self, stream: Any, gather: Gatherer) -> None:
+        self._stream, self._gather = stream, gather
+
+    async def __aiter__(self) -> Any:
+        try:
+            async for chunk in self._stream:
+                self._gather.add(chunk)
+                yield chunk
+        finally:
+            self._gather.finish()
+
+    async def __aenter__(self) -> AsyncStreamTap:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self._gather.finish()
+        await self._stream.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
