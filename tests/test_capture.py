@@ -239,6 +239,40 @@ def test_a_streaming_anthropic_agent_is_captured():
     assert reply.usage.input_tokens == 14 and reply.usage.output_tokens == 6 and reply.model == "claude-scripted"
 
 
+def _tool_round(messages: list, message) -> None:
+    use = message.content[0]
+    messages += [{"role": "assistant", "content": [use.model_dump()]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                               "content": weather(**use.input)}]}]
+
+
+def test_an_agent_on_the_anthropic_stream_helper_is_captured_sync_and_async():
+    transport = httpx2.MockTransport(anthropic_streamed)
+    client = anthropic.Anthropic(api_key="k", base_url="http://model.test", http_client=httpx2.Client(transport=transport))
+    aclient = anthropic.AsyncAnthropic(api_key="k", base_url="http://model.test",
+                                       http_client=httpx2.AsyncClient(transport=transport))
+
+    def answer(question: str) -> None:
+        messages = [{"role": "user", "content": question}]
+        with client.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+            _tool_round(messages, stream.get_final_message())
+        with client.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+            "".join(stream.text_stream)
+
+    async def answer_async(question: str) -> None:
+        messages = [{"role": "user", "content": question}]
+        async with aclient.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+            _tool_round(messages, await stream.get_final_message())
+        async with aclient.messages.stream(model="c", max_tokens=100, messages=messages) as stream:
+            await stream.get_final_text()
+
+    for agent in (answer, answer_async):
+        reply = asyncio.run(captured_target(agent, ("anthropic",))(cases(1)[0]))
+        assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
+            ("get_weather", {"city": "Paris"}, "sunny in Paris", "toolu_1")], agent.__name__
+        assert reply.answer == "It is sunny in Paris." and reply.usage.input_tokens == 14, agent.__name__
+
+
 def test_a_sync_target_runs_off_the_event_loop():
     """Two sync agents that each wait for the other can only finish if they run at once."""
     barrier = threading.Barrier(2, timeout=10)

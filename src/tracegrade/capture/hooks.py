@@ -9,7 +9,8 @@ context a hooked call records nothing.
 
 Streamed calls (``stream=True``: openai chat completions, anthropic messages)
 are recorded when the stream ends: the hook hands back a stream that passes
-every chunk through and puts the chunks together (``streams.py``).
+every chunk through and puts the chunks together (``streams.py``); anthropic's
+``messages.stream(...)`` helper, when its ``with`` block is left.
 """
 
 from __future__ import annotations
@@ -22,49 +23,54 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from tracegrade.capture.recorder import Exchange, Provider, current, record
-from tracegrade.capture.streams import GATHERERS, tapped
+from tracegrade.capture.recorder import Exchange, Provider, as_plain, current, record
+from tracegrade.capture.streams import GATHERERS, managed, tapped
 from tracegrade.core.errors import ConfigError
 
-# source -> (module, class, provider) for each create method hooked
-_TARGETS: dict[str, tuple[tuple[str, str, Provider], ...]] = {
+# source -> (module, class, method, provider) for each method hooked
+_TARGETS: dict[str, tuple[tuple[str, str, str, Provider], ...]] = {
     "openai": (
-        ("openai.resources.chat.completions.completions", "Completions", "openai-chat"),
-        ("openai.resources.chat.completions.completions", "AsyncCompletions", "openai-chat"),
-        ("openai.resources.responses.responses", "Responses", "openai-responses"),
-        ("openai.resources.responses.responses", "AsyncResponses", "openai-responses"),
+        ("openai.resources.chat.completions.completions", "Completions", "create", "openai-chat"),
+        ("openai.resources.chat.completions.completions", "AsyncCompletions", "create", "openai-chat"),
+        ("openai.resources.responses.responses", "Responses", "create", "openai-responses"),
+        ("openai.resources.responses.responses", "AsyncResponses", "create", "openai-responses"),
     ),
     "anthropic": (
-        ("anthropic.resources.messages.messages", "Messages", "anthropic"),
-        ("anthropic.resources.messages.messages", "AsyncMessages", "anthropic"),
+        ("anthropic.resources.messages.messages", "Messages", "create", "anthropic"),
+        ("anthropic.resources.messages.messages", "AsyncMessages", "create", "anthropic"),
+        # WHY the stream helper too: it posts the request itself, not through create
+        ("anthropic.resources.messages.messages", "Messages", "stream", "anthropic"),
+        ("anthropic.resources.messages.messages", "AsyncMessages", "stream", "anthropic"),
     ),
 }
 _lock = threading.Lock()
-_installed: dict[tuple[str, str], tuple[Any, int]] = {}  # (module, class) -> (original create, users)
+_installed: dict[tuple[str, str, str], tuple[Any, int]] = {}  # (module, class, method) -> (original, users)
 
 
 @contextlib.contextmanager
 def hooked(source: str) -> Iterator[None]:
     """The SDK of ``source`` ("openai", "anthropic") hooked inside the block.
     Nested and concurrent blocks share one hook (counted), removed by the last."""
-    classes = [(_load(source, module, name), module, name, provider) for module, name, provider in _TARGETS[source]]
+    hooks = [(_load(source, module, name), (module, name, method), provider)
+             for module, name, method, provider in _TARGETS[source]]
     with _lock:
-        for cls, module, name, provider in classes:
-            original, users = _installed.get((module, name), (cls.create, 0))
+        for cls, key, provider in hooks:
+            original, users = _installed.get(key, (getattr(cls, key[2]), 0))
             if users == 0:
-                cls.create = _wrap(original, provider)
-            _installed[(module, name)] = (original, users + 1)
+                wrap = _wrap if key[2] == "create" else _wrap_stream_helper
+                setattr(cls, key[2], wrap(original, provider))
+            _installed[key] = (original, users + 1)
     try:
         yield
     finally:
         with _lock:
-            for cls, module, name, _ in classes:
-                original, users = _installed[(module, name)]
+            for cls, key, _ in hooks:
+                original, users = _installed[key]
                 if users == 1:
-                    cls.create = original
-                    del _installed[(module, name)]
+                    setattr(cls, key[2], original)
+                    del _installed[key]
                 else:
-                    _installed[(module, name)] = (original, users - 1)
+                    _installed[key] = (original, users - 1)
 
 
 def _load(source: str, module: str, name: str) -> Any:
@@ -88,6 +94,23 @@ def _wrap(original: Callable[..., Any], provider: Provider) -> Callable[..., Any
             return _finish(provider, kwargs, result, started)
         return _recorded(provider, kwargs, result, started)
     return create
+
+
+def _wrap_stream_helper(original: Callable[..., Any], provider: Provider) -> Callable[..., Any]:
+    """anthropic's ``messages.stream(...)``: its manager, recording the message it streamed on exit."""
+    @functools.wraps(original)
+    def stream(self: Any, *args: Any, **kwargs: Any) -> Any:
+        manager = original(self, *args, **kwargs)
+        recorder = current()
+        if recorder is None:
+            return manager
+        started = time.perf_counter()
+
+        def done(message: Any) -> None:
+            recorder.add(Exchange(provider, dict(kwargs), as_plain(message), started, time.perf_counter()))
+
+        return managed(manager, done)
+    return stream
 
 
 async def _finish(provider: Provider, request: dict[str, Any], pending: Any, started: float) -> Any:

@@ -175,3 +175,46 @@ class AsyncStreamTap:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def managed(manager: Any, done: Callable[[Any], Any]) -> Any:
+    """A stream helper's context manager (sync or async) that hands ``done`` the message
+    streamed so far when the block is left, then leaves the SDK's own manager."""
+    return AsyncManagerTap(manager, done) if hasattr(manager, "__aenter__") else ManagerTap(manager, done)
+
+
+def _snapshot(stream: Any) -> Any:
+    try:
+        return stream.current_message_snapshot  # the SDK's message, put together from the events read
+    except Exception:  # noqa: BLE001 - nothing read yet: nothing to record
+        return None
+
+
+class ManagerTap:
+    def __init__(self, manager: Any, done: Callable[[Any], Any]) -> None:
+        self._manager, self._done, self._stream = manager, done, None
+
+    def __enter__(self) -> Any:
+        self._stream = self._manager.__enter__()
+        return self._stream
+
+    def __exit__(self, *exc: Any) -> Any:
+        message = _snapshot(self._stream)
+        if message is not None:
+            self._done(message)
+        return self._manager.__exit__(*exc)
+
+
+class AsyncManagerTap:
+    def __init__(self, manager: Any, done: Callable[[Any], Any]) -> None:
+        self._manager, self._done, self._stream = manager, done, None
+
+    async def __aenter__(self) -> Any:
+        self._stream = await self._manager.__aenter__()
+        return self._stream
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        message = _snapshot(self._stream)
+        if message is not None:
+            self._done(message)
+        return await self._manager.__aexit__(*exc)
