@@ -362,6 +362,34 @@ def test_a_responses_api_agent_is_captured():
     assert reply.usage.input_tokens == 18 and reply.model == "scripted-r"
 
 
+def test_a_streamed_responses_api_agent_is_captured():
+    def streamed(request: httpx.Request) -> httpx.Response:
+        response = json.loads(responses_model(request).content)
+        events = [{"type": "response.created", "sequence_number": 0, "response": {**response, "status": "in_progress",
+                                                                                  "output": []}},
+                  {"type": "response.completed", "sequence_number": 1, "response": response}]
+        body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+        return httpx.Response(200, content=body.encode(), headers={"content-type": "text/event-stream"})
+
+    client = openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(streamed)))
+
+    def answer(question: str) -> None:
+        items: list = [{"role": "user", "content": question}]
+        for _ in range(2):
+            final = None
+            for event in client.responses.create(model="r", input=items, stream=True):
+                final = event.response if event.type == "response.completed" else final
+            for c in [o for o in final.output if o.type == "function_call"]:
+                items += [c.model_dump(), {"type": "function_call_output", "call_id": c.call_id,
+                                           "output": weather(**json.loads(c.arguments))}]
+
+    reply = asyncio.run(captured_target(answer, ("openai",))(cases(2)[1]))
+    assert [(c.name, c.arguments, c.result, c.id) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Oslo"}, "sunny in Oslo", "call_Oslo")]
+    assert reply.answer == "It is sunny in Oslo." and reply.usage.input_tokens == 18
+
+
 def test_an_openai_message_returned_as_the_reply_is_named_once_with_the_fix(tmp_path):
     def answer(case):
         return {"role": "assistant", "content": "Sunny."}

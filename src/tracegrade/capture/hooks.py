@@ -7,7 +7,7 @@ case the call runs for, see ``recorder.py``) and returns the SDK's own result,
 so an agent behaves the same with and without capture; outside a case's
 context a hooked call records nothing.
 
-Streamed calls (``stream=True``: openai chat completions, anthropic messages)
+Streamed calls (``stream=True``: openai chat completions and Responses, anthropic messages)
 are recorded when the stream ends: the hook hands back a stream that passes
 every chunk through and puts the chunks together (``streams.py``); anthropic's
 ``messages.stream(...)`` helper, when its ``with`` block is left.
@@ -122,7 +122,7 @@ def _recorded(provider: Provider, request: dict[str, Any], result: Any, started:
         record(provider, request, result, started)
         return result
     if provider not in GATHERERS:
-        return result  # WHY not recorded: a streamed Responses call is not put together here (docs/agents.md)
+        return result  # a stream no gatherer reads is passed through unrecorded
     recorder = current()
 
     def done(response: dict[str, Any]) -> None:

@@ -41,13 +41,16 @@ class Gatherer:
     def take(self, data: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def response(self) -> dict[str, Any]:
+    def response(self) -> dict[str, Any] | None:
+        """The response the chunks stand for; None when there is none to record."""
         raise NotImplementedError
 
     def finish(self) -> None:
         if not self._finished:
             self._finished = True
-            self._done(self.response())
+            response = self.response()
+            if response is not None:
+                self._done(response)
 
 
 class OpenAIChunks(Gatherer):
@@ -113,6 +116,25 @@ class AnthropicEvents(Gatherer):
         return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
 
 
+class ResponsesEvents(Gatherer):
+    """Responses API stream events: the last one carries the whole response
+    (``response.completed``, or ``.incomplete`` / ``.failed``); a stream broken
+    off before it records nothing, as the SDK itself has no response then."""
+
+    ENDS = ("response.completed", "response.incomplete", "response.failed")
+
+    def __init__(self, done: Done) -> None:
+        super().__init__(done)
+        self._response: dict[str, Any] | None = None
+
+    def take(self, data: dict[str, Any]) -> None:
+        if data.get("type") in self.ENDS and isinstance(data.get("response"), dict):
+            self._response = data["response"]
+
+    def response(self) -> dict[str, Any] | None:
+        return self._response
+
+
 def _json_or_text(text: str) -> Any:
     """A tool input's JSON; as written when the stream broke off mid-way (the trace shows what came)."""
     try:
@@ -121,7 +143,8 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-GATHERERS: dict[str, Callable[[Done], Gatherer]] = {"openai-chat": OpenAIChunks, "anthropic": AnthropicEvents}
+GATHERERS: dict[str, Callable[[Done], Gatherer]] = {
+    "openai-chat": OpenAIChunks, "openai-responses": ResponsesEvents, "anthropic": AnthropicEvents}
 
 
 def tapped(stream: Any, gather: Gatherer) -> Any:
