@@ -157,6 +157,45 @@ def stored_json(db: str) -> list[list[dict]]:
     return [[{**json.loads(text), "seconds": None} for (text,) in rows] for rows in texts]
 
 
+def sdk_agent(question: str) -> None:
+    """An agent on the openai SDK that returns nothing: its Reply comes from --capture openai.
+    Its model (a mock transport) calls getOrderStatus with the question's order id, then answers."""
+    import httpx
+    import openai
+
+    def model(request: httpx.Request) -> httpx.Response:
+        messages = json.loads(request.content)["messages"]
+        if messages[-1]["role"] == "tool":
+            message = {"role": "assistant", "content": f"Your order is {messages[-1]['content']}."}
+        else:
+            order = messages[-1]["content"].split()[-1].rstrip("?")
+            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+                       "function": {"name": "getOrderStatus", "arguments": json.dumps({"orderId": order})}}]}
+        return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 0, "model": "mock",
+                                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+
+    client = openai.OpenAI(api_key="k", base_url="http://model.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(model)))
+    messages: list = [{"role": "user", "content": question}]
+    first = client.chat.completions.create(model="m", messages=messages).choices[0].message
+    messages += [first.model_dump(exclude_none=True),
+                 {"role": "tool", "tool_call_id": "call_1", "content": "SHIPPED"}]
+    client.chat.completions.create(model="m", messages=messages)
+
+
+def test_a_ray_run_captures_the_agents_sdk_calls_in_the_workers(ray_cluster, tmp_path):
+    pytest.importorskip("openai")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:sdk_agent", "--capture", "openai",
+              "--checks-only", "--quiet", "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "4"]
+    assert cli.main([*common, "--executor", "ray"]) == 0  # each case's call was recorded in its worker
+    assert cli.main([*common, "--executor", "local"]) == 0
+    with open_store(db) as store:
+        runs = [store.load_run(info.run_id) for info in store.runs()]
+    calls = [[(c.name, c.arguments) for r in run.results for c in r.reply.tool_calls] for run in runs]
+    assert calls[0] == calls[1] == [("getOrderStatus", {"orderId": c.expected_tool_argument}) for c in CASES]
+
+
 def test_ray_path_stores_the_same_json_and_the_driver_does_not_encode_it(ray_cluster, tmp_path, monkeypatch):
     # WHY no registered secrets: one an earlier test registered in this process (a
     # Postgres URL's password) is a secret the workers do not know: the driver would

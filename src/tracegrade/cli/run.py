@@ -237,7 +237,8 @@ def _executor(args: argparse.Namespace, judge: Judge | None) -> Any:
     recipe = functools.partial(build_parts, args.target, model_spec("agent", args.agent_model), args.prompt_version,
                                model_spec("judge", args.judge_model) if judge else None,
                                judge.rubric.text if judge else None,
-                               dict(judge.thresholds) if judge else None, judge.not_gating if judge else frozenset())
+                               dict(judge.thresholds) if judge else None, judge.not_gating if judge else frozenset(),
+                               tuple(args.capture or ()))
     return ray_executor(recipe, concurrency=args.concurrency)
 
 

@@ -60,10 +60,11 @@ EXECUTORS = ("local", "ray")
 
 def build_parts(target: str, agent_model: str | None, prompt_version: str | None,
                 judge_model: str | None, rubric: str | None, thresholds: dict[str, float] | None = None,
-                not_gating: frozenset[str] = frozenset()) -> Parts:
+                not_gating: frozenset[str] = frozenset(), capture: tuple[str, ...] = ()) -> Parts:
     """The target and judge that the run command's flags name: the recipe the CLI ships
     (with ``functools.partial``). ``judge_model`` None means checks only; ``rubric`` is
-    the rubric's text, ``thresholds`` and ``not_gating`` what its calibration decided."""
+    the rubric's text, ``thresholds`` and ``not_gating`` what its calibration decided;
+    ``capture`` the SDKs whose calls the target's Reply is built from (hooked in the worker)."""
     from tracegrade.judge.scoring import Judge, load_rubric, parse_rubric
     from tracegrade.models import load_model
 
@@ -71,7 +72,7 @@ def build_parts(target: str, agent_model: str | None, prompt_version: str | None
     if judge_model is not None:
         judge = Judge(load_model(judge_model, role="judge"), parse_rubric(rubric) if rubric else load_rubric(),
                       thresholds=thresholds or {}, not_gating=not_gating)
-    return resolve_target(target, agent_model=agent_model, prompt_version=prompt_version), judge
+    return resolve_target(target, capture, agent_model=agent_model, prompt_version=prompt_version), judge
 
 
 class CaseWorker:
