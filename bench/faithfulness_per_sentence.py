@@ -1,7 +1,7 @@
 """Faithfulness asked per sentence of the answer, against the shipped one question per answer.
 
     python bench/faithfulness_per_sentence.py [--domains dialogue travel general] [--limit N] \
-        [--out bench/results/faithfulness-per-sentence.json]
+        [--question TEXT] [--no-sentences] [--out bench/results/faithfulness-per-sentence.json]
 
 Issue 22 asks for a per-claim or per-sentence question "where it measures
 better". For every faithfulness-labelled answer of evals/judge-labels/ this
@@ -17,7 +17,9 @@ and prints the AUC, on each domain and its overlap-matched pairs, of: the whole
 answer's P(yes); the lowest sentence P(yes); the lower of the two; each with
 code grounding's veto (0 when a specific claim is not in the evidence), as the
 shipped metric has it. The model answers are written to --out, so the figures
-can be read again without the model.
+can be read again without the model. ``--question`` asks another wording of
+the whole-answer question (``--no-sentences``: that question alone), to compare
+wordings on the same answers.
 """
 
 from __future__ import annotations
@@ -58,14 +60,14 @@ async def ask(model: LocalModel, rubric: Rubric, evidence: str, question: str) -
     return p_yes(response.top_logprobs[0]) if response.top_logprobs else None
 
 
-async def judge_item(model: LocalModel, rubric: Rubric, item: LabelledItem) -> dict[str, Any]:
+async def judge_item(model: LocalModel, rubric: Rubric, item: LabelledItem, args: argparse.Namespace) -> dict[str, Any]:
     spec = rubric.metric(METRIC)
     texts = section_texts(item.case(), item.reply())
     evidence = evidence_text(rubric.headings, shown_to_model(texts, [spec]), rubric.sections(spec))
-    whole = await ask(model, rubric, evidence, spec.yes_no or "")
+    whole = await ask(model, rubric, evidence, args.question or spec.yes_no or "")
     sentences = passages(texts["answer"])[:MAX_SENTENCES]
     each = [await ask(model, rubric, evidence, SENTENCE_QUESTION.format(sentence=s)) for s in sentences] \
-        if len(sentences) > 1 else [whole]
+        if len(sentences) > 1 and not args.no_sentences else [whole]
     sources = [texts[s] for s in rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
     veto = bool(ungrounded(texts["answer"], sources, spec.claims, [*rubric.known, texts["reference"]]))
     return {"item": item.id, "verdict": item.verdict(METRIC), "kind": item.kind, "whole": whole,
@@ -105,7 +107,7 @@ async def run(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
         items = [i for i in items if i.verdict(METRIC) in ("good", "bad")][: args.limit]
         out[domain] = []
         for n, item in enumerate(items, 1):
-            out[domain].append(await judge_item(model, rubric, item))
+            out[domain].append(await judge_item(model, rubric, item, args))
             print(f"  [{domain} {n}/{len(items)}] {item.id}", file=sys.stderr, flush=True)
     return out
 
@@ -115,6 +117,8 @@ def main() -> None:
     parser.add_argument("--domains", nargs="+", default=["dialogue", "travel", "general"])
     parser.add_argument("--limit", type=int, help="only the first N labelled answers of each domain")
     parser.add_argument("--rubric", type=Path, help="judge rubric (default: the shipped one)")
+    parser.add_argument("--question", help="another wording of the whole-answer question")
+    parser.add_argument("--no-sentences", action="store_true", help="ask the whole-answer question only")
     parser.add_argument("--read", type=Path, help="read stored model answers (an --out file) instead of asking")
     parser.add_argument("--out", type=Path, help="write the model answers as JSON")
     args = parser.parse_args()
