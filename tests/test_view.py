@@ -218,6 +218,14 @@ def test_a_run_stored_raw_is_still_shown_redacted(tmp_path):
     assert "jane.doe@example.com" not in page and "[REDACTED_EMAIL]" in page
 
 
+def test_a_raw_question_cut_short_for_the_run_page_shows_no_part_of_an_email(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}", raw=True)
+    question = "x" * 150 + " mail jane.doe@example.com today"  # the address straddles the 160-character cut
+    record(store, run([dataclasses.replace(result("c1"), question=question)], run_id="r1"))
+    page = TestClient(create_view_app(store), base_url=HOST).get(run_url("r1")).text
+    assert "x" * 150 + " mail [RED" in page and "jane" not in page
+
+
 def test_production_without_a_span_store_says_so(client):
     page = client.get("/production/")
     assert page.status_code == 200 and "no span store given" in page.text

@@ -19,8 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from tracegrade.core import jsontext
+from tracegrade.core.redact import redact
 
-QUESTION_CHARS = 160  # what a row keeps of a question: the page shows a glimpse, the case page the rest
+QUESTION_CHARS = 160  # what a row shows of a question: the page shows a glimpse, the case page the rest
+# WHY a row keeps more than it shows: the glimpse is redacted before it is cut (``preview``),
+# and an e-mail or key cut in two is no longer one the patterns know.
+KEPT_CHARS = QUESTION_CHARS + 100
 FAILED = "failed"  # the status filter for "anything but pass"
 STATUSES = ("pass", "fail", "error", "unscored")
 T = TypeVar("T")
@@ -116,7 +120,14 @@ def row_of(data: Mapping[str, Any]) -> CaseRow:
     return CaseRow(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(data.get("status", "")),
                    str(data.get("split", "")), str(data.get("category", "")), str(data.get("risk", "")), failed, low,
                    dict(data.get("scores") or {}), float(data.get("seconds", 0.0) or 0.0),
-                   str(data.get("question", ""))[:QUESTION_CHARS])
+                   str(data.get("question", ""))[:KEPT_CHARS])
+
+
+def preview(question: str) -> str:
+    """What a page shows of a row's question: redacted, then cut to QUESTION_CHARS (a run
+    recorded raw holds the text as it came). WHY redacted here and not when the row is
+    built: only the rows of the page shown pay for it, not every case of a large run."""
+    return redact(question)[:QUESTION_CHARS]
 
 
 def build_index(texts: Iterable[str]) -> CaseIndex:

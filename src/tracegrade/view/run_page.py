@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from tracegrade.core.redact import redact
 from tracegrade.report.htmlpage import card
 from tracegrade.store.runstore import RunInfo
-from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page
+from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page, preview
 from tracegrade.view.runs_page import cost_of
 from tracegrade.view.shell import (case_url, compare_url, e, layout, money, options, run_url, section, status_cell,
                                    table, with_query)
@@ -106,7 +105,7 @@ def _row(run_id: str, r: CaseRow) -> str:
             f'href="{e(case_url(run_id, r.case_id, r.repeat))}">{e(label)}</a></td>{status_cell(r.status)}'
             f"<td>{e(r.split)}</td><td>{e(r.category)}</td><td>{e(r.risk)}</td><td>{e(failed)}</td>"
             f"<td>{e(', '.join(r.low) or '-')}</td>"
-            f'<td>{e(scores)}</td><td class="num">{r.seconds:.2f}</td><td>{e(redact(r.question))}</td></tr>')
+            f'<td>{e(scores)}</td><td class="num">{r.seconds:.2f}</td><td>{e(preview(r.question))}</td></tr>')
 
 
 def _pager(run_id: str, filters: Filters, page: Page) -> str:
