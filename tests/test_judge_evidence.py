@@ -149,11 +149,14 @@ def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypa
 
 
 def test_the_evidence_shown_grows_with_the_answer():
-    from tracegrade.judge.relevant import lexical_rank, relevant_part
+    from tracegrade.judge.relevant import lexical_rank, relevant_parts
+
+    def relevant_part(answer: str, evidence: str) -> str:
+        return relevant_parts(answer, {"context": evidence}, rank=lexical_rank)["context"]
 
     context = "\n".join(f"Note {n}: the harbour ferry leaves at {n} past the hour." for n in range(10, 40))
-    short = relevant_part("The ferry leaves at 12 past.", context, rank=lexical_rank)
-    long = relevant_part(" ".join(["The ferry leaves at 12 past the hour, every day."] * 8), context, rank=lexical_rank)
+    short = relevant_part("The ferry leaves at 12 past.", context)
+    long = relevant_part(" ".join(["The ferry leaves at 12 past the hour, every day."] * 8), context)
     assert "Note 12:" in short and len(short.split()) <= 40 < len(long.split()) <= 120
 
 
@@ -186,12 +189,17 @@ def test_without_a_reference_correctness_is_asked_reference_free_and_sees_the_ev
     assert "reference-free" not in guided["correctness"].detail
 
 
+def _labelled(item_id: str, question: str, context: str, answer: str, good: bool) -> LabelledItem:
+    """One answer labelled for faithfulness, good or bad."""
+    return LabelledItem.model_validate({
+        "id": item_id, "caseId": item_id.split("-")[0], "question": question,
+        "evidence": {"context": context}, "answer": answer,
+        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+
+
 def _item(index: int, good: bool) -> LabelledItem:
     answer = f"It takes {index} days." if good else f"It takes {index + 50} days."
-    return LabelledItem.model_validate({
-        "id": f"i{index}-{good}", "caseId": f"q{index}", "question": "How long does it take?",
-        "evidence": {"context": f"Delivery takes {index} days."}, "answer": answer,
-        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+    return _labelled(f"q{index}-{good}", "How long does it take?", f"Delivery takes {index} days.", answer, good)
 
 
 def test_an_always_yes_model_does_not_make_faithfulness_gate_on_code_alone():
@@ -267,10 +275,7 @@ def test_the_console_says_n_a_for_a_grounding_metric_without_evidence():
 
 def _negated(index: int, good: bool) -> LabelledItem:
     answer = f"Museum {index} is closed on Mondays." if good else f"Museum {index} is not closed on Mondays."
-    return LabelledItem.model_validate({
-        "id": f"n{index}-{good}", "caseId": f"m{index}", "question": "Is it open on Monday?",
-        "evidence": {"context": f"Museum {index} is closed on Mondays."}, "answer": answer,
-        "labels": [{"annotator": "a", "rationale": "-", "scores": {"faithfulness": "good" if good else "bad"}}]})
+    return _labelled(f"m{index}-{good}", "Is it open on Monday?", f"Museum {index} is closed on Mondays.", answer, good)
 
 
 def test_calibration_says_when_answers_matched_on_word_overlap_are_not_told_apart():

@@ -1,10 +1,10 @@
 """The part of long evidence that matters for one answer, for the judge model to read.
 
     >>> evidence = "Paris is the capital of France.\\nThe Loire is long.\\nLyon is known for food."
-    >>> relevant_part("Lyon is famous for its cuisine.", evidence, max_words=8, rank=lexical_rank)
-    'Lyon is known for food.'
-    >>> relevant_part("Short.", "Short evidence.", max_words=8, rank=lexical_rank)
-    'Short evidence.'
+    >>> relevant_parts("Lyon is famous for its cuisine.", {"context": evidence}, max_words=8, rank=lexical_rank)
+    {'context': 'Lyon is known for food.'}
+    >>> relevant_parts("Short.", {"context": "Short evidence."}, max_words=8, rank=lexical_rank)
+    {'context': 'Short evidence.'}
     >>> budget("Yes."), budget(" ".join(["word"] * 30)), budget(" ".join(["word"] * 300))
     (40, 60, 120)
     >>> passages("Gift cards, opened\\nsoftware cannot be returned. Ask us.\\n- refunds: 5 days")
@@ -78,10 +78,6 @@ def relevant_parts(answer: str, sections: Mapping[str, str], max_words: int | No
     return {name: "\n".join(unit for i, (section, unit) in enumerate(units) if section == name and i in kept)
             for name in sections}
 
-
-def relevant_part(answer: str, evidence: str, max_words: int | None = None, rank: Rank | None = None) -> str:
-    """One section's ``relevant_parts``."""
-    return relevant_parts(answer, {"evidence": evidence}, max_words, rank)["evidence"]
 
 
 def lexical_rank(answer: str, units: Sequence[str]) -> list[float]:
