@@ -121,8 +121,6 @@ def _recorded(provider: Provider, request: dict[str, Any], result: Any, started:
     if not request.get("stream"):
         record(provider, request, result, started)
         return result
-    if provider not in GATHERERS:
-        return result  # a stream no gatherer reads is passed through unrecorded
     recorder = current()
 
     def done(response: dict[str, Any]) -> None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterator
 
+from tracegrade.capture.recorder import Provider
+
 Done = Callable[[dict[str, Any]], Any]
 
 
@@ -143,7 +145,8 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-GATHERERS: dict[str, Callable[[Done], Gatherer]] = {
+# WHY keyed by Provider: every provider hooked has its gatherer (mypy checks the keys).
+GATHERERS: dict[Provider, Callable[[Done], Gatherer]] = {
     "openai-chat": OpenAIChunks, "openai-responses": ResponsesEvents, "anthropic": AnthropicEvents}
 
 
