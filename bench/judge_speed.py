@@ -1,6 +1,6 @@
 """The judge on the local model: seconds per answer, prompt tokens evaluated, and what the cache saved.
 
-    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--out bench/results/judge-speed.json]
+    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime ik|xllamacpp] [--out FILE]
 
 Loads the embedded Qwen GGUF with xllamacpp (one slot, as a judge-only process
 would use it) and scores every answer of the shipped human labels with the
@@ -9,7 +9,9 @@ Between the judge and the runtime sits a recorder that keeps each call's
 llama.cpp timings: prompt tokens evaluated (``prompt_n``), prompt tokens taken
 from the KV cache (``cache_n``), generated tokens, and milliseconds.
 ``--no-cache`` sends ``cache_prompt: false`` with every request, so every
-prompt is evaluated in full: the same judge without prefix sharing.
+prompt is evaluated in full: the same judge without prefix sharing (xllamacpp
+only). ``--runtime`` says where the one-token questions run: ik_llama.cpp, as
+a run does where it loads (models/next_token.py), or xllamacpp, as before it.
 
 It reports seconds per answer (p50/p95), also over the answers that were asked
 every question (a run leaves out the questions code already decided, which
@@ -79,6 +81,25 @@ class Recorder:
         return raw
 
 
+def record_scorer(model: LocalModel, recorder: Recorder) -> None:
+    """Keeps each ik_llama.cpp question's tokens and time in the recorder's calls, as for xllamacpp."""
+    scorer = model._ensure_scorer()
+    if scorer is None:
+        raise SystemExit("ik_llama.cpp does not load here; run with --runtime xllamacpp")
+    top_tokens = scorer.top_tokens
+
+    def timed(messages: Any, count: int) -> Any:
+        started = time.perf_counter()
+        alternatives, evaluated, cached = top_tokens(messages, count)
+        seconds = time.perf_counter() - started
+        recorder.calls.append({"seconds": seconds, "promptEvaluated": evaluated, "promptCached": cached,
+                               "generated": 1, "promptMs": seconds * 1000, "generatedMs": 0,
+                               "promptTokens": evaluated + cached})
+        return alternatives, evaluated, cached
+
+    scorer.top_tokens = timed  # type: ignore[method-assign]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
@@ -89,7 +110,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     items, _ = load_labels()
     items = items[: args.limit] if args.limit else items
     recorder = Recorder(start_server(), cache=not args.no_cache)
-    judge = Judge(LocalModel(default_model_path(), MODEL_ID, server=recorder), load_rubric(args.rubric))
+    model = LocalModel(default_model_path(), MODEL_ID, server=recorder, next_token=args.runtime == "ik")
+    if args.runtime == "ik":
+        record_scorer(model, recorder)
+    judge = Judge(model, load_rubric(args.rubric))
     answers = []
     for item in items:
         before = len(recorder.calls)
@@ -131,7 +155,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N labelled answers")
     parser.add_argument("--rubric", type=Path, help="judge rubric (default: the shipped one)")
-    parser.add_argument("--no-cache", action="store_true", help="evaluate every prompt in full (cache_prompt false)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="evaluate every prompt in full (cache_prompt false; xllamacpp only)")
+    parser.add_argument("--runtime", choices=("ik", "xllamacpp"), default="ik",
+                        help="where the judge's one-token questions run (default: ik_llama.cpp, as a run does)")
     parser.add_argument("--out", type=Path, help="write the result as JSON")
     args = parser.parse_args()
     load = os.getloadavg()
