@@ -97,7 +97,10 @@ class LocalModel:
     def _score_next_token(self, scorer: "NextTokenScorer", messages: Sequence[Message],
                           options: ChatOptions) -> ChatResponse:
         started = time.perf_counter()
-        alternatives, evaluated, cached = scorer.top_tokens(messages, options.logprobs)
+        # WHY the model's one lock, not only the scorer's: the agent's turns and the judge's
+        # questions share two cores; two runtimes at once would each spin their threads on them.
+        with self._lock:
+            alternatives, evaluated, cached = scorer.top_tokens(messages, options.logprobs)
         return ChatResponse(
             text=alternatives[0][0].strip() if alternatives else "",
             input_tokens=evaluated + cached, output_tokens=1, latency_s=time.perf_counter() - started,
