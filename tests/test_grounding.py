@@ -171,6 +171,9 @@ def test_the_sentence_start_test_looks_back_exactly_as_a_search_of_the_whole_pre
     ("He left over 800 pieces.", "He composed more than 800 works."),
     ("The dish comes from Italy.", "It is a dish of Italian origin."),
     ("It was founded by Germany.", "It was founded by German engineers."),
+    ("A PE teacher invented it.", "It was invented by a physical education teacher."),
+    ("She worked for the BBC.", "She worked for the British Broadcasting Corporation."),
+    ("The data came from the BoE.", "The data came from the Bank of England."),
 ])
 def test_a_faithful_paraphrase_of_a_number_count_or_name_is_held(answer, evidence):
     assert ungrounded(answer, evidence) == []
@@ -183,6 +186,9 @@ def test_a_faithful_paraphrase_of_a_number_count_or_name_is_held(answer, evidenc
     ("It weighs about 200 tonnes.", "It weighs 150 tonnes.", "200"),  # 150 does not round to 200
     ("He left over 900 pieces.", "He composed more than 800 works.", "900 pieces"),
     ("She was born in Austria.", "She was born in Australia.", "Austria"),
+    ("A PT teacher invented it.", "It was invented by a physical education teacher.", "PT"),
+    ("She worked for the BBC.", "She worked for British Broadcasting.", "BBC"),  # a word short
+    ("She worked for the BBC.", "The corporation is British and broadcasts.", "BBC"),  # not in a row
 ])
 def test_a_changed_number_count_or_name_is_still_missing(answer, evidence, missing):
     assert [c.text for c in ungrounded(answer, evidence)] == [missing]

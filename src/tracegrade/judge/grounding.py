@@ -212,6 +212,7 @@ class Known:
         self.words = set(words(evidence))
         self.stems = {_stem(w) for w in self.words}
         self.lower = evidence.lower()
+        self.initials = _initialisms(words(evidence))
 
     def holds(self, claim: Claim) -> bool:
         if (claim.kind, claim.key) in self.keys:
@@ -223,7 +224,7 @@ class Known:
         if claim.kind == "quantity":
             return self._quantity(claim)
         if claim.kind == "name":
-            return all(self._name(w) for w in _WORD.findall(claim.key))
+            return all(self._name(w) for w in _WORD.findall(claim.key)) or self._acronym(claim.text)
         if claim.kind in ("id", "email", "url"):
             return claim.key in self.lower
         return False
@@ -243,6 +244,13 @@ class Known:
         if word in self.words or (word.endswith("s") and word[:-1] in self.words) or f"{word}s" in self.words:
             return True
         return len(word) >= MIN_STEM and _stem(word) in self.stems
+
+    def _acronym(self, text: str) -> bool:
+        """"PE" is held by "physical education", "BoE" by "Bank of England": a word of capitals
+        (at least half its letters) spelled by the initials of words in a row."""
+        word = text.strip()
+        capitals = "".join(c for c in word if c.isupper())
+        return word.isalpha() and len(capitals) >= max(2, len(word) / 2) and capitals.lower() in self.initials
 
     def _quantity(self, claim: Claim) -> bool:
         """"3 to 5 days" holds when each number appears with that unit ("3-5 days" or "3 days" and
@@ -308,6 +316,29 @@ def _rounds_to(stated: str, value: str) -> bool:
         return False
     place = Decimal(10) ** (x.adjusted() - len(significant) + 1)
     return abs(v - x) * 2 < place
+
+
+# Acronyms spell up to this many words; the small words in them may be left out ("NASA").
+MAX_ACRONYM = 6
+_SMALL_WORDS = frozenset({"of", "and", "the", "for", "in", "on", "to", "a", "an", "&"})
+
+
+def _initialisms(seen: Sequence[str]) -> frozenset[str]:
+    """The initials of every run of 2..MAX_ACRONYM words that starts with a word that is not
+    small, its small words left out: "physical education" -> "pe", "bank of england" -> "be"."""
+    found = set()
+    for start, first in enumerate(seen):
+        if first in _SMALL_WORDS:
+            continue
+        spelled = ""
+        for word in seen[start:start + 2 * MAX_ACRONYM]:
+            if word not in _SMALL_WORDS:
+                spelled += word[0]
+                if len(spelled) > MAX_ACRONYM:
+                    break
+                if len(spelled) >= 2:
+                    found.add(spelled)
+    return frozenset(found)
 
 
 MIN_STEM = 4
