@@ -2,8 +2,9 @@
 
 A judge question is one forward pass over the prompt's new tokens and a look at
 the last position's distribution; nothing is generated. ik_llama.cpp (a fork of
-llama.cpp with its own CPU matrix kernels) evaluates prompt tokens about 1.4x
-as fast as the xllamacpp build on this machine's AVX2 CPU (bench/next_token_speed.py).
+llama.cpp with its own CPU matrix kernels) evaluates prompt tokens about 1.5x
+as fast as the xllamacpp build on this machine's AVX2 CPU (`python
+bench/judge_speed.py` with and without `--runtime xllamacpp`).
 Only that one-token question runs here: generation, tools and JSON stay on
 xllamacpp (models/local.py), which this runtime lacks.
 
@@ -79,6 +80,8 @@ class NextTokenScorer:
         """The ``count`` likeliest next tokens after the prompt, with their logprobs;
         also the prompt tokens evaluated and those taken from the cache."""
         tokens = self._tokens(messages)
+        if not tokens:
+            raise ModelError("the prompt is empty")
         if len(tokens) >= self._n_ctx:
             raise ModelError(f"the prompt has {len(tokens)} tokens; the context holds {self._n_ctx}")
         with self._lock:
