@@ -114,3 +114,19 @@ def test_the_setting_turns_it_off(monkeypatch):
     assert local.next_token_runtime() is False
     monkeypatch.delenv("TRACEGRADE_NEXT_TOKEN")
     assert local.next_token_runtime() is True
+
+
+def test_tool_traffic_reaches_it_flattened_as_xllamacpp_gets_it():
+    seen = []
+
+    class Scorer:  # stands in for NextTokenScorer
+        def top_tokens(self, messages, count):
+            seen.extend(messages)
+            return (("Yes", -0.1), ("No", -2.4)), 5, 0
+
+    model = LocalModel(Path("/unused.gguf"), "local-test", next_token=True)
+    model._scorer = Scorer()
+    tool = Message("tool", "SHIPPED", name="getOrderStatus")
+    answer = asyncio.run(model.complete([Message("system", RULES), tool], ASK))
+    assert [(m.role, m.content) for m in seen] == [("system", RULES), ("user", "TOOL RESULT (getOrderStatus): SHIPPED")]
+    assert answer.text == "Yes" and answer.top_logprobs == ((("Yes", -0.1), ("No", -2.4)),)

@@ -98,7 +98,7 @@ class LocalModel:
         started = time.perf_counter()
         # WHY the model's one lock, not only the scorer's: the agent's turns and the judge's
         # questions share two cores; two runtimes at once would each spin their threads on them.
-        chat = [Message(**_flatten(message)) for message in messages]  # as xllamacpp is sent them
+        chat = [_flattened(message) for message in messages]  # as xllamacpp is sent them
         with self._lock:
             alternatives, evaluated, cached = scorer.top_tokens(chat, options.logprobs)
         return ChatResponse(
@@ -193,6 +193,11 @@ def _threads() -> int:
 def _one_token_question(options: ChatOptions) -> bool:
     """A question answered by the first token's probabilities alone: no tools, no schema, no text."""
     return options.max_tokens == 1 and bool(options.logprobs) and not options.tools and options.json_schema is None
+
+
+def _flattened(message: Message) -> Message:
+    flat = _flatten(message)
+    return Message("user" if flat["role"] == "user" else message.role, flat["content"])
 
 
 def _flatten(message: Message) -> dict[str, str]:
