@@ -461,3 +461,54 @@ def test_a_target_wrapped_twice_still_gets_the_case_at_the_outer_layer():
     inner = captured_target(lambda question: f"sunny in {city_of(question)}", ())
     outer = captured_target(inner, ())
     assert asyncio.run(outer(cases(1)[0])).answer == "sunny in Paris"
+
+
+# --- putting recorded calls together ---------------------------------------------------
+
+def chat_exchange(messages, said):
+    from tracegrade.capture.recorder import Exchange
+
+    response = {"model": "scripted-1", "choices": [{"message": said}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    return Exchange("openai-chat", {"messages": messages}, response, 0.0, 0.0)
+
+
+def asked(call_id, city):
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}]}
+
+
+def test_a_call_an_agent_trimmed_from_its_history_is_kept_with_its_result():
+    from tracegrade.capture.assemble import reply_of
+    from tracegrade.capture.recorder import Recorder
+
+    question = {"role": "user", "content": "Weather in Oslo, then Rome?"}
+    first, second = asked("c1", "Oslo"), asked("c2", "Rome")
+    oslo = {"role": "tool", "tool_call_id": "c1", "content": "sunny in Oslo"}
+    rome = {"role": "tool", "tool_call_id": "c2", "content": "rain in Rome"}
+    recorder = Recorder(exchanges=[
+        chat_exchange([question], first),
+        chat_exchange([question, first, oslo], second),
+        chat_exchange([question, second, rome], {"role": "assistant", "content": "Oslo sunny, Rome rain."}),  # trimmed
+    ])
+    reply = reply_of(recorder)
+    assert [(c.id, c.arguments, c.result) for c in reply.tool_calls] == [
+        ("c1", {"city": "Oslo"}, "sunny in Oslo"), ("c2", {"city": "Rome"}, "rain in Rome")]
+    assert reply.answer == "Oslo sunny, Rome rain." and len(reply.steps) == 3 and reply.usage.input_tokens == 9
+
+
+def test_an_agent_that_sends_its_whole_history_is_read_once_not_once_a_round(monkeypatch):
+    from tracegrade.capture import assemble
+    from tracegrade.capture.recorder import Recorder
+
+    history, exchanges = [{"role": "user", "content": "Weather everywhere?"}], []
+    for n in range(200):
+        call = asked(f"c{n}", f"City{n}")
+        exchanges.append(chat_exchange(list(history), call))
+        history += [call, {"role": "tool", "tool_call_id": f"c{n}", "content": f"sunny {n}"}]
+    exchanges.append(chat_exchange(list(history), {"role": "assistant", "content": "Sunny everywhere."}))
+    read = []
+    real = assemble._conversation
+    monkeypatch.setattr(assemble, "_conversation", lambda exchange, fields: read.append(1) or real(exchange, fields))
+    reply = assemble.reply_of(Recorder(exchanges=exchanges))
+    assert len(reply.tool_calls) == 200 and reply.tool_calls[199].result == "sunny 199"
+    assert len(read) == 1

@@ -3,7 +3,8 @@
 The conversation comes from the last model call: a tool loop sends its whole
 history every round, so the last request plus its response holds every call,
 every tool result and the answer. Calls that only earlier responses asked for
-(an agent that trims its history) are added in front. Tokens add up over all
+(an agent that trims its history) are added in front, with their results where
+the next call sent them back. Tokens add up over all
 calls; each call is a model step with its timing.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from tracegrade.capture.recorder import Exchange, Recorder
 from tracegrade.core.from_otel import otel_traces
-from tracegrade.core.trace import Reply, Step, Usage
+from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
 
 def reply_of(recorder: Recorder) -> Reply | None:
@@ -34,13 +35,41 @@ def _from_exchanges(recorder: Recorder) -> Reply:
     fields: dict[str, Any] = {"steps": steps, "usage": usage, "model": str(last.response.get("model") or "")}
     reply = _conversation(last, fields)
     known = {call.id for call in reply.tool_calls if call.id}
-    earlier = []
-    for exchange in recorder.exchanges[:-1]:
-        for call in _conversation(exchange, fields).tool_calls:
-            if call.id and call.id not in known:
-                known.add(call.id)
-                earlier.append(call)
+    earlier = _earlier_calls(recorder.exchanges, fields, known)
     return reply.model_copy(update={"tool_calls": (*earlier, *reply.tool_calls)}) if earlier else reply
+
+
+def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], known: set[str]) -> list[ToolCall]:
+    """The calls earlier responses asked for that the last conversation no longer holds.
+
+    WHY only those responses' exchanges are read: an agent that sends its whole history
+    holds every call in the last one, and reading every earlier request again would cost
+    the square of its rounds. The next exchange is read first: it holds the call's result
+    when the agent sent its own turn back."""
+    earlier: list[ToolCall] = []
+    for index, exchange in enumerate(exchanges[:-1]):
+        asked = {i for i in _asked_ids(exchange) if i not in known}
+        for source in (exchanges[index + 1], exchange) if asked else ():
+            for call in _conversation(source, fields).tool_calls:
+                if call.id in asked and call.id not in known:
+                    known.add(call.id)
+                    earlier.append(call)
+    return earlier
+
+
+def _asked_ids(exchange: Exchange) -> list[str]:
+    """The ids of the tool calls this exchange's response asked for."""
+    response = exchange.response
+    if exchange.provider == "anthropic":
+        asked = [b for b in _listed(response.get("content")) if isinstance(b, dict) and b.get("type") == "tool_use"]
+        return [str(b.get("id")) for b in asked if b.get("id")]
+    if exchange.provider == "openai-responses":
+        items = [i for i in _listed(response.get("output")) if isinstance(i, dict) and i.get("type") == "function_call"]
+        return [str(i.get("call_id") or i.get("id")) for i in items if i.get("call_id") or i.get("id")]
+    choices = _listed(response.get("choices")) or [{}]
+    message = (choices[0] if isinstance(choices[0], dict) else {}).get("message") or {}
+    calls = [c for c in _listed(message.get("tool_calls")) if isinstance(c, dict)]
+    return [str(c.get("id")) for c in calls if c.get("id")]
 
 
 def _conversation(exchange: Exchange, fields: dict[str, Any]) -> Reply:
