@@ -37,8 +37,7 @@ def handle(args: argparse.Namespace) -> int:
     from tracegrade.observe.serving import LOOPBACK_NAMES, bearer_token, serve, server_settings
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
     from tracegrade.store.runstore import open_store
-    from tracegrade.view.app import create_view_app
-    from tracegrade.view.auth import ENV_VAR
+    from tracegrade.view.app import ENV_VAR, create_view_app
 
     token = bearer_token(args.host, ENV_VAR)
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_VIEW")

@@ -34,14 +34,15 @@ from tracegrade.core.errors import TracegradeError
 from tracegrade.core.redact import redact, redact_data
 from tracegrade.core.results import CaseResult
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
+from tracegrade.observe.token_gate import TokenGate
 from tracegrade.report import junit, markdown
 from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
-from tracegrade.view.auth import TokenGate
 from tracegrade.view.caseindex import CaseIndex, Filters, build_index, paged
 from tracegrade.view.shell import e, framing_nav, layout, run_url
 
+ENV_VAR = "TRACEGRADE_VIEW_TOKEN"  # its token, when it serves beyond loopback
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
 OTHER_RUNS = 20  # recent runs on the dataset searched for the same case
 SEARCH_CHARS = 200  # of the case search text
@@ -69,7 +70,7 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
     app.mount("/production", _production(spans_db, allowed_hosts))
     app.add_middleware(SecurityHeaders)
     if token:
-        app.add_middleware(TokenGate, token=token)
+        app.add_middleware(TokenGate, token=token, server="view", env_var=ENV_VAR)
     # Added last, so it runs first: a foreign Host or Origin never reaches a route or the token check.
     app.add_middleware(HostGuard, allowed=allowed_hosts)
     return app

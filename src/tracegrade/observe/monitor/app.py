@@ -7,12 +7,10 @@
 Reads are plain ``def`` routes: FastAPI runs them in its thread pool, so SQLite
 never blocks the event loop the online judge runs on.
 
-Every route but the login form needs the token: ``Authorization: Bearer
-TOKEN``, or the session cookie the form sets (HttpOnly, SameSite=Strict, so
-another site can neither read it nor make the browser send it). The token
-never goes in a URL, where it would end in logs and browser history: the form
-posts it, and ``/login#token=...`` (a fragment, never sent to the server)
-fills the form and leaves the address bar clean.
+Every route but the login form needs the token (observe/token_gate.py, the
+same gate as `tracegrade view`'s): ``Authorization: Bearer TOKEN``, or the
+session cookie the form sets (HttpOnly, SameSite=Strict, so another site can
+neither read it nor make the browser send it); never in a URL.
 """
 
 from __future__ import annotations
@@ -20,25 +18,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import hmac
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
-from urllib.parse import parse_qs
+from typing import Any, AsyncIterator, Iterable
 
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from tracegrade.core.names import REQUEST_SPAN
 from tracegrade.observe.monitor.golden import golden_case_draft
 from tracegrade.observe.monitor.judging import OnlineJudge
 from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
 from tracegrade.observe.monitor.page import render
-from tracegrade.observe.login_page import login_page
 from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
 from tracegrade.observe.spanstore import SpanStore, StoredSpan
+from tracegrade.observe.token_gate import TokenGate
 
-COOKIE = "tracegrade_monitor"
+ENV_VAR = "TRACEGRADE_MONITOR_TOKEN"
 
 
 def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge | None = None,
@@ -56,7 +51,7 @@ def create_monitor_app(store: SpanStore, token: str, online_judge: OnlineJudge |
             task.cancel()
 
     app = FastAPI(title="tracegrade monitor", lifespan=lifespan)
-    _require_token(app, token)
+    app.add_middleware(TokenGate, token=token, server="monitor", env_var=ENV_VAR)
 
     def selected(prompt_version: str = "", model: str = "", window: int = 0) -> tuple[list[RequestTrace], list[RequestTrace]]:
         everything = [RequestTrace.from_spans(spans) for spans in store.requests()]
@@ -102,66 +97,3 @@ def _spans(store: SpanStore, trace_id: str) -> list[StoredSpan]:
     if not spans or spans[0].name != REQUEST_SPAN:
         raise HTTPException(status_code=404, detail=f"no request trace {trace_id}")
     return spans
-
-
-def _require_token(app: FastAPI, token: str) -> None:
-    expected = token.encode()
-    # WHY not the token itself in the cookie: a copied cookie then opens no API by header.
-    session = hmac.new(expected, b"tracegrade-monitor-session", hashlib.sha256).hexdigest()
-
-    @app.middleware("http")
-    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        if request.url.path == "/login":
-            return await _login(request, expected, session)
-        header = request.headers.get("authorization", "")
-        if header.lower().startswith("bearer "):
-            allowed = hmac.compare_digest(header[7:].encode(), expected)
-        else:
-            allowed = hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), session.encode())
-        if allowed:
-            return await call_next(request)
-        if request.method == "GET" and request.url.path == "/":
-            return RedirectResponse("/login", status_code=303)
-        return JSONResponse(status_code=401, content={"detail": "missing or wrong bearer token"},
-                            headers={"WWW-Authenticate": "Bearer"})
-
-
-# WHY a cap before the token is known: the login form is the one body anyone may
-# send, and read whole it let an anonymous client take the process to 3 GB.
-MAX_LOGIN_BYTES = 4096
-
-
-async def _small_body(request: Request, limit: int) -> bytes | None:
-    """The request body, or None as soon as it is known to be over ``limit`` bytes
-    (by its Content-Length, or while it arrives: nothing past the limit is read)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
-async def _login(request: Request, expected: bytes, session: str) -> Response:
-    if request.method != "POST":
-        if "token" in request.query_params:
-            return JSONResponse(status_code=400, content={
-                "detail": "the token does not go in the URL (it ends in logs and history): use the form at /login"})
-        return HTMLResponse(login_page("monitor", "TRACEGRADE_MONITOR_TOKEN"))
-    body = await _small_body(request, MAX_LOGIN_BYTES)
-    if body is None:
-        return JSONResponse(status_code=413, content={"detail": f"a login form is at most {MAX_LOGIN_BYTES} bytes"},
-                            headers={"Connection": "close"})
-    form = parse_qs(body.decode("utf-8", "replace"))
-    given = (form.get("token") or [""])[0].encode()
-    if not hmac.compare_digest(given, expected):
-        return HTMLResponse(login_page("monitor", "TRACEGRADE_MONITOR_TOKEN", "Wrong token."), status_code=401)
-    response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, session, httponly=True, samesite="strict")
-    return response
-
-
-
