@@ -508,7 +508,24 @@ def test_an_agent_that_sends_its_whole_history_is_read_once_not_once_a_round(mon
     exchanges.append(chat_exchange(list(history), {"role": "assistant", "content": "Sunny everywhere."}))
     read = []
     real = assemble._conversation
-    monkeypatch.setattr(assemble, "_conversation", lambda exchange, fields: read.append(1) or real(exchange, fields))
+    monkeypatch.setattr(assemble, "_conversation", lambda *given: read.append(1) or real(*given))
     reply = assemble.reply_of(Recorder(exchanges=exchanges))
     assert len(reply.tool_calls) == 200 and reply.tool_calls[199].result == "sunny 199"
     assert len(read) == 1
+
+
+def test_a_responses_conversation_continued_by_previous_response_id_is_read_whole():
+    from tracegrade.capture.assemble import reply_of
+    from tracegrade.capture.recorder import Exchange, Recorder
+
+    call = {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": json.dumps({"city": "Oslo"})}
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sunny in Oslo."}]}
+    recorder = Recorder(exchanges=[
+        Exchange("openai-responses", {"input": "Weather in Oslo?"}, {"id": "resp_1", "output": [call]}, 0.0, 0.0),
+        Exchange("openai-responses", {"previous_response_id": "resp_1", "input": [
+            {"type": "function_call_output", "call_id": "c1", "output": "sunny in Oslo"}]},
+            {"id": "resp_2", "output": [said]}, 0.0, 0.0),
+    ])
+    reply = reply_of(recorder)
+    assert [(c.id, c.arguments, c.result) for c in reply.tool_calls] == [("c1", {"city": "Oslo"}, "sunny in Oslo")]
+    assert reply.answer == "Sunny in Oslo."

@@ -2,15 +2,16 @@
 
 The conversation comes from the last model call: a tool loop sends its whole
 history every round, so the last request plus its response holds every call,
-every tool result and the answer. Calls that only earlier responses asked for
-(an agent that trims its history) are added in front, with their results where
-the next call sent them back. Tokens add up over all
+every tool result and the answer. A Responses API call continued with
+``previous_response_id`` is read with the recorded calls it continues. Calls
+that only earlier responses asked for (an agent that trims its history) are
+added in front, with their results where the next call sent them back. Tokens add up over all
 calls; each call is a model step with its timing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from tracegrade.capture.recorder import Exchange, Recorder
 from tracegrade.core.from_otel import otel_traces
@@ -33,13 +34,17 @@ def _from_exchanges(recorder: Recorder) -> Reply:
     used = [_tokens(e) for e in recorder.exchanges]
     usage = Usage(input_tokens=sum(u[0] for u in used), output_tokens=sum(u[1] for u in used))
     fields: dict[str, Any] = {"steps": steps, "usage": usage, "model": str(last.response.get("model") or "")}
-    reply = _conversation(last, fields)
+    # WHY by id: a Responses call continued with previous_response_id carries only what is new
+    responses = {str(e.response["id"]): e for e in recorder.exchanges
+                 if e.provider == "openai-responses" and e.response.get("id")}
+    reply = _conversation(last, fields, responses)
     known = {call.id for call in reply.tool_calls if call.id}
-    earlier = _earlier_calls(recorder.exchanges, fields, known)
+    earlier = _earlier_calls(recorder.exchanges, fields, responses, known)
     return reply.model_copy(update={"tool_calls": (*earlier, *reply.tool_calls)}) if earlier else reply
 
 
-def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], known: set[str]) -> list[ToolCall]:
+def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses: Mapping[str, Exchange],
+                   known: set[str]) -> list[ToolCall]:
     """The calls earlier responses asked for that the last conversation no longer holds.
 
     WHY only those responses' exchanges are read: an agent that sends its whole history
@@ -50,7 +55,7 @@ def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], known: set
     for index, exchange in enumerate(exchanges[:-1]):
         asked = {i for i in _asked_ids(exchange) if i not in known}
         for source in (exchanges[index + 1], exchange) if asked else ():
-            for call in _conversation(source, fields).tool_calls:
+            for call in _conversation(source, fields, responses).tool_calls:
                 if call.id in asked and call.id not in known:
                     known.add(call.id)
                     earlier.append(call)
@@ -72,18 +77,35 @@ def _asked_ids(exchange: Exchange) -> list[str]:
     return [str(c.get("id")) for c in calls if c.get("id")]
 
 
-def _conversation(exchange: Exchange, fields: dict[str, Any]) -> Reply:
+def _conversation(exchange: Exchange, fields: dict[str, Any], responses: Mapping[str, Exchange]) -> Reply:
     request, response = exchange.request, exchange.response
     if exchange.provider == "anthropic":
         said = {"role": "assistant", "content": response.get("content") or []}
         return Reply.from_anthropic_messages([*_listed(request.get("messages")), said], **fields)
     if exchange.provider == "openai-responses":
-        given = request.get("input")
-        items = [{"role": "user", "content": given}] if isinstance(given, str) else _listed(given)
-        return Reply.from_openai_messages([*items, *_listed(response.get("output"))], **fields)
+        items = [item for earlier in (*_continued(exchange, responses), exchange) for item in _turn_items(earlier)]
+        return Reply.from_openai_messages(items, **fields)
     choices = response.get("choices") or [{}]
     said = choices[0].get("message") or {"role": "assistant", "content": ""}
     return Reply.from_openai_messages([*_listed(request.get("messages")), said], **fields)
+
+
+def _continued(exchange: Exchange, responses: Mapping[str, Exchange]) -> list[Exchange]:
+    """The recorded exchanges a Responses call continues with ``previous_response_id``, oldest first:
+    the server holds that history, so the request carries only what is new."""
+    chain: list[Exchange] = []
+    previous = exchange.request.get("previous_response_id")
+    while isinstance(previous, str) and previous in responses and len(chain) < len(responses):
+        chain.append(responses[previous])
+        previous = chain[-1].request.get("previous_response_id")
+    return chain[::-1]
+
+
+def _turn_items(exchange: Exchange) -> list[Any]:
+    """A Responses call's input items (a string is the user's message) and its output items."""
+    given = exchange.request.get("input")
+    items = [{"role": "user", "content": given}] if isinstance(given, str) else _listed(given)
+    return [*items, *_listed(exchange.response.get("output"))]
 
 
 def _listed(value: Any) -> list[Any]:
