@@ -334,6 +334,12 @@ def test_local_flattens_tool_traffic_to_text():
         "role": "user", "content": "TOOL RESULT (getOrderStatus): SHIPPED"}
 
 
+def test_a_lone_surrogate_in_a_reply_reaches_the_local_model_as_a_question_mark():
+    # llama.cpp takes UTF-8 only: the call failed, and the case went unscored
+    assert _flatten(Message("user", "ok \ud800 then"))["content"] == "ok ? then"
+    assert _flatten(Message("tool", "bad \udfff", name="t"))["content"] == "TOOL RESULT (t): bad ?"
+
+
 def test_a_missing_optional_sdk_is_a_one_line_config_error_naming_the_extra(monkeypatch):
     import importlib.util
 

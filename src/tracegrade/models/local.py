@@ -206,8 +206,14 @@ def _flatten(message: Message) -> dict[str, str]:
         call = message.tool_calls[0]
         return {"role": "assistant", "content": json.dumps({"tool": call.name, "arguments": call.arguments})}
     if message.role == "tool":
-        return {"role": "user", "content": f"TOOL RESULT ({message.name}): {message.content}"}
-    return {"role": message.role, "content": message.content}
+        return {"role": "user", "content": _utf8(f"TOOL RESULT ({message.name}): {message.content}")}
+    return {"role": message.role, "content": _utf8(message.content)}
+
+
+def _utf8(text: str) -> str:
+    """``text`` as valid UTF-8: a reply's lone surrogate becomes "?" instead of failing the call
+    (llama.cpp takes UTF-8 only, and a case whose judge call fails goes unscored)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _with_tool_instructions(chat: list[dict[str, str]], instructions: str) -> list[dict[str, str]]:
