@@ -211,9 +211,11 @@ def _flatten(message: Message) -> dict[str, str]:
 
 
 def _utf8(text: str) -> str:
-    """``text`` as valid UTF-8: a reply's lone surrogate becomes "?" instead of failing the call
-    (llama.cpp takes UTF-8 only, and a case whose judge call fails goes unscored)."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    """``text`` as valid UTF-8 and as text only. A reply's lone surrogate becomes "?" instead of
+    failing the call (llama.cpp takes UTF-8 only; a case whose judge call fails goes unscored).
+    "<|" gets a word joiner: xllamacpp reads "<|im_end|>" in a message as the control token, so
+    a reply could end the judge's question and write its answer."""
+    return text.encode("utf-8", "replace").decode("utf-8").replace("<|", "<\u2060|")
 
 
 def _with_tool_instructions(chat: list[dict[str, str]], instructions: str) -> list[dict[str, str]]:
