@@ -333,3 +333,30 @@ def test_an_exception_whose_message_cannot_be_read_is_still_a_case_error_and_a_f
     run, _ = run_hostile(tmp_path / "checks", hostile_reply, checks=(Raising("raising", None),), kinds=("plain",))
     assert CheckResult("raising", False, "check_error", "Unprintable: (its message could not be read)") \
         in run.results[0].checks
+
+
+def test_a_run_stored_with_null_numbers_in_its_traces_reads_back_and_reports(tmp_path, capsys):
+    # Runs stored before NaN was written as 0.0 hold null there; they failed to read.
+    import sqlite3
+
+    dataset = tmp_path / "d.json"
+    dataset.write_text(json.dumps({"name": "d", "cases": [{"id": "plain", "question": "plain"}]}))
+    db_file = tmp_path / "runs.db"
+    with serving(hostile_http_app()) as url:
+        assert main(["run", str(dataset), "--target", url + "/chat", "--checks-only", "--db", f"sqlite:///{db_file}",
+                     "--out", str(tmp_path / "out")]) == 0
+    run_id = next((tmp_path / "out").iterdir()).name
+    with sqlite3.connect(db_file) as raw:
+        [(text,)] = raw.execute("SELECT result FROM case_results").fetchall()
+        result = json.loads(text)
+        reply = result["reply"]
+        reply["usage"] = {**reply.get("usage", {}), "costUsd": None}
+        reply["retrievalScores"] = [0.5, None]
+        reply["steps"] = [{"kind": "model", "name": "m", "startMs": None, "durationMs": None}]
+        raw.execute("UPDATE case_results SET result = ?", (json.dumps(result),))
+    capsys.readouterr()
+    with open_store(f"sqlite:///{db_file}") as store:
+        [stored] = store.load_run(run_id).results
+    assert stored.reply.usage.cost_usd == 0.0 and stored.reply.retrieval_scores == (0.5, 0.0)
+    assert (stored.reply.steps[0].start_ms, stored.reply.steps[0].duration_ms) == (0.0, 0.0)
+    assert main(["report", run_id, "--db", f"sqlite:///{db_file}"]) == 0

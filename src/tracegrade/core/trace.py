@@ -80,6 +80,11 @@ class Step(_Wire):
     # round answered: a run that only passed thanks to retries should say so.
     retries: int = 0
 
+    @field_validator("start_ms", "duration_ms", mode="before")
+    @classmethod
+    def _no_time_is_zero(cls, value: Any) -> Any:
+        return _number_or_zero(value)
+
     @field_validator("start_ms", "duration_ms")
     @classmethod
     def _to_microseconds(cls, value: float) -> float:
@@ -91,6 +96,17 @@ class Usage(_Wire):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+
+    @field_validator("cost_usd", mode="before")
+    @classmethod
+    def _no_cost_is_zero(cls, value: Any) -> Any:
+        return _number_or_zero(value)
+
+
+def _number_or_zero(value: Any) -> Any:
+    """null in a number of the trace reads as 0.0: what core/storable.py stores for NaN, and
+    what runs stored before it held (NaN written as null), so those read back."""
+    return 0.0 if value is None else value
 
 
 class Reply(_Wire):
@@ -114,6 +130,11 @@ class Reply(_Wire):
     # What the agent's tools left behind, when the agent can report it (e.g.
     # {"bookings": [...]}): compared with a case's expected ``state``.
     state: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @field_validator("retrieval_scores", mode="before")
+    @classmethod
+    def _no_score_is_zero(cls, value: Any) -> Any:
+        return [_number_or_zero(v) for v in value] if isinstance(value, (list, tuple)) else value
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
