@@ -5,8 +5,8 @@ history every round, so the last request plus its response holds every call,
 every tool result and the answer. A Responses API call continued with
 ``previous_response_id`` is read with the recorded calls it continues. Calls
 that only earlier responses asked for (an agent that trims its history) are
-added in front, with their results where the next call sent them back. Tokens add up over all
-calls; each call is a model step with its timing.
+added in front, with their results where the next call sent them back. Tokens
+add up over all calls; each call is a model step with its timing.
 """
 
 from __future__ import annotations
