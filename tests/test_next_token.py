@@ -130,3 +130,34 @@ def test_tool_traffic_reaches_it_flattened_as_xllamacpp_gets_it():
     answer = asyncio.run(model.complete([Message("system", RULES), tool], ASK))
     assert [(m.role, m.content) for m in seen] == [("system", RULES), ("user", "TOOL RESULT (getOrderStatus): SHIPPED")]
     assert answer.text == "Yes" and answer.top_logprobs == ((("Yes", -0.1), ("No", -2.4)),)
+
+
+def test_a_question_asked_while_it_loads_waits_for_it_instead_of_going_to_xllamacpp(monkeypatch):
+    import time
+
+    seen, scored = [], []
+
+    class Runtime:  # stands in for xllamacpp.Server
+        def handle_chat_completions(self, request):
+            seen.append(request)
+            return json.dumps({"choices": [{"message": {"content": "Yes"}}], "usage": {}})
+
+    class SlowScorer:  # stands in for NextTokenScorer: loading takes a while
+        def __init__(self, *args):
+            time.sleep(0.3)
+
+        def top_tokens(self, messages, count):
+            scored.append(messages)
+            return (("Yes", -0.1), ("No", -2.4)), 5, 0
+
+    monkeypatch.setattr(next_token, "available", lambda: True)
+    monkeypatch.setattr(local, "NextTokenScorer", SlowScorer)
+    model = LocalModel(Path("/unused.gguf"), "local-test", server=Runtime(), next_token=True)
+
+    async def two_questions():
+        first = asyncio.create_task(model.complete(chat("Is it?"), ASK))
+        await asyncio.sleep(0.1)  # the scorer is loading now
+        await asyncio.gather(first, model.complete(chat("Is it?"), ASK))
+
+    asyncio.run(two_questions())
+    assert seen == [] and len(scored) == 2

@@ -110,17 +110,16 @@ class LocalModel:
     def _ensure_scorer(self) -> "NextTokenScorer | None":
         """The ik_llama.cpp runtime, loaded on first use; None (and xllamacpp from then on) where it
         is not installed, the CPU lacks AVX2 (its wheel's build) or the model's template is unknown to it."""
+        # WHY the flag stays up while it loads: a question that waits on the lock meanwhile
+        # must get the scorer too, not xllamacpp's slightly different probabilities.
         with self._lock:
             if self._scorer is None and self._next_token:
-                self._next_token = False  # one attempt: a failure falls back for good
-                if next_token.available():
-                    try:
-                        self._scorer = NextTokenScorer(self.path, self._n_ctx, _threads())
-                    except (ModelError, OSError, RuntimeError) as exc:
-                        warnings.warn(f"ik_llama.cpp did not load {self.path.name} ({exc}); "
-                                      "the judge's questions go to xllamacpp, slower", stacklevel=2)
-                        return None
-                    self._next_token = True
+                try:
+                    self._scorer = NextTokenScorer(self.path, self._n_ctx, _threads()) if next_token.available() else None
+                except (ModelError, OSError, RuntimeError) as exc:
+                    warnings.warn(f"ik_llama.cpp did not load {self.path.name} ({exc}); "
+                                  "the judge's questions go to xllamacpp, slower", stacklevel=2)
+                self._next_token = self._scorer is not None  # one attempt: a failure falls back for good
             return self._scorer
 
     def _request(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
