@@ -161,3 +161,33 @@ def test_a_question_asked_while_it_loads_waits_for_it_instead_of_going_to_xllama
 
     asyncio.run(two_questions())
     assert seen == [] and len(scored) == 2
+
+
+def test_a_model_whose_template_is_not_chatml_stays_on_xllamacpp(monkeypatch):
+    from tracegrade.core.errors import ModelError
+
+    class Lib:  # stands in for the shared library: a Llama-3-style template
+        @staticmethod
+        def llama_model_chat_template(model, name):
+            return b"{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}"
+
+    with pytest.raises(ModelError, match="not ChatML"):
+        next_token._chatml_template(Lib(), None, Path("llama.gguf"))
+
+    def refuse(*args):
+        raise ModelError("llama.gguf's chat template is not ChatML")
+
+    seen = []
+
+    class Runtime:
+        def handle_chat_completions(self, request):
+            seen.append(request)
+            return json.dumps({"choices": [{"message": {"content": "Yes"}}], "usage": {}})
+
+    monkeypatch.setattr(next_token, "available", lambda: True)
+    monkeypatch.setattr(local, "NextTokenScorer", refuse)
+    model = LocalModel(Path("/llama.gguf"), "llama", server=Runtime(), next_token=True)
+    with pytest.warns(UserWarning, match="not ChatML"):
+        asyncio.run(model.complete(chat("Is it?"), ASK))
+    asyncio.run(model.complete(chat("Is it?"), ASK))  # no second attempt, no second warning
+    assert len(seen) == 2

@@ -65,11 +65,7 @@ class NextTokenScorer:
                             [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_bool, ctypes.c_char_p,
                              ctypes.c_int32], ctypes.c_int32)
         self._model = IkModel(str(path))
-        chat_template = _bind(api._lib, "llama_model_chat_template", [ctypes.c_void_p, ctypes.c_char_p],
-                              ctypes.c_char_p)(self._model.model, None)
-        if not chat_template:
-            raise ModelError(f"{path.name} holds no chat template")
-        self._chat_template: bytes = chat_template
+        self._chat_template = _chatml_template(api._lib, self._model.model, path)
         self._context = IkContext(self._model, n_ctx=n_ctx, n_threads=threads, flash_attn=False)
         self._n_ctx, self._n_ubatch = n_ctx, self._context._n_ubatch
         self._n_vocab = int(api.llama_vocab_n_tokens(self._model.vocab))
@@ -143,6 +139,18 @@ class NextTokenScorer:
             buffer = ctypes.create_string_buffer(needed)
             needed = self._apply(self._chat_template, chat, len(roles), True, buffer, needed)
         return buffer.raw[:needed].decode("utf-8", errors="replace")
+
+
+def _chatml_template(lib: Any, model: Any, path: Path) -> bytes:
+    """The model's chat template, when it is ChatML (the embedded Qwen's and its family's).
+
+    WHY ChatML only: this runtime renders a template from its own short list and adds no
+    BOS token, where xllamacpp runs the template's Jinja; on ChatML (no BOS) the two give
+    the same tokens, which tests/test_next_token.py checks. Any other model stays on xllamacpp."""
+    template = _bind(lib, "llama_model_chat_template", [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_char_p)(model, None)
+    if not template or b"<|im_start|>" not in template:
+        raise ModelError(f"{path.name}'s chat template is not ChatML")
+    return bytes(template)
 
 
 _LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
