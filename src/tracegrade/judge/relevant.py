@@ -10,9 +10,10 @@
     >>> passages("Gift cards, opened\\nsoftware cannot be returned. Ask us.\\n- refunds: 5 days")
     ['Gift cards, opened software cannot be returned.', 'Ask us.', '- refunds: 5 days']
 
-WHY: the local judge reads ~90 prompt tokens a second on two cores (the
-``promptMs`` of bench/results/judge-speed-round3-55.json); a 400-token context
-costs 4-5 s per answer, and most of it is about other things. The
+WHY: the local judge reads ~90 prompt tokens a second on two cores on xllamacpp
+(the ``promptMs`` of bench/results/judge-speed-round3-55.json), ~140 on
+ik_llama.cpp; a 400-token context costs 3-5 s per answer, and most of it is
+about other things. The
 passages most similar to the answer are kept (in their original order) up to
 ``max_words``; the embeddings model ranks them when it is installed (the
 ``local`` extra), plain word overlap otherwise. Only the model part is shown
