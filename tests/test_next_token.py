@@ -191,3 +191,11 @@ def test_a_model_whose_template_is_not_chatml_stays_on_xllamacpp(monkeypatch):
         asyncio.run(model.complete(chat("Is it?"), ASK))
     asyncio.run(model.complete(chat("Is it?"), ASK))  # no second attempt, no second warning
     assert len(seen) == 2
+
+
+def test_a_template_that_drops_a_message_is_an_error_not_a_misplaced_text(scorer, monkeypatch):
+    from tracegrade.core.errors import ModelError
+
+    monkeypatch.setattr(scorer, "_template", lambda roles: f"<|im_start|>user\n{next_token.ROLE_MARK}<|im_end|>\n")
+    with pytest.raises(ModelError, match="placed 1 of 2 messages"):
+        scorer.top_tokens(chat("Is it?"), 20)

@@ -117,6 +117,8 @@ class NextTokenScorer:
         """The chat template's control text as control tokens, each message's text as plain text."""
         template = self._template([m.role for m in messages])
         pieces = template.split(ROLE_MARK)
+        if len(pieces) != len(messages) + 1:  # a template that drops or repeats a message
+            raise ModelError(f"the chat template placed {len(pieces) - 1} of {len(messages)} messages")
         tokens: list[int] = []
         for index, piece in enumerate(pieces):
             tokens += self._model.tokenize(piece, add_bos=False, special=True) if piece else []
