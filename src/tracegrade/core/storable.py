@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 from pydantic import BaseModel
 
-from tracegrade.core.trace import Reply, ToolCall  # noqa: F401  (ToolCall: the doctest)
+from tracegrade.core.trace import Number, Reply, ToolCall  # noqa: F401  (ToolCall: the doctest)
 
 # Containers inside one value of a reply (tool arguments, state). WHY 64: real
 # arguments are a few levels deep, and the stored form (a result around the
@@ -43,7 +43,7 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 4_000
 INT64 = (-(2 ** 63), 2 ** 64 - 1)  # the integers stored as numbers (core.redact reads it too)
 Path: TypeAlias = "tuple[Path, Any] | None"  # where a value is: (where its container is, its key or index)
-_TYPED_NUMBERS = (float, tuple[float, ...])
+_TYPED_NUMBERS = (float, tuple[float, ...], tuple[Number, ...])
 
 
 class StorableReply(NamedTuple):

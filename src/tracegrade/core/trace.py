@@ -19,15 +19,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Annotated, Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 ToolStatus = Literal["ok", "error", "denied", "needs_approval"]
 StepKind = Literal["retrieval", "model", "tool", "approval"]
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "reply.schema.json"
+
+# WHY null reads as 0.0 in a number of the trace (times, cost, retrieval scores): that is
+# what core/storable.py stores for NaN, and what runs stored before it held (NaN written
+# as null); they read back.
+Number = Annotated[float, BeforeValidator(lambda value: 0.0 if value is None else value)]
 
 
 class _Wire(BaseModel):
@@ -71,19 +76,14 @@ class Step(_Wire):
 
     kind: StepKind
     name: str
-    start_ms: float = 0.0
-    duration_ms: float = 0.0
+    start_ms: Number = 0.0
+    duration_ms: Number = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
     error: str | None = None
     # Transport retries (429, 5xx, timeouts, dropped connections) before a model
     # round answered: a run that only passed thanks to retries should say so.
     retries: int = 0
-
-    @field_validator("start_ms", "duration_ms", mode="before")
-    @classmethod
-    def _no_time_is_zero(cls, value: Any) -> Any:
-        return _number_or_zero(value)
 
     @field_validator("start_ms", "duration_ms")
     @classmethod
@@ -95,18 +95,7 @@ class Step(_Wire):
 class Usage(_Wire):
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
-
-    @field_validator("cost_usd", mode="before")
-    @classmethod
-    def _no_cost_is_zero(cls, value: Any) -> Any:
-        return _number_or_zero(value)
-
-
-def _number_or_zero(value: Any) -> Any:
-    """null in a number of the trace reads as 0.0: what core/storable.py stores for NaN, and
-    what runs stored before it held (NaN written as null), so those read back."""
-    return 0.0 if value is None else value
+    cost_usd: Number = 0.0
 
 
 class Reply(_Wire):
@@ -115,7 +104,7 @@ class Reply(_Wire):
     answer: str
     retrieved_sources: tuple[str, ...] = ()
     # Similarity score of each retrieved source, in the same order.
-    retrieval_scores: tuple[float, ...] = ()
+    retrieval_scores: tuple[Number, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     context: str = ""
     steps: tuple[Step, ...] = ()
@@ -130,11 +119,6 @@ class Reply(_Wire):
     # What the agent's tools left behind, when the agent can report it (e.g.
     # {"bookings": [...]}): compared with a case's expected ``state``.
     state: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
-
-    @field_validator("retrieval_scores", mode="before")
-    @classmethod
-    def _no_score_is_zero(cls, value: Any) -> Any:
-        return [_number_or_zero(v) for v in value] if isinstance(value, (list, tuple)) else value
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
