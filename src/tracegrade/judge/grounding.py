@@ -209,10 +209,15 @@ class Known:
         found = claims(evidence)
         self.keys = {(c.kind, c.key) for c in found}
         self.numbers = {n for c in found for n in _numbers(c.key)}
-        self.words = set(words(evidence))
+        self.sequence = words(evidence)
+        self.words = set(self.sequence)
         self.stems = {_stem(w) for w in self.words}
         self.lower = evidence.lower()
-        self.initials = _initialisms(words(evidence))
+
+    @functools.cached_property
+    def initials(self) -> frozenset[str]:
+        """WHY on first use: only an answer with an acronym asks for them."""
+        return _initialisms(self.sequence)
 
     def holds(self, claim: Claim) -> bool:
         if (claim.kind, claim.key) in self.keys:

@@ -13,9 +13,8 @@
 WHY: the local judge reads ~90 prompt tokens a second on two cores on xllamacpp
 (the ``promptMs`` of bench/results/judge-speed-round3-55.json), ~140 on
 ik_llama.cpp; a 400-token context costs 3-5 s per answer, and most of it is
-about other things. The
-passages most similar to the answer are kept (in their original order) up to
-``max_words``; the embeddings model ranks them when it is installed (the
+about other things. The passages most similar to the answer are kept (in their
+original order) up to ``max_words``; the embeddings model ranks them when it is installed (the
 ``local`` extra), plain word overlap otherwise. Only the model part is shown
 the trimmed text: code grounding and word overlap read all of it. The context
 and the tool results are ranked together, under one budget: an answer about an
@@ -78,7 +77,6 @@ def relevant_parts(answer: str, sections: Mapping[str, str], max_words: int | No
             words += size
     return {name: "\n".join(unit for i, (section, unit) in enumerate(units) if section == name and i in kept)
             for name in sections}
-
 
 
 def lexical_rank(answer: str, units: Sequence[str]) -> list[float]:
