@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from tracegrade.capture.recorder import Exchange, Provider, as_plain, current, record
+from tracegrade.capture.recorder import Provider, current, record
 from tracegrade.capture.streams import GATHERERS, managed, tapped
 from tracegrade.core.errors import ConfigError
 
@@ -107,7 +107,7 @@ def _wrap_stream_helper(original: Callable[..., Any], provider: Provider) -> Cal
         started = time.perf_counter()
 
         def done(message: Any) -> None:
-            recorder.add(Exchange(provider, dict(kwargs), as_plain(message), started, time.perf_counter()))
+            recorder.finished(provider, kwargs, message, started)
 
         return managed(manager, done)
     return stream
@@ -125,6 +125,6 @@ def _recorded(provider: Provider, request: dict[str, Any], result: Any, started:
 
     def done(response: dict[str, Any]) -> None:
         if recorder is not None:
-            recorder.add(Exchange(provider, dict(request), response, started, time.perf_counter()))
+            recorder.finished(provider, request, response, started)
 
     return tapped(result, GATHERERS[provider](done))

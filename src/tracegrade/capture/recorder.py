@@ -45,6 +45,10 @@ class Recorder:
             return
         self.exchanges.append(exchange)
 
+    def finished(self, provider: Provider, request: dict[str, Any], response: Any, start_s: float) -> None:
+        """A call that ends now: its request, and its response as a plain dict."""
+        self.add(Exchange(provider, dict(request), as_plain(response), start_s, time.perf_counter()))
+
 
 _current: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("tracegrade_recorder", default=None)
 
@@ -68,9 +72,8 @@ def recording() -> Iterator[Recorder]:
 def record(provider: Provider, request: dict[str, Any], response: Any, start_s: float) -> None:
     """Add a finished call to the current case's Recorder (nothing outside a case)."""
     recorder = current()
-    if recorder is None:
-        return
-    recorder.add(Exchange(provider, dict(request), as_plain(response), start_s, time.perf_counter()))
+    if recorder is not None:
+        recorder.finished(provider, request, response, start_s)
 
 
 def as_plain(response: Any) -> dict[str, Any]:
