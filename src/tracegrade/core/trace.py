@@ -26,6 +26,10 @@ from pydantic.alias_generators import to_camel
 
 ToolStatus = Literal["ok", "error", "denied", "needs_approval"]
 StepKind = Literal["retrieval", "model", "tool", "approval"]
+# Where a Reply's calls came from: returned by the agent (its own trace, or a file of
+# Replies), recorded by capture from an SDK's model calls, read from OpenTelemetry spans,
+# or absent (nothing was recorded: no recorded call is not evidence that none was made).
+TraceSource = Literal["returned", "captured", "spans", "absent"]
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "reply.schema.json"
 
@@ -98,6 +102,35 @@ class Usage(_Wire):
     cost_usd: Number = 0.0
 
 
+class Provenance(_Wire):
+    """Where a Reply's calls came from, and why they cannot be graded when they cannot.
+
+        >>> Provenance(source="captured", via="openai").unusable()
+        ''
+    """
+
+    source: TraceSource = "returned"
+    # The SDK or instrumentation the calls were read from ("openai", "anthropic",
+    # "openinference", "genai"), when they were recorded rather than returned.
+    via: str = Field(default="", max_length=100)
+    # Why the calls are not the case's whole, own trace (cut at a cap, mixed with another
+    # case's, spans without their case), with the fix; "" when they are.
+    problem: str = Field(default="", max_length=2000)
+
+    def unusable(self) -> str:
+        """Why call checks must not be judged on this trace, with the fix; "" when they may."""
+        if self.problem:
+            return self.problem
+        if self.source == "absent":
+            return NOTHING_RECORDED
+        return ""
+
+
+NOTHING_RECORDED = ("no model call was recorded for this case: does the agent use the openai or "
+                    "anthropic SDK (--capture openai|anthropic)? Spans of an instrumentation: "
+                    "--capture otel. Or return a Reply with its tool calls")
+
+
 class Reply(_Wire):
     """The answer and the trace of how the agent reached it."""
 
@@ -119,6 +152,12 @@ class Reply(_Wire):
     # What the agent's tools left behind, when the agent can report it (e.g.
     # {"bookings": [...]}): compared with a case's expected ``state``.
     state: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # Where the calls came from (see Provenance); unset means the agent returned them.
+    provenance: Provenance | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    def calls_unusable(self) -> str:
+        """Why this Reply's calls cannot be graded (absent, cut, another case's), with the fix; "" when they can."""
+        return self.provenance.unusable() if self.provenance is not None else ""
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
