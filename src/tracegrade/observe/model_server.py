@@ -5,6 +5,11 @@
                                 stream (the whole answer in one chunk)
     GET  /v1/models
 
+A body that is not what OpenAI's API takes is a 400 naming the field
+(``ChatRequest`` holds each bound: ``max_tokens`` at least 1 and served as at
+most MAX_TOKENS_CAP, ``temperature`` 0 to 2, ``top_logprobs`` 0 to 20); it
+never reaches the model.
+
 So an agent in any language or framework (the openai SDK, the OpenAI Agents
 SDK, LangChain) runs offline on the embedded model, and ``--capture`` records
 its calls. Tools work with models that cannot write tool-call tags: the
@@ -20,21 +25,90 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import Any, Literal
 
+import pydantic_core
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from tracegrade.core.errors import TracegradeError
 from tracegrade.core.from_messages import text_of
 from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, Role, ToolSpec
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a request's messages; the local model's context is 4,096 tokens anyway
-MAX_TOKENS_CAP = 4096
+MAX_TOKENS_CAP = 4096  # a larger max_tokens is served as this many (clients send 16k and more by habit)
+DEFAULT_MAX_TOKENS = 512
+MAX_TOP_LOGPROBS = 20  # the OpenAI API's own bound
+_INT64 = 2**63
 
 
 class BadRequest(ValueError):
     """A request this server cannot take; the message says which field."""
+
+
+# --- the request, as pydantic reads it ---------------------------------------------------
+# WHY extra keys are ignored: the openai clients send fields this server does not use
+# (model, user, n, stream_options...), and refusing them would refuse every client.
+
+
+class _Edge(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class CalledFunction(_Edge):
+    name: StrictStr = Field(min_length=1)
+    arguments: Any = "{}"  # JSON text as OpenAI sends it; an object as some clients do
+
+
+class PastCall(_Edge):
+    id: StrictStr | None = None
+    function: CalledFunction
+
+
+class ChatMessage(_Edge):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: Any = None  # text, or a list of parts (text_of reads any shape)
+    tool_calls: list[PastCall] | None = None
+    tool_call_id: StrictStr | None = None
+    name: StrictStr | None = None
+
+
+class OfferedFunction(_Edge):
+    name: StrictStr = Field(min_length=1)
+    description: StrictStr | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class ChatTool(_Edge):
+    function: OfferedFunction
+
+
+class JsonSchemaFormat(_Edge):
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+
+
+class ResponseFormat(_Edge):
+    type: Literal["text", "json_object", "json_schema"] = "text"
+    json_schema: JsonSchemaFormat | None = None
+
+
+class ChatRequest(_Edge):
+    """The fields of an OpenAI chat request this server reads, each bounded:
+    ``max_tokens`` at least 1 (more than MAX_TOKENS_CAP is served as the cap),
+    ``temperature`` 0 to 2, ``top_logprobs`` 0 to 20, ``seed`` a 64-bit integer."""
+
+    messages: list[ChatMessage] = Field(min_length=1)
+    tools: list[ChatTool] | None = None
+    tool_choice: Any = None  # only "none" changes anything
+    response_format: ResponseFormat | None = None
+    max_tokens: StrictInt | None = Field(None, ge=1)
+    max_completion_tokens: StrictInt | None = Field(None, ge=1)
+    temperature: StrictFloat | None = Field(None, ge=0.0, le=2.0)
+    seed: StrictInt | None = Field(None, ge=-_INT64, lt=_INT64)
+    logprobs: StrictBool | None = None
+    top_logprobs: StrictInt | None = Field(None, ge=0, le=MAX_TOP_LOGPROBS)
+    stream: StrictBool | None = None
 
 
 def create_model_app(model: ChatModel, token: str | None = None) -> FastAPI:
@@ -61,76 +135,84 @@ def create_model_app(model: ChatModel, token: str | None = None) -> FastAPI:
             return _error(400, str(exc))
         except TracegradeError as exc:
             return _error(502, f"{type(exc).__name__}: {exc}")
-        completion = to_completion(answer, model.model_id, bool(body.get("logprobs")))
-        if body.get("stream"):
+        completion = to_completion(answer, model.model_id, bool(body.logprobs))
+        if body.stream:
             return StreamingResponse(_chunks(completion), media_type="text/event-stream")
         return JSONResponse(completion)
 
     return app
 
 
-async def _body(request: Request) -> dict[str, Any]:
+async def _body(request: Request) -> ChatRequest:
     raw = bytearray()
     async for part in request.stream():  # WHY counted as it comes: a huge body never sits in memory whole
         raw += part
         if len(raw) > MAX_BODY_BYTES:
             raise BadRequest(f"request body over {MAX_BODY_BYTES // 2**20} MB")
+    return parse_request(bytes(raw))
+
+
+def parse_request(raw: bytes) -> ChatRequest:
+    """The body as a ChatRequest; BadRequest naming the first fields that are wrong.
+
+    WHY pydantic's JSON parser: it stops at a nesting depth (a body nested
+    100,000 deep is refused, not a RecursionError) and refuses a lone surrogate,
+    which could not be encoded on the way to the model."""
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise BadRequest(f"request body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object")
-    return body
+        return ChatRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise BadRequest(f"request body is not JSON: {first['msg'].removeprefix('Invalid JSON: ')}") from None
+        if first["type"] == "model_type" and not first["loc"]:
+            raise BadRequest("request body must be a JSON object") from None
+        raise BadRequest("; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:3])) from None
 
 
-def to_call(body: dict[str, Any]) -> tuple[list[Message], ChatOptions]:
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A field's place as a client writes it: ``messages[0].tool_calls``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".") or "body"
+
+
+def to_call(request: ChatRequest) -> tuple[list[Message], ChatOptions]:
     """An OpenAI chat request as the provider protocol's messages and options."""
-    raw_messages = body.get("messages")
-    if not isinstance(raw_messages, list) or not raw_messages:
-        raise BadRequest("'messages' must be a non-empty list")
-    messages = [_message(i, m) for i, m in enumerate(raw_messages)]
-    tools = tuple(_tool(i, t) for i, t in enumerate(body.get("tools") or []))
-    if body.get("tool_choice") == "none":
-        tools = ()
-    schema = None
-    response_format = body.get("response_format") or {}
-    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        schema = (response_format.get("json_schema") or {}).get("schema")
-    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 512
-    options = ChatOptions(tools=tools, json_schema=schema, temperature=float(body.get("temperature") or 0.0),
-                          max_tokens=min(int(max_tokens), MAX_TOKENS_CAP), seed=int(body.get("seed") or 0),
-                          logprobs=int(body.get("top_logprobs") or (1 if body.get("logprobs") else 0)))
+    messages = [_message(m) for m in request.messages]
+    tools = () if request.tool_choice == "none" else tuple(_tool(t) for t in request.tools or ())
+    response_format = request.response_format
+    schema = (response_format.json_schema.schema_ if response_format and response_format.type == "json_schema"
+              and response_format.json_schema else None)
+    max_tokens = request.max_completion_tokens or request.max_tokens or DEFAULT_MAX_TOKENS
+    top = request.top_logprobs or (1 if request.logprobs else 0)
+    options = ChatOptions(tools=tools, json_schema=schema, temperature=request.temperature or 0.0,
+                          max_tokens=min(max_tokens, MAX_TOKENS_CAP), seed=request.seed or 0, logprobs=top)
     return messages, options
 
 
-def _message(index: int, raw: Any) -> Message:
-    if not isinstance(raw, dict) or raw.get("role") not in ("system", "developer", "user", "assistant", "tool"):
-        raise BadRequest(f"messages[{index}]: a message needs a role of system, user, assistant or tool")
-    role: Role = "system" if raw["role"] == "developer" else raw["role"]
-    calls = tuple(_call(index, c) for c in raw.get("tool_calls") or [])
-    return Message(role=role, content=text_of(raw.get("content")), tool_calls=calls,
-                   tool_call_id=str(raw.get("tool_call_id") or ""), name=str(raw.get("name") or ""))
+def _message(raw: ChatMessage) -> Message:
+    role: Role = "system" if raw.role == "developer" else raw.role
+    calls = tuple(ModelToolCall(name=c.function.name, arguments=_arguments(c.function.arguments), id=c.id or "")
+                  for c in raw.tool_calls or ())
+    return Message(role=role, content=text_of(raw.content), tool_calls=calls, tool_call_id=raw.tool_call_id or "",
+                   name=raw.name or "")
 
 
-def _call(index: int, raw: Any) -> ModelToolCall:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not function.get("name"):
-        raise BadRequest(f"messages[{index}].tool_calls: each call needs function.name")
+def _arguments(raw: Any) -> dict[str, Any]:
+    """A past call's arguments; text that is not a JSON object reads as none, as the model wrote it.
+    WHY pydantic_core's parser: the text is the client's, and its nesting depth is bounded."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return {}
     try:
-        arguments = json.loads(function.get("arguments") or "{}")
+        arguments = pydantic_core.from_json(raw or "{}")
     except ValueError:
-        arguments = {}
-    return ModelToolCall(name=function["name"], arguments=arguments if isinstance(arguments, dict) else {},
-                         id=str(raw.get("id") or ""))
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
-def _tool(index: int, raw: Any) -> ToolSpec:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not function.get("name"):
-        raise BadRequest(f"tools[{index}]: a tool needs function.name")
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return ToolSpec(name=function["name"], description=str(function.get("description") or ""), parameters=parameters)
+def _tool(raw: ChatTool) -> ToolSpec:
+    parameters = raw.function.parameters or {"type": "object", "properties": {}}
+    return ToolSpec(name=raw.function.name, description=raw.function.description or "", parameters=parameters)
 
 
 def to_completion(answer: ChatResponse, model_id: str, logprobs: bool) -> dict[str, Any]:
