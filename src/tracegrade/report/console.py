@@ -6,6 +6,7 @@ from typing import Sequence
 
 from tracegrade.core.results import CaseResult, MetricScore, Run
 from tracegrade.stats.tally import RunTally, tally
+from tracegrade.report.labels import dataset_label
 
 RULE = "=" * 60
 
@@ -54,7 +55,7 @@ def final_report(run: Run, summary: RunTally | None = None) -> str:
     lines = [
         RULE,
         "FINAL REPORT",
-        f"  {'dataset':<9} {manifest.dataset}  version {manifest.dataset_version}  {cases} cases",
+        f"  {'dataset':<9} {dataset_label(manifest)}  version {manifest.dataset_version}  {cases} cases",
         f"  {'agent':<9} {manifest.agent_model}   judge {manifest.judge_model or '(skipped: checks only)'}",
         f"  cases {cases}   passed {counts['pass']}   failed {counts['fail'] + counts['error']}   unscored {counts['unscored']}",
     ]

@@ -22,6 +22,7 @@ from pathlib import Path
 from tracegrade.core.redact import redact
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
+from tracegrade.report.labels import dataset_label
 from tracegrade.core.results import CaseResult, MetricScore, Run
 from tracegrade.eval.verdict import failing_metrics
 from tracegrade.stats.aggregate import latency
@@ -51,7 +52,7 @@ applyFilters();
 
 def to_html(run: Run) -> str:
     m = run.manifest
-    header = escape(f"run {m.run_id} · dataset {m.dataset} (version {m.dataset_version}) · agent {m.agent_model} · "
+    header = escape(f"run {m.run_id} · dataset {dataset_label(m)} (version {m.dataset_version}) · agent {m.agent_model} · "
                     f"judge {m.judge_model or 'none (checks only)'} · prompt {m.prompt_version or '-'} · "
                     f"commit {m.git_commit or '-'} · {m.started_at} → {m.ended_at}")
     body = _summary(run) + _distributions(run.results) + _cases(run.results)

@@ -16,6 +16,7 @@ from typing import TextIO
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.eval.verdict import failing_metrics
 from tracegrade.report import streamed
+from tracegrade.report.labels import dataset_label
 from tracegrade.stats.tally import RunTally
 
 
@@ -61,7 +62,7 @@ class Writer:
         m, summary = ending.manifest, ending.summary
         counts, cases = summary.statuses, summary.cases
         lines = [
-            f"### tracegrade: {text(m.dataset)} (version {code(m.dataset_version)})",
+            f"### tracegrade: {text(dataset_label(m))} (version {code(m.dataset_version)})",
             "",
             f"**{counts['pass']}/{cases} passed** · failed {counts['fail'] + counts['error']} · unscored {counts['unscored']}"
             f" · agent {code(m.agent_model)} · judge {code(m.judge_model or 'none')}",
