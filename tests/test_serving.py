@@ -122,6 +122,34 @@ def test_a_keep_alive_connection_idle_after_a_request_is_closed():
         assert closed_by_server(sock, within_s=5)
 
 
+def response_to(url: str, request: bytes) -> bytes:
+    """What the server answers to ``request`` sent in one write, up to its close."""
+    with connect(url) as sock:
+        sock.sendall(request)
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    return answer
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /health?q=" + b"a" * 120_000 + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 60_000 + b"\r\nConnection: close\r\n\r\n",
+    b"GET /health HTTP/1.1\r\nHost: localhost\r\n" + b"X-Many: aaaaaaaaaa\r\n" * 2000 + b"Connection: close\r\n\r\n",
+])
+def test_a_request_head_over_the_limit_in_one_write_is_refused(request_bytes):
+    with serving(small_app(), FAST) as url:
+        refused = response_to(url, request_bytes)
+        fine = response_to(url, b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Ok: " + b"a" * 8000
+                           + b"\r\nConnection: close\r\n\r\n")
+    assert refused.startswith(b"HTTP/1.1 431 "), refused[:200]
+    assert b"over 16384 bytes" in refused
+    assert fine.startswith(b"HTTP/1.1 200 ")
+
+
 def test_a_flood_of_idle_connections_never_locks_out_a_real_request():
     """Three times the connection limit, all idle: the server keeps answering,
     by closing the oldest idle ones, and never holds more than its limit."""

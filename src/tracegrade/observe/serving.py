@@ -13,7 +13,8 @@ What it protects against (docs/reliability.md lists every number):
 - **Idle and slow connections**: a client must finish its request headers
   within ``header_timeout_s`` of connecting (or of its last response), and its
   body within ``body_timeout_s``; an idle keep-alive connection closes after
-  ``keep_alive_s``. Past ``max_connections`` the oldest connection still
+  ``keep_alive_s``. A request line and headers over ``max_header_bytes``
+  together get a 431, whether they trickle in or come in one write. Past ``max_connections`` the oldest connection still
   waiting for its headers is closed to make room, so idle sockets can never
   lock out a real request; when every connection is busy, the newcomer gets a 503.
 """
@@ -121,15 +122,29 @@ async def _refuse(send: Send, status: int, problem: str) -> None:
 
 
 def guarded_protocol(limits: Limits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with header and body deadlines and a connection
-    limit that evicts the oldest connection still waiting for its headers."""
+    """uvicorn's h11 protocol with header and body deadlines, a bound on the
+    request head, and a connection limit that evicts the oldest connection
+    still waiting for its headers."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     waiting: dict[Any, None] = {}  # connections waiting for request headers, oldest first
+    bounded = bounded_head_connection(limits.max_header_bytes)
 
     class Guarded(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _cycle_seen: RequestResponseCycle | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.conn = bounded(self.conn.our_role, max_incomplete_event_size=limits.max_header_bytes)
+
+        def send_400_response(self, msg: str) -> None:
+            if not getattr(self.conn, "head_too_large", False):
+                return super().send_400_response(msg)
+            body = f"request line and headers over {limits.max_header_bytes} bytes".encode()
+            self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+                                 b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+            self.transport.close()
 
         # WHY the ignore: uvicorn's H11Protocol narrows the transport to asyncio.Transport the same way.
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -184,6 +199,32 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
                 self.transport.close()
 
     return Guarded
+
+
+def bounded_head_connection(max_bytes: int) -> type[Any]:
+    """An h11 server connection that refuses a request whose line and headers pass
+    ``max_bytes``. WHY besides h11's own ``max_incomplete_event_size``: that bounds
+    only a head still arriving; a 120 KB request line sent in one write is complete
+    at once and passed it."""
+    import h11
+
+    class BoundedHead(h11.Connection):
+        head_too_large = False
+
+        def next_event(self) -> Any:
+            event = super().next_event()
+            if isinstance(event, h11.Request) and _head_bytes(event) > max_bytes:
+                self.head_too_large = True
+                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            return event
+
+    return BoundedHead
+
+
+def _head_bytes(request: Any) -> int:
+    """The size of a request's line and headers as sent (each line with its CRLF)."""
+    line = len(request.method) + len(request.target) + len(b" HTTP/1.1\r\n") + 1
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers.raw_items())
 
 
 def _evict_oldest(waiting: dict[Any, None], newcomer: object) -> bool:
