@@ -139,6 +139,7 @@ def response_to(url: str, request: bytes) -> bytes:
     b"GET /health?q=" + b"a" * 120_000 + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 60_000 + b"\r\nConnection: close\r\n\r\n",
     b"GET /health HTTP/1.1\r\nHost: localhost\r\n" + b"X-Many: aaaaaaaaaa\r\n" * 2000 + b"Connection: close\r\n\r\n",
+    b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Unfinished: " + b"a" * 60_000,  # h11's bound: a head still arriving
 ])
 def test_a_request_head_over_the_limit_in_one_write_is_refused(request_bytes):
     with serving(small_app(), FAST) as url:

@@ -212,7 +212,11 @@ def bounded_head_connection(max_bytes: int) -> type[Any]:
         head_too_large = False
 
         def next_event(self) -> Any:
-            event = super().next_event()
+            try:
+                event = super().next_event()
+            except h11.RemoteProtocolError as exc:
+                self.head_too_large = exc.error_status_hint == 431  # h11's own bound, on a head still arriving
+                raise
             if isinstance(event, h11.Request) and _head_bytes(event) > max_bytes:
                 self.head_too_large = True
                 raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
