@@ -444,7 +444,8 @@ def test_a_hung_sync_agent_is_stopped_by_the_case_timeout_and_the_others_finish(
         release.set()
     statuses = {r.case_id: (r.status, r.error) for r in run.results}
     assert statuses["w0"] == ("error", "agent timed out after 0.5 s")
-    assert statuses["w1"][0] == statuses["w2"][0] == "fail"  # they ran: no call made, so expectedCalls fails
+    # they ran: without --capture no call was recorded, so expectedCalls is not judged either way
+    assert statuses["w1"][0] == statuses["w2"][0] == "unscored"
 
 
 def test_evaluate_works_inside_a_running_event_loop(tmp_path):

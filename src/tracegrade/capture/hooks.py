@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from tracegrade.capture.recorder import Provider, current, record
+from tracegrade.capture.recorder import Provider, current, record, snapshot
 from tracegrade.capture.streams import GATHERERS, managed, tapped
 from tracegrade.core.errors import ConfigError
 
@@ -89,10 +89,11 @@ def _wrap(original: Callable[..., Any], provider: Provider) -> Callable[..., Any
         if current() is None:
             return original(self, *args, **kwargs)
         started = time.perf_counter()
+        request = snapshot(kwargs)  # WHY before the call: what was sent, whatever the agent appends after
         result = original(self, *args, **kwargs)
         if inspect.isawaitable(result):
-            return _finish(provider, kwargs, result, started)
-        return _recorded(provider, kwargs, result, started)
+            return _finish(provider, request, result, started)
+        return _recorded(provider, request, result, started)
     return create
 
 
@@ -104,10 +105,10 @@ def _wrap_stream_helper(original: Callable[..., Any], provider: Provider) -> Cal
         recorder = current()
         if recorder is None:
             return manager
-        started = time.perf_counter()
+        started, request = time.perf_counter(), snapshot(kwargs)
 
         def done(message: Any) -> None:
-            recorder.finished(provider, kwargs, message, started)
+            recorder.finished(provider, request, message, started)
 
         return managed(manager, done)
     return stream

@@ -5,29 +5,60 @@ to the Recorder of the context they run in, so concurrent cases never mix
 their calls (asyncio tasks copy the context; so do ``asyncio.to_thread`` and
 the thread pools of LangChain and the OpenAI Agents SDK). A call made outside
 any case's context is not recorded at all.
+
+Where the context cannot tell cases apart, the Recorder says so instead of
+guessing (``Recorder.problem``): a task created inside one case that outlives
+it (a batching client's or rate limiter's worker) carries that case's context
+into every later call it makes, for whichever case asked. Its calls are then
+either still that case's (while it runs) or late (after it ended): both are
+counted, never silently graded as the case's own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
 Provider = Literal["openai-chat", "openai-responses", "anthropic"]
 MAX_EXCHANGES = 1000  # of one case: an agent stuck in a loop stops being recorded, the run goes on
+_SNAPSHOT_DEPTH = 64  # containers deeper than this are kept as they are (a request is the agent's own data)
+
+WORKER_TASK = ("its model calls were made from an asyncio task that a case created and that outlived it "
+               "(a batching client's, rate limiter's or queue's worker task): the calls of several cases "
+               "cannot be told apart. Create that task outside the cases (at import or in a setup), or "
+               "create the client per case, or return a Reply with the case's own tool calls")
 
 
 @dataclass(frozen=True)
 class Exchange:
-    """One model call: the request's keyword arguments and the response as a dict."""
+    """One model call: the request's keyword arguments as sent and the response as a dict."""
 
     provider: Provider
     request: dict[str, Any]
     response: dict[str, Any]
     start_s: float
     end_s: float
+
+
+@dataclass
+class Shared:
+    """What the cases of one captured target learn together: calls that arrived late, and
+    whether a worker task was seen (so a case that recorded nothing can say why)."""
+
+    late_calls: int = 0
+    worker_seen: bool = False
+    warned_absent: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def late(self) -> None:
+        with self.lock:
+            self.late_calls += 1
+            self.worker_seen = True
 
 
 @dataclass
@@ -38,16 +69,41 @@ class Recorder:
     exchanges: list[Exchange] = field(default_factory=list)
     spans: list[Any] = field(default_factory=list)
     dropped: int = 0
+    shared: Shared = field(default_factory=Shared)
+    # The task the case runs in: calls from any other task still alive at its end came from a worker.
+    case_task: Any = None
+    tasks: set[Any] = field(default_factory=set)
+    closed: bool = False
 
     def add(self, exchange: Exchange) -> None:
+        if self.closed:  # the case ended: a worker task it created is calling for another case
+            self.shared.late()
+            return
         if len(self.exchanges) >= MAX_EXCHANGES:
+            # WHY the last slot replaced, not the newest dropped: the answer graded is the last call's
             self.dropped += 1
+            self.exchanges[-1] = exchange
             return
         self.exchanges.append(exchange)
 
     def finished(self, provider: Provider, request: dict[str, Any], response: Any, start_s: float) -> None:
-        """A call that ends now: its request, and its response as a plain dict."""
-        self.add(Exchange(provider, dict(request), as_plain(response), start_s, time.perf_counter()))
+        """A call that ends now: its request (as snapshot when sent), and its response as a plain dict."""
+        task = _running_task()
+        if task is not None and task is not self.case_task:
+            self.tasks.add(task)
+        self.add(Exchange(provider, request, as_plain(response), start_s, time.perf_counter()))
+
+    def close(self) -> str:
+        """The case ended: later calls are late. Returns why its calls are not its own whole trace ("" when they are)."""
+        self.closed = True
+        if any(not task.done() for task in self.tasks):
+            self.shared.worker_seen = True
+            return WORKER_TASK
+        if self.dropped:
+            return (f"the trace was cut: the case made {len(self.exchanges) + self.dropped} model calls, "
+                    f"past the cap of {MAX_EXCHANGES}; {self.dropped} in between were not recorded "
+                    "(the answer is the last call's)")
+        return ""
 
 
 _current: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("tracegrade_recorder", default=None)
@@ -59,14 +115,15 @@ def current() -> Recorder | None:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[Recorder]:
-    """A new Recorder for the code inside the block (one case)."""
-    recorder = Recorder()
+def recording(shared: Shared | None = None) -> Iterator[Recorder]:
+    """A new Recorder for the code inside the block (one case), closed when it is left."""
+    recorder = Recorder(shared=shared or Shared(), case_task=_running_task())
     token = _current.set(recorder)
     try:
         yield recorder
     finally:
         _current.reset(token)
+        recorder.closed = True
 
 
 def record(provider: Provider, request: dict[str, Any], response: Any, start_s: float) -> None:
@@ -74,6 +131,29 @@ def record(provider: Provider, request: dict[str, Any], response: Any, start_s: 
     recorder = current()
     if recorder is not None:
         recorder.finished(provider, request, response, start_s)
+
+
+def snapshot(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as it is sent: its lists and dicts copied, so an agent that appends to its
+    own ``messages`` list after the call does not change what was recorded (a call seen twice)."""
+    return _copied(request, _SNAPSHOT_DEPTH)  # type: ignore[no-any-return]
+
+
+def _copied(value: Any, depth: int) -> Any:
+    if depth <= 0:
+        return value
+    if isinstance(value, dict):
+        return {key: _copied(item, depth - 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copied(item, depth - 1) for item in value]
+    return value
+
+
+def _running_task() -> Any:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no event loop in this thread: a sync agent's call
+        return None
 
 
 def as_plain(response: Any) -> dict[str, Any]:

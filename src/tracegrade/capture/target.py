@@ -22,18 +22,21 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import re
 import threading
+import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 from tracegrade.capture.assemble import reply_of
-from tracegrade.capture.recorder import Recorder, recording
+from tracegrade.capture.recorder import WORKER_TASK, Recorder, Shared, recording
 from tracegrade.capture.shape import reply_from_dict
 from tracegrade.core.errors import AgentError, ConfigError
-from tracegrade.core.trace import Reply
+from tracegrade.core.trace import Provenance, Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.plugins import Target
 
 SOURCES = ("openai", "anthropic", "otel")
+_INLINE_RECORDS = 64  # recorded calls or spans put together on the event loop; more go to a thread
 _QUESTION_NAMES = {"question", "prompt", "query", "text", "message", "input", "q"}
 
 
@@ -52,11 +55,17 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     """``function`` as a target whose model calls (``sources``) are captured per case."""
     sources = check_sources(sources)
     takes_question = wants_question(function)
+    shared = Shared()  # WHY one per target: what its cases learn together (a worker task seen) is this run's
 
     async def ask(case: GoldenCase) -> Reply:
-        with recording() as recorder, _hooks(sources), _case_span(sources, case.id, recorder):
+        with recording(shared) as recorder, _hooks(sources), _case_span(sources, case.id, recorder):
             returned = await call_agent(function, case.question if takes_question else case)
-        return merge(returned, recorder, sources)
+        problem = recorder.close()
+        if len(recorder.exchanges) + len(recorder.spans) > _INLINE_RECORDS:
+            # WHY off the loop: putting a long trace together must not stall the other cases
+            # (the case's deadline still bounds the wait; the thread is left behind after it)
+            return await in_daemon_thread(merge, returned, recorder, sources, problem)  # type: ignore[no-any-return]
+        return merge(returned, recorder, sources, problem)
 
     # WHY: what the harness reads off a target (model_id, model, agent_name,
     # prompt_version, probe, its name) stays readable through the wrapper.
@@ -85,8 +94,21 @@ async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
     carries the case's context (its Recorder, its span)."""
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
         return await function(argument)
-    result = await in_daemon_thread(function, argument)
+    try:
+        result = await in_daemon_thread(function, argument)
+    except Exception as exc:
+        if _LOOP_BOUND.search(str(exc)):
+            exc.add_note(LOOP_HINT)
+        raise
     return await result if inspect.isawaitable(result) else result
+
+
+# The errors of a framework whose shared client is bound to one event loop, used from a sync
+# agent that each case runs on a thread of its own (pydantic-ai's run_sync, httpx/anyio clients).
+_LOOP_BOUND = re.compile(r"(?:bound|attached) to a different (?:event )?loop")
+LOOP_HINT = ("hint: the agent is sync and each case runs it on a thread of its own, but its framework's "
+             "client is bound to one event loop: make the target `async def` (await the framework's "
+             "async API), or run with --concurrency 1")
 
 
 def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
@@ -121,13 +143,16 @@ def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future
     return future
 
 
-def merge(returned: Any, recorder: Recorder, sources: Sequence[str]) -> Reply:
-    """The Reply of a case: what the function returned, filled in from what was captured."""
+def merge(returned: Any, recorder: Recorder, sources: Sequence[str], problem: str = "") -> Reply:
+    """The Reply of a case: what the function returned, filled in from what was captured, saying
+    where its calls came from (``problem``: why the captured ones are not the case's own, whole trace)."""
     if isinstance(returned, Reply):
         return returned
     if isinstance(returned, dict):
         return reply_from_dict(returned)
     captured = reply_of(recorder) if sources else None
+    if captured is not None:
+        captured = captured.model_copy(update={"provenance": _captured(recorder, problem, captured.provenance)})
     if returned is None:
         if captured is None:
             raise AgentError("the target returned nothing and no model call was captured "
@@ -136,7 +161,39 @@ def merge(returned: Any, recorder: Recorder, sources: Sequence[str]) -> Reply:
     if not isinstance(returned, str):
         raise AgentError(f"the target returned a {type(returned).__name__}; expected the answer (str), "
                          "a Reply, its JSON dict, or nothing (the captured answer)")
-    return captured.model_copy(update={"answer": returned}) if captured is not None else Reply(answer=returned)
+    if captured is not None:
+        return captured.model_copy(update={"answer": returned})
+    return Reply(answer=returned, provenance=_absent(recorder.shared, sources))
+
+
+class NothingRecordedWarning(UserWarning):
+    """Capture recorded no model call for a case: its call checks are not judged."""
+
+
+def _captured(recorder: Recorder, problem: str, read: Provenance | None) -> Provenance:
+    """Where captured calls came from: the SDK recorded, or the spans read (as the reader said)."""
+    if recorder.exchanges:
+        return Provenance(source="captured", via=recorder.exchanges[-1].provider.split("-")[0], problem=problem)
+    read = read or Provenance(source="spans", via="otel")
+    return read.model_copy(update={"problem": problem}) if problem else read
+
+
+def _absent(shared: Shared, sources: Sequence[str]) -> Provenance:
+    """No call recorded: say why when a worker task was seen, and say it once per run when capture was on."""
+    absent = Provenance(source="absent", via=",".join(sources), problem=WORKER_TASK if shared.worker_seen else "")
+    if sources:
+        _warn_once(shared, absent)
+    return absent
+
+
+def _warn_once(shared: Shared, absent: Provenance) -> None:
+    """Say once per run (target) that capture found nothing: every call check is then unjudged."""
+    with shared.lock:
+        if shared.warned_absent:
+            return
+        shared.warned_absent = True
+    warnings.warn(f"{absent.unusable()}. Cases without a recorded call are unscored on their call "
+                  "checks; answer checks still run.", NothingRecordedWarning, stacklevel=2)
 
 
 @contextlib.contextmanager

@@ -82,6 +82,10 @@ def error_text(exc: BaseException) -> str:
         message = str(exc)
     except Exception:
         message = "(its message could not be read)"
+    # WHY the notes too: a hint added where the error passed (capture's framework hint) belongs with it
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, list):
+        message += "".join(f" ({str(note)[:500]})" for note in notes[:3])
     return clean_text(f"{type(exc).__name__}: {message}")
 
 

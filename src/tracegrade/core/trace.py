@@ -122,13 +122,13 @@ class Provenance(_Wire):
         if self.problem:
             return self.problem
         if self.source == "absent":
-            return NOTHING_RECORDED
+            tried = f"with --capture {self.via}" if self.via else "(the run has no --capture)"
+            return f"no model call was recorded for this case {tried}: {NOTHING_RECORDED_FIX}"
         return ""
 
 
-NOTHING_RECORDED = ("no model call was recorded for this case: does the agent use the openai or "
-                    "anthropic SDK (--capture openai|anthropic)? Spans of an instrumentation: "
-                    "--capture otel. Or return a Reply with its tool calls")
+NOTHING_RECORDED_FIX = ("does the agent use the openai or anthropic SDK (--capture openai|anthropic)? "
+                        "Spans of an instrumentation: --capture otel. Or return a Reply with its tool calls")
 
 
 class Reply(_Wire):

@@ -344,6 +344,17 @@ _BY_FIELD: tuple[tuple[str, tuple[Check, ...]], ...] = (
     ("answer", (AnswerText(), AnswerDecision())),
 )
 BUILTIN_CHECKS: tuple[Check, ...] = _ALWAYS_ASKED + tuple(c for _, group in _BY_FIELD for c in group)
+# The built-in checks that read the agent's calls: never judged on a trace whose calls are
+# absent, cut or another case's (Reply.calls_unusable), since no recorded call is not
+# evidence that none was made. WHY names: a check is a small dataclass, its name its identity.
+CALL_CHECKS = frozenset({
+    "toolChoice", "toolArgument", "requiredTools", "forbiddenTools", "toolOrder", "maxSteps",
+    "duplicateCalls", "approval", "idempotency", "unauthorizedData", "faultRecorded", "toolSchema",
+    "expectedCalls", "unexpectedCalls", "callOrder", "forbiddenCalls",
+})
+# Asked of every case unless turned off, not stated by it: left out on such a trace, but its
+# absence alone does not leave a case unscored (an answer-only dataset keeps its verdicts).
+UNSTATED_CALL_CHECKS = frozenset({"duplicateCalls"})
 
 
 def checks_for(case: GoldenCase) -> list[Check]:

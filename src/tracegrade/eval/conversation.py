@@ -55,7 +55,9 @@ def join(case: GoldenCase, replies: list[Reply]) -> Reply:
     usage = Usage(input_tokens=sum(r.usage.input_tokens for r in replies),
                   output_tokens=sum(r.usage.output_tokens for r in replies),
                   cost_usd=sum(r.usage.cost_usd for r in replies))
+    # WHY the first unusable provenance: one turn's absent or mixed calls leave the whole conversation's unjudged
+    unusable = next((r.provenance for r in replies if r.calls_unusable()), replies[-1].provenance)
     return replies[-1].model_copy(update={
-        "turns": tuple(turns), "tool_calls": tuple(calls), "retrieved_sources": tuple(sources),
+        "provenance": unusable, "turns": tuple(turns), "tool_calls": tuple(calls), "retrieved_sources": tuple(sources),
         "retrieval_scores": (), "steps": tuple(s for r in replies for s in r.steps), "usage": usage,
     })

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Sequence, TypedDict
 
-from tracegrade.eval.checks import checks_for, run_checks
+from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.dataset import GoldenCase
@@ -133,7 +133,7 @@ async def _evaluate_case(
         return CaseResult(status="error", error=redact_secrets(f"agent failed: {error_text(exc)}{raised_at(exc)}"),
                           seconds=time.perf_counter() - started, **base)
     try:
-        reply, checks = await _graded(case, reply, settings, started)
+        reply, checks, unjudged = await _graded(case, reply, settings, started)
     except TimeoutError:
         times.mark("checks")
         return CaseResult(status="error", error=f"checks timed out: the case's {settings.timeout_s:g} s ran out",
@@ -148,6 +148,8 @@ async def _evaluate_case(
         outcome = await judge.score(case, reply)
         times.mark("judge")
     status = case_status(checks, outcome, settings.pass_score)
+    # WHY never a pass: the call checks were left out, so nothing says the agent did what it should
+    status = "unscored" if unjudged and status == "pass" else status
     scored = outcome if isinstance(outcome, Scores) else None
     return CaseResult(
         status=status,
@@ -156,7 +158,7 @@ async def _evaluate_case(
         scores=dict(scored.values) if scored is not None else None,
         metrics=scored.metrics if scored is not None else (),
         judge_reason=scored.reason if scored is not None else "",
-        error=_unscored_reason(outcome, status),
+        error="; ".join(filter(None, (unjudged if status == "unscored" else "", _unscored_reason(outcome, status)))),
         seconds=time.perf_counter() - started,
         agent_tokens=(reply.usage.input_tokens, reply.usage.output_tokens),
         judge_tokens=(outcome.input_tokens, outcome.output_tokens) if outcome else (0, 0),
@@ -167,6 +169,8 @@ async def _evaluate_case(
     )
 
 
+CheckFunction = Callable[[GoldenCase, Reply], CheckResult]
+
 # Replies up to this many characters are checked on the event loop when only the
 # built-in checks run: their work is linear (RE2, bounded patterns), and a thread
 # hop per case cost a large checks-only run about a sixth of its CPU time. Measured
@@ -176,14 +180,16 @@ INLINE_CHARS = 16_000
 
 
 async def _graded(case: GoldenCase, reply: Reply, settings: RunSettings,
-                  started: float) -> tuple[Reply, tuple[CheckResult, ...]]:
-    """The reply as it will be stored and its checks, run on that form (what is graded is what
-    is kept). A reply that had to be converted fails ``storableReply`` with the reasons. Checks
-    of a large reply, and any check not built in (the user's, a plugin's: their work is not
-    ours to bound), run on a worker thread under what is left of the case's deadline."""
+                  started: float) -> tuple[Reply, tuple[CheckResult, ...], str]:
+    """The reply as it will be stored, its checks, run on that form (what is graded is what
+    is kept), and why call checks were left out ("" when none were). A reply that had to be
+    converted fails ``storableReply`` with the reasons. Checks of a large reply, and any check
+    not built in (the user's, a plugin's: their work is not ours to bound), run on a worker
+    thread under what is left of the case's deadline."""
     reply, reasons, chars = storable_reply(reply)
     extra = _applicable(settings.checks, case)
-    checks: list[Callable[[GoldenCase, Reply], CheckResult]] = [*checks_for(case), *extra]
+    asked: list[CheckFunction] = [*checks_for(case), *extra]
+    checks, unjudged = _judgeable(asked, reply)
     if extra or chars > INLINE_CHARS:
         left = max(0.0, settings.timeout_s - (time.perf_counter() - started))
         results = await in_thread(run_checks, case, reply, checks, timeout_s=left)
@@ -191,7 +197,19 @@ async def _graded(case: GoldenCase, reply: Reply, settings: RunSettings,
         results = run_checks(case, reply, checks)
     if reasons:
         results += (CheckResult("storableReply", False, "not_json", "; ".join(reasons)),)
-    return reply, results
+    return reply, results, unjudged
+
+
+def _judgeable(checks: list[CheckFunction], reply: Reply) -> tuple[list[CheckFunction], str]:
+    """The checks that may be judged on ``reply``, and why its call checks may not ("" when
+    they may): calls that are absent, cut or another case's are no evidence either way."""
+    unusable = reply.calls_unusable()
+    if not unusable:
+        return checks, ""
+    names = [getattr(check, "name", None) for check in checks]
+    kept = [check for check, name in zip(checks, names) if name not in CALL_CHECKS]
+    stated = [str(name) for name in names if name in CALL_CHECKS and name not in UNSTATED_CALL_CHECKS]
+    return kept, f"{', '.join(stated)} not judged: {unusable}" if stated else ""
 
 
 def _applicable(checks: Sequence[Check], case: GoldenCase) -> list[Check]:

@@ -1,0 +1,293 @@
+"""A verdict only on the agent's own, whole trace: capture never loses, mixes or doubles
+a call silently (issue 33). The agent is a clinic's booking desk written with the openai
+SDK, as a user would write it; its model is a scripted HTTP endpoint behind the SDK's
+own transport."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import httpx
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+import tracegrade
+from tracegrade.capture import recorder as recorder_module
+from tracegrade.capture.target import NothingRecordedWarning, captured_target
+from tracegrade.eval.dataset import GoldenCase
+
+openai = pytest.importorskip("openai")
+
+TOOLS = [{"type": "function", "function": {"name": name, "parameters": {
+    "type": "object", "properties": {"patient": {"type": "string"}}, "required": ["patient"]}}}
+    for name in ("find_slot", "cancel_appointment")]
+
+
+def patient_of(messages: list[dict]) -> str:
+    question = next(m["content"] for m in messages if m["role"] == "user")
+    return question.rstrip("?").split()[-1]
+
+
+def desk_model(request: httpx.Request) -> httpx.Response:
+    """Asks find_slot (or, for a question that says cancel, cancel_appointment) for the
+    patient named last in the question, then answers with the tool's result."""
+    messages = json.loads(request.content)["messages"]
+    patient = patient_of(messages)
+    if messages[-1]["role"] == "user":
+        tool = "cancel_appointment" if "cancel" in messages[-1]["content"] else "find_slot"
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{patient}", "type": "function",
+            "function": {"name": tool, "arguments": json.dumps({"patient": patient})}}]}
+    else:
+        message = {"role": "assistant", "content": f"Done: {messages[-1]['content']}."}
+    return httpx.Response(200, json={
+        "id": "x", "object": "chat.completion", "created": 0, "model": "desk-1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}})
+
+
+def run_tool(name: str, patient: str) -> str:
+    return f"{name} for {patient}: Tuesday 10:00"
+
+
+def sync_client() -> object:
+    return openai.OpenAI(api_key="sk-test", base_url="http://desk.test/v1",
+                         http_client=httpx.Client(transport=httpx.MockTransport(desk_model)))
+
+
+def async_client(handler=desk_model) -> object:
+    return openai.AsyncOpenAI(api_key="sk-test", base_url="http://desk.test/v1",
+                              http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+
+
+def desk_agent(client, rounds: int = 8):
+    """A tool loop that appends each tool result, and at its round limit stops with the
+    last result appended (the shape that once recorded the last call twice)."""
+    def answer(question: str) -> str:
+        messages = [{"role": "user", "content": question}]
+        for _ in range(rounds):
+            message = client.chat.completions.create(model="desk-1", messages=messages, tools=TOOLS).choices[0].message
+            if not message.tool_calls:
+                return message.content
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                result = run_tool(call.function.name, **json.loads(call.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        return "I ran out of rounds."
+    return answer
+
+
+def case(patient: str, **fields) -> GoldenCase:
+    return GoldenCase.model_validate({"id": f"c-{patient}", "question": f"Book a slot for {patient}?", **fields})
+
+
+FORBIDDEN_ONLY = {"calls": {"forbidden": [{"tool": "cancel_appointment"}]}}
+
+
+def evaluate(cases, agent, tmp_path, capture=(), concurrency=4):
+    return tracegrade.evaluate(cases, agent, judge=None, capture=capture, store=f"sqlite:///{tmp_path}/r.db",
+                               settings=tracegrade.RunSettings(concurrency=concurrency))
+
+
+def test_a_forbidden_write_is_never_passed_when_no_capture_recorded_it(tmp_path):
+    """The agent cancels (forbidden); without --capture nothing recorded it: unscored, never a pass."""
+    cancel = GoldenCase.model_validate({"id": "cancel", "question": "Please cancel for Ada?", **FORBIDDEN_ONLY})
+    run = evaluate([cancel], desk_agent(sync_client()), tmp_path)
+    result = run.results[0]
+    assert result.status == "unscored", result
+    assert "forbiddenCalls not judged" in result.error and "no --capture" in result.error
+    assert result.reply.provenance.source == "absent"
+
+
+def test_a_wrong_capture_source_says_so_once_and_leaves_call_checks_unjudged(tmp_path):
+    cases = [GoldenCase.model_validate({"id": f"cancel-{p}", "question": f"Please cancel for {p}?",
+                                        **FORBIDDEN_ONLY}) for p in ("Ada", "Bo", "Cy")]
+    with pytest.warns(NothingRecordedWarning) as warned:
+        run = evaluate(cases, desk_agent(sync_client()), tmp_path, capture=("anthropic",))
+    assert [r.status for r in run.results] == ["unscored"] * 3
+    assert all("with --capture anthropic" in r.error for r in run.results)
+    assert len([w for w in warned if w.category is NothingRecordedWarning]) == 1
+
+
+def test_the_same_run_with_the_right_capture_fails_the_forbidden_write(tmp_path):
+    cancel = GoldenCase.model_validate({"id": "cancel", "question": "Please cancel for Ada?", **FORBIDDEN_ONLY})
+    run = evaluate([cancel], desk_agent(sync_client()), tmp_path, capture=("openai",))
+    assert run.results[0].status == "fail"
+    assert run.results[0].reply.provenance.model_dump() == {"source": "captured", "via": "openai", "problem": ""}
+
+
+def test_answer_only_datasets_keep_working_without_capture(tmp_path):
+    only_answer = case("Ada", answerMustInclude=["Tuesday 10:00"])
+    run = evaluate([only_answer], desk_agent(sync_client()), tmp_path)
+    assert run.results[0].status == "pass", run.results[0]
+
+
+def test_a_call_appended_after_the_last_round_is_recorded_once(tmp_path):
+    """The agent stops at its round limit right after appending the tool result: the request
+    recorded is the list as it was sent, so the last call is not seen twice."""
+    run = evaluate([case("Ada", calls={"expected": [{"tool": "find_slot"}]})], desk_agent(sync_client(), rounds=1),
+                   tmp_path, capture=("openai",))
+    result = run.results[0]
+    assert [c.name for c in result.reply.tool_calls] == ["find_slot"]
+    assert result.status == "pass", result.checks
+
+
+def test_past_the_cap_the_answer_is_the_last_calls_and_the_trace_says_it_was_cut(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "MAX_EXCHANGES", 5)
+
+    def looping(request: httpx.Request) -> httpx.Response:
+        step = len(json.loads(request.content)["messages"])
+        return httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "desk-1",
+                                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                             "role": "assistant", "content": f"answer to step {step}"}}]})
+    client = openai.OpenAI(api_key="sk-test", base_url="http://desk.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(looping)))
+
+    def chatty(question: str) -> None:
+        messages = [{"role": "user", "content": question}]
+        for _ in range(12):
+            said = client.chat.completions.create(model="desk-1", messages=messages).choices[0].message.content
+            messages += [{"role": "assistant", "content": said}, {"role": "user", "content": "more"}]
+
+    run = evaluate([case("Ada", calls={"forbidden": [{"tool": "cancel_appointment"}]})], chatty, tmp_path,
+                   capture=("openai",))
+    result = run.results[0]
+    assert result.reply.answer == "answer to step 23"
+    assert result.status == "unscored" and "the trace was cut" in result.error and "12 model calls" in result.error
+
+
+class BatchingClient:
+    """A batching client as agents write them: requests go on a queue that one long-lived
+    worker task drains; the worker is started lazily, inside whichever case asks first."""
+
+    def __init__(self, client) -> None:
+        self.client, self.queue, self.worker = client, None, None
+
+    async def create(self, **request):
+        if self.worker is None:
+            self.queue = asyncio.Queue()
+            self.worker = asyncio.get_running_loop().create_task(self._drain())
+        done = asyncio.get_running_loop().create_future()
+        await self.queue.put((request, done))
+        return await done
+
+    async def _drain(self):
+        while True:
+            request, done = await self.queue.get()
+            done.set_result(await self.client.chat.completions.create(**request))
+
+
+def batched_agent(batcher: BatchingClient):
+    async def answer(question: str) -> str:
+        messages = [{"role": "user", "content": question}]
+        while True:
+            message = (await batcher.create(model="desk-1", messages=messages, tools=TOOLS)).choices[0].message
+            if not message.tool_calls:
+                return message.content
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": run_tool(call.function.name, **json.loads(call.function.arguments))})
+    return answer
+
+
+@pytest.mark.parametrize("concurrency", [1, 6])
+def test_calls_through_a_worker_task_a_case_created_are_nobodys_verdict(tmp_path, concurrency):
+    """The worker carries the first case's context into every call it makes, for whichever
+    case asked: no case may fail or pass on calls that are not provably its own."""
+    patients = [f"P{i}" for i in range(12)]
+    cases = [case(p, calls={"expected": [{"tool": "find_slot", "arguments": {"patient": p}}]}) for p in patients]
+    with pytest.warns(NothingRecordedWarning):
+        run = evaluate(cases, batched_agent(BatchingClient(async_client())), tmp_path, capture=("openai",),
+                       concurrency=concurrency)
+    statuses = {r.case_id: r.status for r in run.results}
+    assert set(statuses.values()) == {"unscored"}, statuses
+    holders = [r for r in run.results if r.reply.provenance.source == "captured"]
+    assert len(holders) == 1 and "asyncio task that a case created and that outlived it" in holders[0].error
+    later = [r for r in run.results if r.reply.provenance.source == "absent"]
+    assert len(later) == 11 and all("not judged" in r.error for r in later)
+    if concurrency == 1:  # every later case started after the worker was seen: each names it
+        assert all("asyncio task" in r.error for r in later)
+
+
+def test_a_sync_agent_on_a_loop_bound_client_gets_the_framework_hint(tmp_path):
+    """A client object bound to the first event loop it met, used from a sync agent that
+    runs its own loop per call (what a framework's run_sync does)."""
+    shared = asyncio.Event()
+
+    async def ask_model() -> None:
+        try:
+            await asyncio.wait_for(shared.wait(), 0.01)
+        except TimeoutError:
+            pass
+
+    def agent(question: str) -> str:
+        asyncio.run(ask_model())
+        return "ok"
+
+    run = evaluate([case("Ada"), case("Bo")], agent, tmp_path, concurrency=1)
+    failed = [r for r in run.results if r.status == "error"]
+    assert failed and "bound to a different event loop" in failed[0].error
+    assert "make the target `async def`" in failed[0].error and "--concurrency 1" in failed[0].error
+
+
+@hsettings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["direct", "child", "thread"]), st.integers(0, 3)),
+                min_size=2, max_size=8), st.integers(0, 2**16))
+def test_any_interleaving_of_concurrent_cases_gives_each_case_exactly_its_own_calls(shapes, seed):
+    """N cases at once, each calling the SDK from its own task, from child tasks it awaits,
+    or from a worker thread, with random pauses: each gets its own calls, or says it cannot."""
+    jitter = random.Random(seed)
+    pauses = {i: [jitter.random() * 0.004 for _ in range(8)] for i in range(len(shapes))}
+    client = async_client()
+    sync = sync_client()
+
+    def make(index: int, how: str, rounds: int):
+        patient = f"N{index}"
+
+        async def one_call() -> None:
+            await asyncio.sleep(pauses[index][0])
+            if how == "thread":
+                await asyncio.to_thread(sync.chat.completions.create, model="desk-1", tools=TOOLS,
+                                        messages=[{"role": "user", "content": f"Book a slot for {patient}?"}])
+            else:
+                await client.chat.completions.create(model="desk-1", tools=TOOLS, messages=[
+                    {"role": "user", "content": f"Book a slot for {patient}?"}])
+
+        async def answer(question: str) -> str:
+            for _ in range(rounds + 1):
+                if how == "child":
+                    await asyncio.gather(one_call(), one_call())
+                else:
+                    await one_call()
+            return "done"
+        return answer
+
+    async def all_cases():
+        targets = [captured_target(make(i, how, rounds), ("openai",)) for i, (how, rounds) in enumerate(shapes)]
+        return await asyncio.gather(*(t(case(f"N{i}")) for i, t in enumerate(targets)))
+
+    replies = asyncio.run(all_cases())
+    for index, ((how, rounds), reply) in enumerate(zip(shapes, replies)):
+        if reply.calls_unusable():
+            continue  # a case that says it cannot tell is allowed; a wrong one is not
+        calls = reply.tool_calls
+        assert {c.arguments["patient"] for c in calls} <= {f"N{index}"}, (index, how, calls)
+        assert len(reply.steps) == (rounds + 1) * (2 if how == "child" else 1), (index, how, len(reply.steps))
+
+
+def test_a_thread_pool_without_the_context_records_nothing_and_says_so(tmp_path):
+    """Calls from a plain thread pool (no copied context) are nobody's: the case says nothing was recorded."""
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(2)
+    agent = desk_agent(sync_client())
+
+    def pooled(question: str) -> str:
+        return pool.submit(agent, question).result()
+
+    cancel = GoldenCase.model_validate({"id": "cancel", "question": "Please cancel for Ada?", **FORBIDDEN_ONLY})
+    with pytest.warns(NothingRecordedWarning):
+        run = evaluate([cancel], pooled, tmp_path, capture=("openai",))
+    assert run.results[0].status == "unscored" and "no model call was recorded" in run.results[0].error
