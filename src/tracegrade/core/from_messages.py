@@ -70,19 +70,40 @@ class _Conversation:
         return {**call, "argument": first if isinstance(first, str) else None, "result": result, "status": status}
 
 
+MAX_ARGUMENT_DEPTH = 100  # of a call's arguments: deeper is kept as written, under _raw
+
+
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """A call's arguments as a dict: providers send a JSON string (openai) or an
     object (anthropic). WHY keep what does not parse under ``_raw``: a model
-    that wrote broken JSON made a wrong call, and the check should show it."""
+    that wrote broken JSON made a wrong call, and the check should show it.
+    Arguments nested deeper than MAX_ARGUMENT_DEPTH are kept as written too
+    (WHY: every later reader of them would recurse that deep)."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if raw in (None, ""):
         return {}
     try:
         parsed = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
+        return {"_raw": str(raw)}
+    if nested_deeper(parsed, MAX_ARGUMENT_DEPTH):
         return {"_raw": str(raw)}
     return parsed if isinstance(parsed, dict) else {"_raw": parsed}
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether lists and dicts in ``value`` nest more than ``limit`` deep; without
+    recursion, and stopping at the first level past the limit."""
+    level = [value] if isinstance(value, (list, dict)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (list, dict))]
+    return False
 
 
 def as_dict(message: Any) -> dict[str, Any]:

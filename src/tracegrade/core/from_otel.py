@@ -1,21 +1,27 @@
 """OpenTelemetry spans of an agent, turned into Replies (one per trace).
 
-Two conventions are read, as the instrumentors of the ecosystem emit them:
+What is read, by convention (docs/agents.md has the table):
 
-- **GenAI** (OpenTelemetry's ``gen_ai.*``): ``execute_tool`` spans are tool
-  calls (``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
-  ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``); ``chat`` spans
-  are model rounds (``gen_ai.response.model``, ``gen_ai.usage.*_tokens``,
-  ``gen_ai.input.messages`` / ``gen_ai.output.messages``).
-- **OpenInference** (``openinference.span.kind``): ``TOOL`` spans
-  (``tool.name``, ``input.value``, ``output.value``), ``LLM`` spans
-  (``llm.model_name``, ``llm.token_count.*``, ``llm.output_messages.*``),
-  ``RETRIEVER`` spans (``retrieval.documents.N.document.*``) and the root
-  ``AGENT``/``CHAIN`` span's ``input.value`` and ``output.value``.
+- **Tool spans** (GenAI ``execute_tool``: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+  ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``; OpenInference ``TOOL``:
+  ``tool.name``, ``input.value``, ``output.value``) are the calls that ran.
+- **Model spans** (GenAI ``chat``; OpenInference ``LLM``; the indexed ``gen_ai.prompt`` /
+  ``gen_ai.completion`` form) are model rounds: their model and tokens, and the calls
+  their output asked for and the results their input sent back (``span_messages``).
+  A requested call is paired with its tool span by id (else by name and arguments,
+  else by name): the tool span wins, and a call is never counted twice. A requested
+  call no tool span ran is a call of its own, its result read from a later round's input.
+- ``RETRIEVER`` spans give the sources and context; the outermost other span (the
+  agent's own, or a framework's chain) its question and answer.
 
-Spans come as SDK ``ReadableSpan`` objects (captured in-process) or as an OTLP
-JSON export (``{"resourceSpans": [...]}``, what a collector's file exporter
-writes). A span attribute ``tracegrade.case_id`` names the case a trace answers.
+Spans come as SDK ``ReadableSpan`` objects (captured in-process) or as an OTLP JSON
+export (``core/spans.py`` reads and checks it). A span attribute
+``tracegrade.case_id`` names the case a trace answers. Each Reply says where its
+calls came from (``provenance``: source ``spans``, via ``openinference`` or
+``genai``) and, when the trace is not a case's whole trace, why: cut at the span
+cap, orphaned (no root agent span and no case id: spans made in a thread without
+the caller's context start traces of their own), or missing such spans.
+Everything here is linear in the number of spans (sorting aside).
 
     >>> spans = [{"name": "execute_tool get_weather", "traceId": "t1", "spanId": "b", "parentSpanId": "a",
     ...           "startTimeUnixNano": 2000000, "endTimeUnixNano": 5000000,
@@ -30,41 +36,47 @@ writes). A span attribute ``tracegrade.case_id`` names the case a trace answers.
 
 from __future__ import annotations
 
+import bisect
 import json
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tracegrade.core.from_messages import parse_arguments, text_of
+from tracegrade.core.from_messages import nested_deeper, parse_arguments, text_of
+from tracegrade.core.span_messages import Asked, Round, indexed_items, read_round
+from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, as_span, spans_of_otlp_json, whole_number
+
+__all__ = ["CASE_ID_ATTRIBUTE", "MAX_SPANS", "OtelTrace", "Span", "SpanFormatError", "as_span", "otel_traces",
+           "spans_of_otlp_json"]
 
 CASE_ID_ATTRIBUTE = "tracegrade.case_id"
+# Marker spans capture adds to a case's spans (capture/otel.py): how many spans were
+# dropped at the cap, and how many root spans of other traces began while the case ran.
+CUT_ATTRIBUTE = "tracegrade.spans_dropped"
+ORPHANS_ATTRIBUTE = "tracegrade.orphan_spans"
 _CHAT_OPERATIONS = {"chat", "text_completion", "generate_content"}
-MAX_SPANS = 100_000  # of one export file: a bigger file is refused, not read into memory span by span
-
-
-@dataclass(frozen=True)
-class Span:
-    """The part of a span the converter reads, whichever form it came in."""
-
-    name: str
-    trace_id: str
-    span_id: str
-    parent_id: str
-    start_ns: int
-    end_ns: int
-    attributes: Mapping[str, Any]
-    error: bool = False
+_CHAT_REQUESTS = {"chat", "completion"}  # the indexed form's llm.request.type
+ORPHAN_FIX = ("start the agent's span around each question and carry its context into worker threads: "
+              "pool.submit(contextvars.copy_context().run, fn, ...), or opentelemetry.context.attach(ctx) "
+              "in the thread")
+ORPHANED = ("an orphaned trace: no root agent span and no tracegrade.case_id, only model or tool spans "
+            "(spans made in a thread without the caller's context start traces of their own); fix: " + ORPHAN_FIX)
 
 
 @dataclass(frozen=True)
 class OtelTrace:
     """One trace's Reply (its wire form: ``Reply.from_wire(trace.wire)``), with
     what names its case: the ``tracegrade.case_id`` attribute if a span carries
-    it, else the question (the first user message)."""
+    it, else the question (the first user message). ``orphan`` says why the trace
+    is no case's own ("" when it has a root agent span or a case id)."""
 
     trace_id: str
     case_id: str | None
     question: str
     wire: dict[str, Any]
+    orphan: str = ""
+    start_ns: int = 0
+    end_ns: int = 0
 
 
 def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
@@ -73,108 +85,94 @@ def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
     for raw in spans:
         span = as_span(raw)
         by_trace.setdefault(span.trace_id, []).append(span)
-    return [_trace(trace_id, sorted(group, key=lambda s: (s.start_ns, s.end_ns))) for trace_id, group in by_trace.items()]
+    traces = [_trace(trace_id, sorted(group, key=lambda s: (s.start_ns, s.end_ns)))
+              for trace_id, group in by_trace.items()]
+    return _with_lost_parts(traces)
 
 
-def spans_of_otlp_json(document: Mapping[str, Any]) -> list[Span]:
-    """The spans of an OTLP JSON export (``resourceSpans`` → ``scopeSpans`` → ``spans``)."""
-    if not isinstance(document, Mapping) or "resourceSpans" not in document:
-        raise ValueError("not an OTLP JSON export: no 'resourceSpans' key")
-    found: list[Span] = []
-    for resource in document.get("resourceSpans") or []:
-        for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
-            for raw in scope.get("spans") or []:
-                found.append(as_span(raw))
-                if len(found) > MAX_SPANS:
-                    raise ValueError(f"the export holds more than {MAX_SPANS:,} spans; split it")
-    return found
+def _with_lost_parts(traces: list[OtelTrace]) -> list[OtelTrace]:
+    """A rooted trace during which an orphaned trace began may be missing those calls:
+    it says so. WHY by time alone: an orphan carries nothing else that names its parent;
+    a bisect over the orphans' start times keeps this n log n."""
+    starts = sorted(t.start_ns for t in traces if t.orphan)
+    if not starts:
+        return traces
+    marked = []
+    for t in traces:
+        began = bisect.bisect_right(starts, t.end_ns) - bisect.bisect_left(starts, t.start_ns)
+        if t.orphan or not began or t.wire["provenance"]["problem"]:
+            marked.append(t)
+            continue
+        problem = (f"{began} orphaned trace(s) began while this trace ran: calls made in them may be missing "
+                   f"here; fix: {ORPHAN_FIX}")
+        marked.append(OtelTrace(t.trace_id, t.case_id, t.question, _problem(t.wire, problem), t.orphan,
+                                t.start_ns, t.end_ns))
+    return marked
 
 
-def as_span(raw: Any) -> Span:
-    if isinstance(raw, Span):
-        return raw
-    if isinstance(raw, Mapping):
-        return _json_span(raw)
-    return _sdk_span(raw)
-
-
-def _json_span(raw: Mapping[str, Any]) -> Span:
-    attributes = raw.get("attributes") or {}
-    if isinstance(attributes, list):  # OTLP JSON: [{"key": ..., "value": {"stringValue": ...}}]
-        attributes = {a.get("key", ""): _any_value(a.get("value") or {}) for a in attributes}
-    status = raw.get("status") or {}
-    return Span(name=str(raw.get("name") or ""), trace_id=str(raw.get("traceId") or ""),
-                span_id=str(raw.get("spanId") or ""), parent_id=str(raw.get("parentSpanId") or ""),
-                start_ns=int(raw.get("startTimeUnixNano") or 0), end_ns=int(raw.get("endTimeUnixNano") or 0),
-                attributes=attributes, error=status.get("code") in (2, "STATUS_CODE_ERROR"))
-
-
-def _any_value(value: Mapping[str, Any]) -> Any:
-    """An OTLP AnyValue as a Python value (int64 comes as a string in JSON)."""
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"].get("values") or [])]
-    if "kvlistValue" in value:
-        return {kv.get("key", ""): _any_value(kv.get("value") or {}) for kv in value["kvlistValue"].get("values") or []}
-    return None
-
-
-def _sdk_span(span: Any) -> Span:
-    context = span.get_span_context() if hasattr(span, "get_span_context") else span.context
-    parent = getattr(span, "parent", None)
-    status = getattr(span, "status", None)
-    return Span(name=span.name, trace_id=format(context.trace_id, "032x"), span_id=format(context.span_id, "016x"),
-                parent_id=format(parent.span_id, "016x") if parent else "",
-                start_ns=span.start_time or 0, end_ns=span.end_time or span.start_time or 0,
-                attributes=dict(span.attributes or {}),
-                error=bool(status is not None and getattr(status.status_code, "name", "") == "ERROR"))
+def _problem(wire: dict[str, Any], problem: str) -> dict[str, Any]:
+    return {**wire, "provenance": {**wire["provenance"], "problem": problem}}
 
 
 # -- one trace -----------------------------------------------------------------------------
 
 
+@dataclass
+class _Trace:
+    """A trace's spans (by start) with what is worked out once per span."""
+
+    spans: list[Span]
+    kinds: list[str]
+    models: list[tuple[Span, Round]] = field(default_factory=list)  # by end: the rounds in order
+
+
 def _trace(trace_id: str, spans: list[Span]) -> OtelTrace:
-    start = spans[0].start_ns if spans else 0
-    calls: list[dict[str, Any]] = []
+    kinds = [_kind(s) for s in spans]
+    models = sorted(((s, read_round(s.attributes)) for s, k in zip(spans, kinds) if k == "model"),
+                    key=lambda m: m[0].end_ns)
+    parts = _Trace(spans, kinds, models)
+    outer = _outer(parts)
+    case_id = next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
+    orphan = _orphaned(parts, case_id)
+    wire = _wire(parts, outer)
+    wire["provenance"] = {"source": "spans", "via": _via(parts, wire), "problem": orphan or _problem_of(parts)}
+    return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(parts, outer), wire=wire,
+                     orphan=orphan, start_ns=spans[0].start_ns if spans else 0,
+                     end_ns=max((s.end_ns for s in spans), default=0))
+
+
+def _wire(parts: _Trace, outer: list[Span]) -> dict[str, Any]:
+    start = parts.spans[0].start_ns if parts.spans else 0
     steps: list[dict[str, Any]] = []
-    models: list[str] = []
     found: list[tuple[str, str]] = []
-    for span in spans:
-        kind = _kind(span)
+    for span, kind in zip(parts.spans, parts.kinds):
         step = {"kind": kind, "name": span.name, "startMs": (span.start_ns - start) / 1e6,
                 "durationMs": (span.end_ns - span.start_ns) / 1e6, "error": "error" if span.error else None}
         if kind == "tool":
-            calls.append(_tool_call(span, spans))
-            steps.append({**step, "name": calls[-1]["name"]})
+            steps.append({**step, "name": _tool_name(span)})
         elif kind == "model":
             given, taken = _tokens(span)
-            model = str(_first(span, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name") or "")
-            models += [model] if model else []
-            steps.append({**step, "name": model or span.name, "inputTokens": given, "outputTokens": taken})
+            steps.append({**step, "name": _model(span) or span.name, "inputTokens": given, "outputTokens": taken})
         elif kind == "retrieval":
             found += _documents(span)
             steps.append(step)
-    used = [(s.get("inputTokens", 0), s.get("outputTokens", 0)) for s in steps]
-    outer = _outer(spans)
-    wire = {"answer": _answer(spans, outer), "toolCalls": _number_rounds(calls, spans), "steps": steps,
+    models = [m for m in (_model(s) for s, _ in parts.models) if m]
+    return {"answer": _answer(parts, outer), "toolCalls": _calls(parts), "steps": steps,
             "model": models[-1] if models else "", "retrievedSources": [source for source, _ in found],
             "context": "\n\n".join(text for _, text in found if text),
-            "usage": {"inputTokens": sum(u[0] for u in used), "outputTokens": sum(u[1] for u in used)}}
-    case_id = next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
-    return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(spans, outer), wire=wire)
+            "usage": {"inputTokens": sum(s.get("inputTokens", 0) for s in steps),
+                      "outputTokens": sum(s.get("outputTokens", 0) for s in steps)}}
 
 
 def _kind(span: Span) -> str:
     a = span.attributes
     operation = a.get("gen_ai.operation.name")
     openinference = str(a.get("openinference.span.kind") or "").upper()
+    if CUT_ATTRIBUTE in a or ORPHANS_ATTRIBUTE in a:
+        return "marker"
     if operation == "execute_tool" or openinference == "TOOL":
         return "tool"
-    if operation in _CHAT_OPERATIONS or openinference == "LLM":
+    if operation in _CHAT_OPERATIONS or openinference == "LLM" or a.get("llm.request.type") in _CHAT_REQUESTS:
         return "model"
     if openinference == "RETRIEVER":
         return "retrieval"
@@ -185,25 +183,258 @@ def _first(span: Span, *keys: str) -> Any:
     return next((span.attributes[k] for k in keys if span.attributes.get(k) not in (None, "")), None)
 
 
+def _model(span: Span) -> str:
+    return str(_first(span, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name") or "")
+
+
 def _tokens(span: Span) -> tuple[int, int]:
-    given = _first(span, "gen_ai.usage.input_tokens", "llm.token_count.prompt") or 0
-    taken = _first(span, "gen_ai.usage.output_tokens", "llm.token_count.completion") or 0
-    return int(given), int(taken)
+    return (_count(span, "gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.prompt_tokens"),
+            _count(span, "gen_ai.usage.output_tokens", "llm.token_count.completion", "gen_ai.usage.completion_tokens"))
 
 
-def _tool_call(span: Span, spans: list[Span]) -> dict[str, Any]:
-    name = str(_first(span, "gen_ai.tool.name", "tool.name") or span.name.removeprefix("execute_tool ").strip())
-    call_id = _first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
+def _count(span: Span, *keys: str) -> int:
+    key = next((k for k in keys if span.attributes.get(k) not in (None, "")), None)
+    return whole_number(span.attributes[key], f"{span.origin}.attributes[{key}]") if key else 0
+
+
+# -- the calls: tool spans, paired with what the model rounds asked for -----------------------
+
+
+def _calls(parts: _Trace) -> list[dict[str, Any]]:
+    """Every call once, in the order it happened: each tool span (with the request it
+    answers), then each requested call no tool span ran, at the end of its round."""
+    requests = _Requests(parts)
+    tools = _tool_spans(parts)
+    calls = [_tool_call(span) for span in tools]
+    paired = [requests.take_exact(call) for call in calls]
+    paired = [asked or requests.take_by_name(call) for call, asked in zip(calls, paired)]
+    results = {call_id: text for _, r in parts.models for call_id, text in r.results.items()}
+    ends = [s.end_ns for s, _ in parts.models]
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    for n, (span, call, asked) in enumerate(zip(tools, calls, paired)):
+        round_ = asked[0] if asked else (max(bisect.bisect_right(ends, span.start_ns) - 1, 0) if ends else None)
+        timed.append((span.start_ns, n, _joined(call, asked[1] if asked else None, round_, results)))
+    for n, (m, request) in enumerate(requests.left(), len(timed)):
+        call = {"name": request.name, "arguments": parse_arguments(request.arguments), "result": "", "status": "ok",
+                "id": request.call_id or None}
+        timed.append((ends[m], n, _joined(call, None, m, results)))
+    return [call for _, _, call in sorted(timed, key=lambda t: (t[0], t[1]))]
+
+
+def _tool_spans(parts: _Trace) -> list[Span]:
+    """The tool spans, less a second span of the same call: the same id, or a tool span
+    directly inside one of the same name and arguments (two instrumentations of one call)."""
+    kept: list[Span] = []
+    ids: set[str] = set()
+    keys: dict[str, tuple[str, str]] = {}
+    for span, kind in zip(parts.spans, parts.kinds):
+        if kind != "tool":
+            continue
+        call_id = str(_first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id") or "")[:200]
+        key = (_tool_name(span), _arguments_key(parse_arguments(_tool_arguments(span))))
+        if (call_id and call_id in ids) or keys.get(span.parent_id) == key:
+            continue
+        ids.add(call_id) if call_id else None
+        keys[span.span_id] = key
+        kept.append(span)
+    return kept
+
+
+def _tool_name(span: Span) -> str:
+    return str(_first(span, "gen_ai.tool.name", "tool.name") or span.name.removeprefix("execute_tool ").strip())
+
+
+def _tool_arguments(span: Span) -> Any:
     # WHY not tool.parameters: in OpenInference that is the tool's schema, not this call's arguments
-    raw_arguments = _first(span, "gen_ai.tool.call.arguments", "input.value", "tool_call.function.arguments")
-    if raw_arguments is None and call_id:
-        raw_arguments = _requested_arguments(str(call_id), spans)
-    arguments = parse_arguments(raw_arguments)
-    result = _first(span, "gen_ai.tool.call.result", "output.value")
-    first = next(iter(arguments.values()), None)
-    return {"name": name, "arguments": arguments, "argument": first if isinstance(first, str) else None,
-            "result": _tool_output(result),
+    return _first(span, "gen_ai.tool.call.arguments", "input.value", "tool_call.function.arguments")
+
+
+def _tool_call(span: Span) -> dict[str, Any]:
+    call_id = _first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
+    return {"name": _tool_name(span), "arguments": parse_arguments(_tool_arguments(span)),
+            "result": _tool_output(_first(span, "gen_ai.tool.call.result", "output.value")),
             "status": "error" if span.error else "ok", "id": str(call_id)[:200] if call_id else None}
+
+
+def _joined(call: dict[str, Any], asked: Asked | None, round_: int | None,
+            results: Mapping[str, str]) -> dict[str, Any]:
+    """A call with what its request adds: the arguments when the tool span's are missing
+    or unreadable, the id, the result a later round sent back when the span had none."""
+    if asked is not None:
+        requested = parse_arguments(asked.arguments)
+        if requested and (not call["arguments"] or set(call["arguments"]) == {"_raw"}):
+            call = {**call, "arguments": requested}
+        call = {**call, "id": call["id"] or asked.call_id or None}
+    if not call["result"] and call["id"]:
+        call = {**call, "result": results.get(call["id"], "")}
+    first = next(iter(call["arguments"].values()), None)
+    return {**call, "argument": first if isinstance(first, str) else None,
+            **({"round": round_} if round_ is not None else {})}
+
+
+def _arguments_key(arguments: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(arguments, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(sorted(arguments))
+
+
+class _Requests:
+    """The calls the model rounds asked for, each taken at most once: by id, else by name
+    and arguments, else by name, first asked first taken. A tool span with an id takes
+    only a request with that id or none. WHY queues with a taken flag: every request is
+    looked at a bounded number of times, so pairing stays linear."""
+
+    def __init__(self, parts: _Trace) -> None:
+        self.asked: list[tuple[int, Asked]] = []
+        self.taken: list[bool] = []
+        self.by_id: dict[str, int] = {}
+        # [0]: every request, for a tool span without an id; [1]: those without an id
+        self.by_key: tuple[dict[tuple[str, str], deque[int]], ...] = ({}, {})
+        self.by_name: tuple[dict[str, deque[int]], ...] = ({}, {})
+        seen: set[tuple[str, str, str]] = set()
+        for m, (_, round_) in enumerate(parts.models):
+            for asked in round_.asked:
+                key = (asked.name, _arguments_key(parse_arguments(asked.arguments)))
+                if (asked.call_id, *key) not in seen:  # WHY: one request on two spans of one call
+                    seen.add((asked.call_id, *key))
+                    self._add(m, asked, key)
+
+    def _add(self, m: int, asked: Asked, key: tuple[str, str]) -> None:
+        n = len(self.asked)
+        self.asked.append((m, asked))
+        self.taken.append(False)
+        if asked.call_id:
+            self.by_id.setdefault(asked.call_id, n)
+        for anonymous in (False, True) if not asked.call_id else (False,):
+            self.by_key[anonymous].setdefault(key, deque()).append(n)
+            self.by_name[anonymous].setdefault(asked.name, deque()).append(n)
+
+    def take_exact(self, call: Mapping[str, Any]) -> tuple[int, Asked] | None:
+        """The request with the call's id, else one with its name and arguments."""
+        if call["id"] and call["id"] in self.by_id:
+            return self._take(self.by_id[call["id"]])
+        if not call["arguments"]:
+            return None
+        return self._pop(self.by_key[bool(call["id"])].get((call["name"], _arguments_key(call["arguments"]))))
+
+    def take_by_name(self, call: Mapping[str, Any]) -> tuple[int, Asked] | None:
+        return self._pop(self.by_name[bool(call["id"])].get(call["name"]))
+
+    def _pop(self, queue: deque[int] | None) -> tuple[int, Asked] | None:
+        while queue:
+            n = queue.popleft()
+            if not self.taken[n]:
+                return self._take(n)
+        return None
+
+    def _take(self, n: int) -> tuple[int, Asked] | None:
+        if self.taken[n]:
+            return None
+        self.taken[n] = True
+        return self.asked[n]
+
+    def left(self) -> list[tuple[int, Asked]]:
+        return [asked for asked, taken in zip(self.asked, self.taken) if not taken]
+
+
+# -- what the trace is, and where its calls came from ---------------------------------------
+
+
+def _outer(parts: _Trace) -> list[Span]:
+    """Spans that are neither a tool, a model round nor a retrieval (the agent's
+    own and a framework's chains), outermost first."""
+    depth = _depths(parts.spans)
+    return sorted((s for s, k in zip(parts.spans, parts.kinds) if k == "other"), key=lambda s: depth[s.span_id])
+
+
+def _depths(spans: list[Span]) -> dict[str, int]:
+    """Each span's number of ancestors in the trace. WHY a walk that stops at a known
+    depth: a long chain costs its length once, not once per span; a cycle of parent
+    ids (a broken file) stops where it closes and counts from there."""
+    parent = {s.span_id: s.parent_id for s in spans}
+    depth: dict[str, int] = {}
+    for span in spans:
+        path: list[str] = []
+        on_path: set[str] = set()
+        at = span.span_id
+        while at in parent and at not in depth and at not in on_path:
+            path.append(at)
+            on_path.add(at)
+            at = parent[at]
+        level = depth[at] + 1 if at in depth else 0
+        for span_id in reversed(path):
+            depth[span_id] = level
+            level += 1
+    return depth
+
+
+def _orphaned(parts: _Trace, case_id: str | None) -> str:
+    """ORPHANED when the trace holds model or tool spans but no case id and no root
+    agent span (a root: a span whose parent is not in the trace)."""
+    if case_id is not None or not any(k in ("model", "tool") for k in parts.kinds):
+        return ""
+    ids = {s.span_id for s in parts.spans}
+    rooted = any(k == "other" and (not s.parent_id or s.parent_id not in ids) for s, k in zip(parts.spans, parts.kinds))
+    return "" if rooted else ORPHANED
+
+
+def _via(parts: _Trace, wire: Mapping[str, Any]) -> str:
+    """The conventions the calls and rounds were read in: openinference, genai, or both."""
+    found = set()
+    for span, kind in zip(parts.spans, parts.kinds):
+        if kind in ("model", "tool"):
+            if "openinference.span.kind" in span.attributes:
+                found.add("openinference")
+            elif any(key.startswith("gen_ai.") for key in span.attributes):
+                found.add("genai")
+    return "+".join(sorted(found))
+
+
+def _problem_of(parts: _Trace) -> str:
+    """Why the trace is not the case's whole trace, from capture's marker spans or its
+    lack of any model or tool span; "" when it is whole as far as can be told."""
+    a: dict[str, Any] = {}
+    for span, kind in zip(parts.spans, parts.kinds):
+        if kind == "marker":
+            a.update(span.attributes)
+    if CUT_ATTRIBUTE in a:
+        return (f"the trace was cut at {MAX_SPANS:,} spans ({a[CUT_ATTRIBUTE]} more were dropped): it is not "
+                "whole, so its calls are not graded; make the case smaller or its spans fewer")
+    if ORPHANS_ATTRIBUTE in a:
+        return (f"{a[ORPHANS_ATTRIBUTE]} span(s) with no parent began in other traces while this case ran: "
+                f"calls made there are missing here; fix: {ORPHAN_FIX}")
+    if not any(k in ("model", "tool") for k in parts.kinds):
+        return ("the trace holds no model or tool span: what the agent called was not recorded (instrument its "
+                "model client, e.g. OpenInference's OpenAIInstrumentor, or its tools)")
+    return ""
+
+
+def _documents(span: Span) -> list[tuple[str, str]]:
+    found = []
+    for document in indexed_items(span.attributes, "retrieval.documents.")[:1000]:
+        source = document.get("document.id") or document.get("document.metadata") or ""
+        found.append((str(source)[:500], str(document.get("document.content") or "")))
+    return found
+
+
+def _answer(parts: _Trace, outer: list[Span]) -> str:
+    """The outermost agent span's output, else the last model round's text."""
+    for span in outer:
+        value = _first(span, "output.value", "gen_ai.output.text")
+        if isinstance(value, str) and value:
+            return _unwrap(value)
+    return next((round_.text for _, round_ in reversed(parts.models) if round_.text), "")
+
+
+def _question(parts: _Trace, outer: list[Span]) -> str:
+    """The outermost agent span's input, else the first model round's first user message."""
+    for span in outer:
+        value = _first(span, "input.value", "gen_ai.input.text")
+        if isinstance(value, str) and value:
+            return _unwrap(value, last=False)
+    by_start = sorted(parts.models, key=lambda m: m[0].start_ns)
+    return next((round_.question for _, round_ in by_start if round_.question), "")
 
 
 def _tool_output(value: Any) -> str:
@@ -213,113 +444,12 @@ def _tool_output(value: Any) -> str:
         return text_of(value)
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
     message = parsed.get("data", parsed) if isinstance(parsed, Mapping) else None
     if isinstance(message, Mapping) and message.get("type") == "tool" and "content" in message:
         return text_of(message["content"])
     return value
-
-
-def _requested_arguments(call_id: str, spans: list[Span]) -> Any:
-    """The arguments a model round asked for with ``call_id`` (its output messages),
-    for a tool span that does not repeat them."""
-    for span in spans:
-        for message in _messages(span, "gen_ai.output.messages"):
-            for part in message.get("parts") or []:
-                if isinstance(part, Mapping) and part.get("type") == "tool_call" and part.get("id") == call_id:
-                    return part.get("arguments")
-    return None
-
-
-def _number_rounds(calls: list[dict[str, Any]], spans: list[Span]) -> list[dict[str, Any]]:
-    """Rounds from the model spans: a call belongs to the round of the last
-    model span that ended before it started (tool spans do not say it)."""
-    model_ends = sorted(s.end_ns for s in spans if _kind(s) == "model")
-    tool_starts = [s.start_ns for s in spans if _kind(s) == "tool"]
-    if not model_ends or len(tool_starts) != len(calls):
-        return calls
-    numbered = []
-    for call, started in zip(calls, tool_starts):
-        round_ = sum(end <= started for end in model_ends) - 1
-        numbered.append({**call, "round": max(round_, 0)})
-    return numbered
-
-
-def _documents(span: Span) -> list[tuple[str, str]]:
-    found = []
-    for index in range(1000):
-        prefix = f"retrieval.documents.{index}.document."
-        if not any(k.startswith(prefix) for k in span.attributes):
-            break
-        source = span.attributes.get(prefix + "id") or (span.attributes.get(prefix + "metadata") or "")
-        found.append((str(source)[:500], str(span.attributes.get(prefix + "content") or "")))
-    return found
-
-
-def _messages(span: Span, key: str) -> list[Mapping[str, Any]]:
-    raw = span.attributes.get(key)
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return []
-    return [m for m in raw if isinstance(m, Mapping)] if isinstance(raw, list) else []
-
-
-def _message_text(message: Mapping[str, Any]) -> str:
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        return "\n".join(str(p.get("content") or "") for p in parts if isinstance(p, Mapping) and p.get("type") == "text")
-    return text_of(message.get("content"))
-
-
-def _outer(spans: list[Span]) -> list[Span]:
-    """Spans that are neither a tool, a model round nor a retrieval (the agent's
-    own and a framework's chains), outermost first."""
-    parent = {s.span_id: s.parent_id for s in spans}
-
-    def depth(span: Span) -> int:
-        seen, at = 0, span.parent_id
-        while at in parent and seen < len(spans):
-            seen, at = seen + 1, parent[at]
-        return seen
-
-    return sorted((s for s in spans if _kind(s) == "other"), key=depth)
-
-
-def _answer(spans: list[Span], outer: list[Span]) -> str:
-    """The outermost agent span's output, else the last model round's text."""
-    for span in outer:
-        value = _first(span, "output.value", "gen_ai.output.text")
-        if isinstance(value, str) and value:
-            return _unwrap(value)
-    for span in reversed([s for s in spans if _kind(s) == "model"]):
-        for message in reversed(_messages(span, "gen_ai.output.messages")):
-            if text := _message_text(message):
-                return text
-        if text := _first(span, "llm.output_messages.0.message.content"):
-            return str(text)
-    return ""
-
-
-def _question(spans: list[Span], outer: list[Span]) -> str:
-    """The outermost agent span's input, else a model round's first user message."""
-    for span in outer:
-        value = _first(span, "input.value", "gen_ai.input.text")
-        if isinstance(value, str) and value:
-            return _unwrap(value, last=False)
-    for span in spans:
-        for message in _messages(span, "gen_ai.input.messages"):
-            if message.get("role") == "user":
-                return _message_text(message)
-        for index in range(100):
-            role = span.attributes.get(f"llm.input_messages.{index}.message.role")
-            if role is None:
-                break
-            if role == "user":
-                return str(span.attributes.get(f"llm.input_messages.{index}.message.content") or "")
-    return ""
 
 
 def _unwrap(value: str, last: bool = True) -> str:
@@ -328,7 +458,9 @@ def _unwrap(value: str, last: bool = True) -> str:
     the question and last the answer) gives that text; plain text is itself."""
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
+        return value
+    if nested_deeper(parsed, 64):  # WHY: reading a text out of it recurses
         return value
     if isinstance(parsed, str):
         return parsed
