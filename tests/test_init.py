@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -38,3 +39,44 @@ def test_no_target_without_shopnest_says_how_to_name_one(tmp_path, monkeypatch, 
     assert code == 2
     assert "no --target: name the agent to run, e.g. --target mypkg.agent:answer" in err
     assert "shopnest" not in err
+
+
+def test_a_symbolic_link_in_the_folder_is_refused_and_its_target_untouched(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "evals" / "gate.toml").symlink_to(outside / "planted.toml")  # dangling
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert "evals/gate.toml: a symbolic link" in err and "Traceback" not in err
+    assert not (outside / "planted.toml").exists()
+
+    (tmp_path / "evals" / "gate.toml").unlink()
+    precious = outside / "precious.py"
+    precious.write_text("keep me")
+    (tmp_path / "evals" / "agent.py").symlink_to(precious)
+    assert main(["init", "--force"]) == 2
+    assert "evals/agent.py: a symbolic link" in capsys.readouterr().err
+    assert precious.read_text() == "keep me"
+
+
+def test_a_folder_that_cannot_be_written_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").write_text("a file where the folder should be")
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "cannot create the folder evals" in err, err
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):  # root writes anyway
+            assert main(["init", "locked"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err.count("\n") == 0 and "cannot write locked/" in err and "Permission denied" in err, err
+    finally:
+        locked.chmod(0o700)
+    assert main(["init", "/proc/tracegrade-init"]) == 2  # not even root writes there
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "/proc/tracegrade-init" in err and "Traceback" not in err, err

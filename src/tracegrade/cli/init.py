@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import errno
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tracegrade.core.errors import ConfigError
 
@@ -47,14 +49,35 @@ def next_command(folder: Path) -> str:
 
 
 def init_project(folder: Path, force: bool = False) -> list[Path]:
-    """Copy the starter files into ``folder``; ConfigError if one exists (unless ``force``)."""
-    from tracegrade import defaults
-
+    """Copy the starter files into ``folder``; ConfigError if one exists (unless
+    ``force``), if one is a symbolic link, or if the folder cannot be written."""
+    links = [folder / name for name in STARTER if (folder / name).is_symlink()]
+    if links:
+        # WHY refused even with --force: writing through a link (a dangling one too)
+        # changes a file outside the folder the user asked for.
+        raise ConfigError(f"{', '.join(map(str, links))}: a symbolic link; init writes only regular files "
+                          "(remove the link, or choose another folder)")
     existing = [folder / name for name in STARTER if (folder / name).exists()]
     if existing and not force:
         raise ConfigError(f"{', '.join(map(str, existing))} already exist; use --force to overwrite")
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, shipped in STARTER.items():
-        written.append(Path(shutil.copyfile(defaults.path(shipped), folder / name)))
-    return written
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
+    return [_copy(shipped, folder / name) for name, shipped in STARTER.items()]
+
+
+def _copy(shipped: str, path: Path) -> Path:
+    """One starter file written at ``path``, never through a symbolic link
+    (O_NOFOLLOW: a link made after the check above is refused too)."""
+    from tracegrade import defaults
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        with open(os.open(path, flags, 0o644), "wb") as out, defaults.path(shipped).open("rb") as source:
+            shutil.copyfileobj(source, out)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{path}: a symbolic link; init writes only regular files") from None
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
