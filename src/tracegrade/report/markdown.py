@@ -34,6 +34,20 @@ def code(value: object) -> str:
     return "`" + " ".join(str(value).split()).replace("`", "'") + "`"
 
 
+_PIPE = re.compile(r"(\\*)\|")
+
+
+def code_cell(value: object) -> str:
+    """``value`` in a code span inside a table cell: as ``code``, each ``|`` escaped too
+    (``text`` escapes it already).
+
+    WHY: a table splits its cells before it reads code spans, so a ``|`` in a case id
+    ended the span and the cell, and what followed rendered as HTML. WHY the
+    backslashes before it doubled: renderers disagree on whether ``\\|`` escapes the
+    pipe; with an odd count before it every one reads it as escaped."""
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", code(value))
+
+
 def to_markdown(run: Run, summary: RunTally | None = None) -> str:
     return streamed.to_text(Writer, run, summary)
 
@@ -56,7 +70,7 @@ class Writer:
                or "; ".join(f"{m.name} {m.value:.2f} < {m.threshold:g} ({m.source}) {m.detail}".strip()
                             for m in failing_metrics(r.metrics))
                or r.error or r.judge_reason)
-        self._rows.write(f"| {code(r.case_id)} | {text(r.status)} | {text(why)} |\n")
+        self._rows.write(f"| {code_cell(r.case_id)} | {text(r.status)} | {text(why)} |\n")
 
     def finish(self, ending: streamed.Ending, out: TextIO) -> None:
         m, summary = ending.manifest, ending.summary
@@ -70,7 +84,7 @@ class Writer:
         ]
         averages = summary.score_averages()
         if averages:
-            lines += ["| " + " | ".join(averages) + " |", "|" + "---:|" * len(averages),
+            lines += ["| " + " | ".join(text(name) for name in averages) + " |", "|" + "---:|" * len(averages),
                       "| " + " | ".join(f"{v:.2f}" for v in averages.values()) + " |", ""]
         if summary.passed < cases:
             lines += ["| case | status | why |", "|---|---|---|"]
