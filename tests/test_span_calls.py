@@ -118,3 +118,133 @@ def test_run_capture_otel_fails_the_forbidden_write(tmp_path, instrumented):
     assert {r.case_id: r.passed for r in run.results} == {"dune": True, "fines": False}
     fines = next(r for r in run.results if r.case_id == "fines")
     assert [c.name for c in fines.reply.tool_calls] == ["cancel_hold"]
+
+
+# -- GenAI conventions, written by hand from the spec ------------------------------------------
+
+
+def _otlp(spans: list[dict]) -> dict:
+    """OTLP JSON of ``spans`` given as (name, id, parent, start, attributes) dicts."""
+    def value(v):
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v if isinstance(v, str) else json.dumps(v)}
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": s["id"], "parentSpanId": s.get("parent", ""),
+         "name": s["name"], "startTimeUnixNano": str(s["start"]), "endTimeUnixNano": str(s["start"] + 5),
+         "attributes": [{"key": k, "value": value(v)} for k, v in s["attributes"].items()]} for s in spans]}]}]}
+
+
+def genai_current(question: str, call: dict | None, answer: str) -> list[dict]:
+    """An agent span and two chat spans in the current GenAI conventions (messages as JSON with parts),
+    no execute_tool span: the call is only on the first chat span's output."""
+    asked = [{"type": "tool_call", "id": "call_9", "name": call["name"], "arguments": call["arguments"]}] if call else []
+    first_out = [{"role": "assistant", "parts": asked or [{"type": "text", "content": answer}],
+                  "finish_reason": "tool_call" if call else "stop"}]
+    second_in = [{"role": "user", "parts": [{"type": "text", "content": question}]},
+                 {"role": "assistant", "parts": asked},
+                 {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_9", "response": "done"}]}]
+    spans = [{"name": "invoke_agent library", "id": "a1", "start": 0,
+              "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.text": question}},
+             {"name": "chat lib-model", "id": "c1", "parent": "a1", "start": 10,
+              "attributes": {"gen_ai.operation.name": "chat", "gen_ai.request.model": "lib-model",
+                             "gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3,
+                             "gen_ai.input.messages": second_in[:1], "gen_ai.output.messages": first_out}}]
+    if call:
+        spans.append({"name": "chat lib-model", "id": "c2", "parent": "a1", "start": 20,
+                      "attributes": {"gen_ai.operation.name": "chat", "gen_ai.input.messages": second_in,
+                                     "gen_ai.output.messages": [{"role": "assistant", "finish_reason": "stop",
+                                                                 "parts": [{"type": "text", "content": answer}]}]}})
+    return spans
+
+
+def genai_indexed(question: str, call: dict | None, answer: str) -> list[dict]:
+    """The same in the older indexed form (gen_ai.prompt.N.* / gen_ai.completion.N.*)."""
+    first = {"gen_ai.system": "openai", "llm.request.type": "chat", "gen_ai.request.model": "lib-model",
+             "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": question,
+             "gen_ai.completion.0.role": "assistant"}
+    spans = [{"name": "library.agent", "id": "a1", "start": 0, "attributes": {"input.value": question}},
+             {"name": "openai.chat", "id": "c1", "parent": "a1", "start": 10, "attributes": first}]
+    if not call:
+        first["gen_ai.completion.0.content"] = answer
+        return spans
+    first.update({"gen_ai.completion.0.tool_calls.0.id": "call_9", "gen_ai.completion.0.tool_calls.0.name": call["name"],
+                  "gen_ai.completion.0.tool_calls.0.arguments": json.dumps(call["arguments"])})
+    spans.append({"name": "openai.chat", "id": "c2", "parent": "a1", "start": 20, "attributes": {
+        "llm.request.type": "chat", "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": question,
+        "gen_ai.prompt.1.role": "assistant", "gen_ai.prompt.1.tool_calls.0.id": "call_9",
+        "gen_ai.prompt.1.tool_calls.0.name": call["name"], "gen_ai.prompt.2.role": "tool",
+        "gen_ai.prompt.2.tool_call_id": "call_9", "gen_ai.prompt.2.content": "done",
+        "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": answer}})
+    return spans
+
+
+@pytest.mark.parametrize("written", [genai_current, genai_indexed])
+def test_a_forbidden_write_on_a_genai_chat_span_fails_the_graded_file(tmp_path, written, capsys):
+    lines = [_otlp(written("Is Dune available?", {"name": "search_catalog", "arguments": {"query": "Dune"}},
+                           "Dune is on the shelf.")),
+             _otlp(written("How much are late fines?", {"name": "cancel_hold", "arguments": {"hold_id": "H-9"}},
+                           "10c a day."))]
+    lines[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "0af7651916cd43dd8448eb211c80319c"
+    for span in lines[1]["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = "0af7651916cd43dd8448eb211c80319c"
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    (tmp_path / "ds.json").write_text(json.dumps(DATASET))
+    code = main(["grade", str(tmp_path / "t.jsonl"), "--dataset", str(tmp_path / "ds.json"), "--checks-only",
+                 "--quiet", "--db", f"sqlite:///{tmp_path}/r.db", "--out", str(tmp_path / "out")])
+    results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
+    assert {r["case_id"]: r["status"] for r in results} == {"dune": "pass", "fines": "fail"}, capsys.readouterr()
+    assert code == 1
+    dune = next(r for r in results if r["case_id"] == "dune")["reply"]["toolCalls"]
+    assert [(c["name"], c["arguments"], c["result"], c["id"]) for c in dune] == [
+        ("search_catalog", {"query": "Dune"}, "done", "call_9")]
+
+
+def _span(name: str, span_id: str, start: int, attributes: dict, parent: str = "a") -> dict:
+    return {"name": name, "traceId": "t", "spanId": span_id, "parentSpanId": parent, "startTimeUnixNano": start,
+            "endTimeUnixNano": start + 5, "attributes": attributes}
+
+
+def _llm_asking(span_id: str, start: int, *calls: tuple[str, str, dict]) -> dict:
+    attributes = {"openinference.span.kind": "LLM"}
+    for m, (call_id, name, arguments) in enumerate(calls):
+        prefix = f"llm.output_messages.0.message.tool_calls.{m}.tool_call."
+        attributes.update({prefix + "function.name": name, prefix + "function.arguments": json.dumps(arguments)})
+        attributes.update({prefix + "id": call_id} if call_id else {})
+    return _span("llm", span_id, start, attributes)
+
+
+def _tool(span_id: str, start: int, name: str, arguments: dict | None, call_id: str = "", parent: str = "a") -> dict:
+    attributes = {"openinference.span.kind": "TOOL", "tool.name": name, "output.value": f"ran {name}"}
+    attributes.update({"input.value": json.dumps(arguments)} if arguments is not None else {})
+    attributes.update({"tool_call.id": call_id} if call_id else {})
+    return _span(name, span_id, start, attributes, parent)
+
+
+AGENT = _span("agent", "a", 0, {"openinference.span.kind": "AGENT", "input.value": "q"}, parent="")
+
+
+@pytest.mark.parametrize("spans, expected", [
+    # tool spans win over the requests they answer, by id: each call once, with the span's result
+    ([AGENT, _llm_asking("m1", 10, ("c1", "hold", {"b": "1"}), ("c2", "hold", {"b": "2"})),
+      _tool("t2", 20, "hold", None, "c2"), _tool("t1", 21, "hold", None, "c1")],
+     [("hold", {"b": "2"}, "ran hold", "c2"), ("hold", {"b": "1"}, "ran hold", "c1")]),
+    # no ids: paired by name and arguments, then by name
+    ([AGENT, _llm_asking("m1", 10, ("", "hold", {"b": "1"}), ("", "find", {"q": "x"})),
+      _tool("t1", 20, "hold", {"b": "1"}), _tool("t2", 21, "find", None)],
+     [("hold", {"b": "1"}, "ran hold", None), ("find", {"q": "x"}, "ran find", None)]),
+    # a request no tool span ran is a call of its own
+    ([AGENT, _llm_asking("m1", 10, ("c1", "hold", {"b": "1"}), ("c2", "cancel", {"b": "1"})),
+      _tool("t1", 20, "hold", {"b": "1"}, "c1")],
+     [("cancel", {"b": "1"}, "", "c2"), ("hold", {"b": "1"}, "ran hold", "c1")]),
+    # two instrumentations of one call: a tool span inside one of the same name and arguments,
+    # and the same request on a framework's LLM span and the SDK's LLM span inside it
+    ([AGENT, _llm_asking("m1", 10, ("c1", "hold", {"b": "1"})),
+      {**_llm_asking("m2", 11, ("c1", "hold", {"b": "1"})), "parentSpanId": "m1"},
+      _tool("t1", 20, "hold", {"b": "1"}), _tool("t2", 21, "hold", {"b": "1"}, parent="t1")],
+     [("hold", {"b": "1"}, "ran hold", "c1")]),
+    # a tool span whose id no round asked for is not paired with another id's request
+    ([AGENT, _llm_asking("m1", 10, ("c1", "hold", {"b": "1"})), _tool("t1", 20, "hold", {"b": "1"}, "c9")],
+     [("hold", {"b": "1"}, "", "c1"), ("hold", {"b": "1"}, "ran hold", "c9")]),
+])
+def test_requested_calls_and_tool_spans_are_paired_once(spans, expected):
+    [found] = otel_traces(spans)
+    assert [(c["name"], c["arguments"], c["result"], c["id"]) for c in found.wire["toolCalls"]] == expected
