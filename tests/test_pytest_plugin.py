@@ -98,3 +98,83 @@ def test_a_failure_message_is_redacted_like_the_store(monkeypatch):
                                                           "got plugin-Secret-44120v for ann@example.com"),))
     assert failure_message(result) == ("case c: FAIL\n  check toolArgument: wrong_argument: "
                                        "got [REDACTED_KEY] for [REDACTED_EMAIL]")
+
+
+# Issue 34: debugging one case must cost one case. A counting agent writes a line per call.
+COUNTING_AGENT = """
+    import os
+
+    def answer(question: str) -> str:
+        with open(os.environ["CALLS_FILE"], "a") as calls:
+            calls.write(question + "\\n")
+        return "Sunny in " + question.rstrip("?").split()[-1]
+"""
+CITIES = ("Oslo", "Rome", "Lima", "Kyiv")
+
+
+def counting_project(pytester, tmp_path, monkeypatch):
+    """evals/cities.json (a case per city, the last one failing) and an agent that counts its calls."""
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("CALLS_FILE", str(calls))
+    pytester.makepyfile(agent=COUNTING_AGENT)
+    cases = [{"id": f"city-{c.lower()}", "question": f"Weather in {c}?",
+              "answerMustInclude": ["Paris" if c == "Kyiv" else c]} for c in CITIES]
+    pytester.mkdir("evals")
+    (pytester.path / "evals" / "cities.json").write_text(__import__("json").dumps(cases))
+    return calls
+
+
+def asked(calls: Path) -> list[str]:
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_k_runs_only_the_selected_case_through_the_agent(pytester, tmp_path, monkeypatch):
+    calls = counting_project(pytester, tmp_path, monkeypatch)
+    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
+                                           "-k", "city-rome", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert asked(calls) == ["Weather in Rome?"]
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        [info] = store.runs(limit=5)
+        assert [r.case_id for r in store.load_run(info.run_id).results] == ["city-rome"]
+
+
+def test_the_node_id_pytest_prints_can_be_passed_back(pytester, tmp_path, monkeypatch):
+    calls = counting_project(pytester, tmp_path, monkeypatch)
+    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
+                                           "-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["FAILED evals/cities.json::city-kyiv*"])
+    calls.unlink()
+    # the node id alone (the dataset from the argument), and beside --tracegrade
+    for flags in ((), ("--tracegrade", "evals/cities.json")):
+        again = pytester.runpytest_subprocess("evals/cities.json::city-kyiv", *flags, "--target", "agent:answer",
+                                              "-p", "no:cacheprovider", "-q")
+        again.assert_outcomes(failed=1)
+        again.stdout.fnmatch_lines(["*case city-kyiv: FAIL*"])
+    assert asked(calls) == ["Weather in Kyiv?", "Weather in Kyiv?"]
+
+
+def test_deselect_and_last_failed_reach_the_agent_only_for_their_cases(pytester, tmp_path, monkeypatch):
+    calls = counting_project(pytester, tmp_path, monkeypatch)
+    flags = ("--tracegrade", "evals/cities.json", "--target", "agent:answer", "-q")
+    pytester.runpytest_subprocess(*flags).assert_outcomes(passed=3, failed=1)
+    assert len(asked(calls)) == 4
+    calls.unlink()
+    pytester.runpytest_subprocess(*flags, "--lf").assert_outcomes(passed=0, failed=1)
+    assert asked(calls) == ["Weather in Kyiv?"]
+    calls.unlink()
+    deselected = pytester.runpytest_subprocess(*flags, "--deselect", "evals/cities.json::city-oslo",
+                                               "--deselect", "evals/cities.json::city-kyiv")
+    deselected.assert_outcomes(passed=2, deselected=2)
+    assert sorted(asked(calls)) == ["Weather in Lima?", "Weather in Rome?"]
+
+
+def test_a_dataset_inside_the_collected_folder_is_collected_once(pytester, tmp_path, monkeypatch):
+    """pytest walking the folder finds the dataset file itself: its cases are not added twice."""
+    calls = counting_project(pytester, tmp_path, monkeypatch)
+    result = pytester.runpytest_subprocess(".", "--tracegrade", "evals/cities.json", "--target", "agent:answer",
+                                           "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=3, failed=1)
+    assert len(asked(calls)) == 4

@@ -21,12 +21,14 @@ session of every project that has tracegrade installed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import pytest
 
 if TYPE_CHECKING:
-    from tracegrade.core.results import CaseResult, CheckResult, Run
+    from tracegrade.core.results import CaseResult, CheckResult
+    from tracegrade.run.capturing import Captured
     from tracegrade.core.trace import Reply
     from tracegrade.eval.dataset import Dataset, GoldenCase
 
@@ -59,16 +61,45 @@ def _option(config: pytest.Config, name: str) -> Any:
 _INI = {"tracegrade": "tracegrade_dataset"}  # the flags whose ini option has another name
 
 
-def _dataset(config: pytest.Config) -> Dataset | None:
-    path = _option(config, "tracegrade")
-    if not path:
-        return None
-    cached = getattr(config, "_tracegrade_dataset", None)
-    if cached is None:
-        from tracegrade.eval.dataset import load_dataset
+_DATASETS = pytest.StashKey[dict[Path, "Dataset"]]()  # each dataset file read once per session
+_COLLECTED = pytest.StashKey[set[Path]]()  # the dataset files pytest collected as files
+DATASET_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 
-        cached = config._tracegrade_dataset = load_dataset(path)  # type: ignore[attr-defined]
-    return cached
+
+def _dataset_path(config: pytest.Config) -> Path | None:
+    path = _option(config, "tracegrade")
+    return Path(path).resolve() if path else None
+
+
+def _load(config: pytest.Config, path: Path) -> Dataset:
+    from tracegrade.eval.dataset import load_dataset
+
+    loaded = config.stash.setdefault(_DATASETS, {})
+    if path not in loaded:
+        loaded[path] = load_dataset(path)
+    return loaded[path]
+
+
+def _dataset(config: pytest.Config) -> Dataset | None:
+    path = _dataset_path(config)
+    return None if path is None else _load(config, path)
+
+
+def _named_datasets(config: pytest.Config) -> set[Path]:
+    """The dataset files this session grades: ``--tracegrade``'s, and the dataset files named on
+    the command line (``pytest evals/library.json::lib-search-01``, the node id pytest printed)."""
+    named = {config.invocation_params.dir / arg.split("::")[0] for arg in config.args}
+    wanted = {p.resolve() for p in named if p.suffix.lower() in DATASET_SUFFIXES}
+    given = _dataset_path(config)
+    return wanted | {given} if given else wanted
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    config = parent.config
+    if not _option(config, "tracegrade_target") or file_path.resolve() not in _named_datasets(config):
+        return None
+    config.stash.setdefault(_COLLECTED, set()).add(file_path.resolve())
+    return DatasetFile.from_parent(parent, path=file_path)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -83,13 +114,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    from tracegrade.eval.dataset import case_ids
-
-    dataset = _dataset(config)
-    if dataset is None or not _option(config, "tracegrade_target"):
+    """``--tracegrade DATASET`` beside test paths that do not hold it: its cases join the items
+    (with the node ids pytest would give the file). WHY here: -k, -m, --lf and --deselect
+    select among the items after this hook."""
+    path = _dataset_path(config)
+    if path is None or not _option(config, "tracegrade_target") or path in config.stash.get(_COLLECTED, set()):
         return
-    collector = DatasetCollector.from_parent(session, name=str(config.getoption("tracegrade")))
-    items.extend(CaseItem.from_parent(collector, name=case_id, case_id=case_id) for case_id in case_ids(dataset.cases))
+    dataset_file = DatasetFile.from_parent(session, path=path, nodeid=_node_id(config, path))
+    items.extend(dataset_file.collect())
+
+
+def _node_id(config: pytest.Config, path: Path) -> str:
+    """The path as pytest names files: from the rootdir, else from where pytest was started."""
+    import os
+
+    base = config.rootpath if path.is_relative_to(config.rootpath) else config.invocation_params.dir
+    return os.path.relpath(path, base).replace(os.sep, "/")
 
 
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
@@ -107,25 +147,33 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
-class DatasetCollector(pytest.Collector):
-    """The dataset as a pytest node; it runs all its cases once, at the first item."""
+class DatasetFile(pytest.File):
+    """A dataset file as a pytest node, a case per item. Its selected cases run together,
+    at the first of them: one stored run, the agent asked only for the cases selected."""
 
-    run: Run | None = None
+    _results: dict[str, CaseResult] | None = None
 
-    def collect(self) -> Iterable[pytest.Item]:  # items are added by the hook above
-        return []
+    def collect(self) -> Iterable[pytest.Item]:
+        from tracegrade.eval.dataset import case_ids
+
+        for case_id in case_ids(_load(self.config, self.path.resolve()).cases):
+            yield CaseItem.from_parent(self, name=case_id, case_id=case_id)
+
+    def selected(self) -> list[str]:
+        """The ids of this file's cases left to run after -k, -m, --lf, --deselect and node ids."""
+        return [i.case_id for i in self.session.items if isinstance(i, CaseItem) and i.parent is self]
 
     def results(self) -> dict[str, CaseResult]:
-        if self.run is None:
-            from tracegrade.run.evaluate import evaluate
+        if self._results is None:
+            from tracegrade.run.evaluate import dataset_record, evaluate
 
             config = self.config
-            dataset = _dataset(config)
-            assert dataset is not None  # items exist only when a dataset is given
-            self.run = evaluate(dataset, _option(config, "tracegrade_target"),
-                                judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
-                                capture=tuple(_option(config, "tracegrade_capture") or ()))
-        return {r.case_id: r for r in self.run.results}
+            dataset = _load(config, self.path.resolve()).select(self.selected())
+            run = evaluate(dataset, _option(config, "tracegrade_target"), judge=config.getoption("tracegrade_judge"),
+                           store=config.getoption("tracegrade_db"), record=dataset_record(self.path),
+                           capture=tuple(_option(config, "tracegrade_capture") or ()))
+            self._results = {r.case_id: r for r in run.results}
+        return self._results
 
 
 class CaseItem(pytest.Item):
@@ -134,7 +182,7 @@ class CaseItem(pytest.Item):
         self.case_id = case_id
 
     def runtest(self) -> None:
-        assert isinstance(self.parent, DatasetCollector)
+        assert isinstance(self.parent, DatasetFile)
         result = self.parent.results()[self.case_id]
         if not result.passed:
             raise CaseFailed(result)
@@ -144,8 +192,8 @@ class CaseItem(pytest.Item):
             return failure_message(excinfo.value.result)
         return super().repr_failure(excinfo)
 
-    def reportinfo(self) -> tuple[str, int, str]:
-        return str(self.parent.name if self.parent else ""), 0, f"tracegrade case {self.case_id}"
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"tracegrade case {self.case_id}"
 
 
 class CaseFailed(AssertionError):
@@ -176,6 +224,7 @@ def _shown(text: str) -> str:
 def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
     """AssertionError listing every failed check of ``reply`` for ``case`` (built-in
     and installed checks); for tests that call the agent themselves."""
+    __tracebackhide__ = True  # the failure points at the test that called this, not at tracegrade
     from tracegrade.eval.checks import checks_for, run_checks
     from tracegrade.eval.plugins import installed_checks
 
@@ -191,3 +240,15 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
 def tracegrade_check() -> Callable[[GoldenCase, Reply], None]:
     """``assert_checks_pass`` as a fixture: ``tracegrade_check(case, reply)``."""
     return assert_checks_pass
+
+
+@pytest.fixture
+def tracegrade_captured(request: pytest.FixtureRequest) -> Iterator[Captured]:
+    """The agent's model calls during the test, for a test that calls the agent itself:
+    ``assert_checks_pass(case, tracegrade_captured.reply(answer))``. The sources are
+    ``--tracegrade-capture``'s, else the openai / anthropic SDKs that are installed."""
+    from tracegrade.run.capturing import capture_reply
+
+    sources = _option(request.config, "tracegrade_capture")
+    with capture_reply(sources=sources, label=request.node.name) as captured:
+        yield captured

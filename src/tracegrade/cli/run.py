@@ -15,6 +15,8 @@ from tracegrade.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracegrade.core.results import Manifest
+    from tracegrade.core.trace import Reply
+    from tracegrade.eval.dataset import GoldenCase
     from tracegrade.run.recording import Evaluation
     from tracegrade.eval.dataset import Dataset
     from tracegrade.run.runner import RunSettings
@@ -34,8 +36,9 @@ def register(subparsers: Any) -> None:
         "run", help="run a golden dataset against an agent, check traces, judge answers",
         description="Run every case against the agent, check each trace with code, score each answer "
         "with the LLM judge, and pass a case only when both layers pass. Every finished case is stored "
-        "at once (TRACEGRADE_DB). Exits 0 only when every case passed, 1 otherwise, "
-        f"{EXIT_STOPPED} when --budget stopped the run.",
+        "at once (TRACEGRADE_DB). Exit codes: 0 every case passed; 1 some case failed or the agent "
+        "crashed (the agent's verdict); 2 a broken run (bad input, an unreachable target) or no case "
+        f"failed but the judge left some unscored; {EXIT_STOPPED} --budget stopped the run.",
     )
     p.add_argument("dataset", type=Path, help="dataset file (.json, .jsonl, .yaml)")
     p.add_argument("--target",
@@ -192,7 +195,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
     from tracegrade.core.redact import redact, redact_secrets
     from tracegrade.eval.progress import CaseProgress
     from tracegrade.report.console import case_block
-    from tracegrade.run.evaluate import evaluate
+    from tracegrade.run.evaluate import dataset_record, evaluate
 
     todo = len(dataset.cases) * settings.repeat - (len(store.done_keys(args.resume)) if args.resume else 0)
     started: list[str] = []
@@ -204,7 +207,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
               f"(version {manifest.dataset_version}), {verb} {manifest.run_id}, {todo} to go, store {store.url}",
               file=sys.stderr)
 
-    record = {to_camel(flag): _plain(getattr(args, flag)) for flag in RUN_FLAGS}
+    record = {**dataset_record(args.dataset), **{to_camel(flag): _plain(getattr(args, flag)) for flag in RUN_FLAGS}}
     options = {"agent_model": args.agent_model, "prompt_version": args.prompt_version}
     finished: list[Evaluation] = []
     try:
@@ -212,7 +215,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
         hide = redact_secrets if store.raw else redact
         progress = CaseProgress(todo, render=lambda r: "" if args.quiet else hide(case_block(r)))
         with _executor(args, judge) as executor:
-            evaluate(dataset, target or args.target, target_options=options, judge=judge, settings=settings,
+            evaluate(dataset, _named(target, args.target) if target else args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
                      record=record, telemetry=True, capture=tuple(args.capture or ()))
@@ -222,6 +225,15 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
             print(f"tracegrade: interrupted; finished cases are stored. Resume with: "
                   f"tracegrade run {args.dataset} --resume {started[0]}", file=sys.stderr)
         raise
+
+
+def _named(target: Target, name: str) -> Target:
+    """``target`` under the name the run shows (``recorded:FILE`` for `tracegrade grade`), not its function's."""
+    async def named(case: GoldenCase) -> Reply:
+        return await target(case)
+
+    named.agent_name = name  # type: ignore[attr-defined]
+    return named
 
 
 def _executor(args: argparse.Namespace, judge: Judge | None) -> Any:

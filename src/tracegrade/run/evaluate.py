@@ -14,13 +14,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
 
-from tracegrade.core.errors import ConfigError
+from tracegrade.core import jsontext
+from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset
+from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset, load_yaml
 from tracegrade.eval.plugins import Check, Target, installed_checks
 from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with 
     from tracegrade.stats.tally import RunTally
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
+NAME_READ_BYTES = 16 * 2**20  # a dataset file read a second time for its declared name only up to this size
 JudgeLike: TypeAlias = "Judge | str | None"
 OUTPUT_FILES = ("results.json", "junit.xml", "summary.md")
 
@@ -122,6 +125,8 @@ async def evaluate_async(
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
+    if isinstance(dataset, (str, Path)):
+        record = {**dataset_record(dataset), **(record or {})}
     options = {k: v for k, v in (target_options or {}).items() if v is not None}
     agent = resolve_target(target, capture, **options) if isinstance(target, str) else function_target(target, capture)
     if probe := getattr(agent, "probe", None):
@@ -201,9 +206,51 @@ def as_judge(judge: JudgeLike) -> Judge | None:
     return Judge(load_model(model_spec("judge", judge), role="judge"), load_rubric())
 
 
+def dataset_record(path: str | Path) -> dict[str, str]:
+    """The manifest settings that say where a run's dataset file is and what it calls itself:
+    ``datasetPath`` (absolute, tried first), ``datasetFile`` (from the folder the run ran in) and
+    ``datasetName`` (the file's declared ``name``, when it has one).
+
+    WHY beside ``manifest.dataset`` (the file's base name), not in its place: history, compare
+    and the view group runs by that name, and a run from another folder is the same dataset."""
+    given = Path(path).resolve()
+    record = {"datasetPath": str(given), "datasetFile": os.path.relpath(given, Path.cwd())}
+    name = declared_name(given)
+    return {**record, "datasetName": name} if name else record
+
+
+def declared_name(path: Path) -> str:
+    """The ``name`` a dataset file in object form declares; '' when it has none or is not read.
+
+    WHY a second read, bounded: the loaded Dataset keeps the cases and the file's base name only."""
+    try:
+        if path.suffix == ".jsonl" or path.stat().st_size > NAME_READ_BYTES:
+            return ""
+        text = path.read_text(encoding="utf-8")
+        data = load_yaml(path, text) if path.suffix in (".yaml", ".yml") else jsontext.load(text)
+    except (OSError, ValueError, RecursionError, TracegradeError):
+        return ""  # load_dataset read this file already: a failure here only loses the title
+    name = data.get("name") if isinstance(data, dict) else None
+    return name.strip() if isinstance(name, str) else ""
+
+
+def target_name(target: Target | Callable[..., Any] | str) -> str:
+    """How a run names its agent: the name given, a target's ``agent_name``, else ``module:function``.
+
+    WHY the module: two agents' functions are often both called ``answer``."""
+    if isinstance(target, str):
+        return target
+    named = getattr(target, "agent_name", "")
+    if isinstance(named, str) and named:
+        return named
+    qualname = getattr(target, "__qualname__", type(target).__qualname__)
+    module = getattr(target, "__module__", "") or ""
+    return qualname if module in ("", "__main__") else f"{module}:{qualname}"
+
+
 def new_manifest(cases: Dataset, agent: Target, target: Target | str, judge: Judge | None,
                  record: Mapping[str, Any]) -> Manifest:
-    name = target if isinstance(target, str) else getattr(target, "__qualname__", type(target).__name__)
+    name = target_name(target)
     return Manifest(
         run_id=new_run_id(),
         dataset=cases.name,
