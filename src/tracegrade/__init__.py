@@ -49,6 +49,8 @@ _EXPORTS = {
     "write_html": ("tracegrade.report.html", "write"),
     "render_console": ("tracegrade.report.console", "render"),
     "assert_checks_pass": ("tracegrade.pytest_plugin", "assert_checks_pass"),
+    "capture_reply": ("tracegrade.run.capturing", "capture_reply"),
+    "Captured": ("tracegrade.run.capturing", "Captured"),
 }
 
 __all__ = [  # a literal list: type checkers read it (mypy --strict exports only what it names)
@@ -57,7 +59,7 @@ __all__ = [  # a literal list: type checkers read it (mypy --strict exports only
     "GoldenCase", "load_dataset", "Reply", "ToolCall", "Step", "Usage", "Check", "Target", "CheckResult",
     "CaseResult", "Manifest", "Run", "Scores", "Unscored", "Judge", "load_model", "RunStore", "open_store",
     "TracegradeError", "write_results_json", "write_junit", "write_summary_markdown", "write_html",
-    "render_console", "assert_checks_pass",
+    "render_console", "assert_checks_pass", "capture_reply", "Captured",
 ]
 
 
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.eval.dataset import Dataset as Dataset, GoldenCase as GoldenCase, load_dataset as load_dataset
     from tracegrade.eval.dataset import GoldenCase as Case
     from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
+    from tracegrade.run.capturing import Captured as Captured, capture_reply as capture_reply
     from tracegrade.run.recording import Evaluation as Evaluation
     from tracegrade.eval.plugins import Check as Check, Target as Target
     from tracegrade.run.runner import RunSettings as RunSettings
