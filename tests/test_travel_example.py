@@ -99,8 +99,9 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "skips_lookup": {
         "trv-cancel-01": {"expectedCalls": "missing_call"},
         "trv-cancel-02": {"expectedCalls": "missing_call"},
-        "trv-cancel-03": {"expectedCalls": "missing_call", "unexpectedCalls": "unexpected_write",
-                          "forbiddenCalls": "forbidden_call", "answerDecision": "no_decision"},
+        # The forbidden cancel is forbiddenCalls' finding only, not an unexpected write as well.
+        "trv-cancel-03": {"expectedCalls": "missing_call", "forbiddenCalls": "forbidden_call",
+                          "answerDecision": "no_decision"},
         "trv-cancel-04": {"expectedCalls": "missing_call"},
     },
 }

@@ -78,8 +78,9 @@ class SpecError(ValueError):
 class Mismatch:
     """One difference: ``kind`` is value | type | missing | unexpected | unknown.
 
-    ``want`` is a text or the matcher that was not met, ``value`` what came;
-    WHY described only when read: matching tries many (call, expectation)
+    ``want`` is a text or the matcher that was not met, ``value`` what came
+    (for ``missing``: MISSING, or the tool's schema default the call took by
+    leaving the key out); WHY described only when read: matching tries many (call, expectation)
     pairs, and only the failures that are reported need words.
     """
 
@@ -98,6 +99,8 @@ class Mismatch:
 
     def describe(self) -> str:
         where = f"{self.path!r}" if self.path else "value"
+        if self.kind == "missing" and self.value is not MISSING:
+            return f"{where} omitted: the tool's schema default is {self.got}; expected {self.expected}"
         if self.kind == "missing":
             return f"{where} missing, expected {self.expected}"
         if self.kind == "unknown":
@@ -241,8 +244,8 @@ class ObjectOf(_Base):
                 found += spec.match(value[key], where, own)
             elif key in self.defaults and not spec.match(self.defaults[key], where, own):
                 continue  # omitted, and the default is what was expected
-            elif not spec.optional:
-                found.append(Mismatch("missing", where, spec, MISSING))
+            elif not spec.optional:  # a key with a schema default carries it: the detail says the call took it
+                found.append(Mismatch("missing", where, spec, self.defaults.get(key, MISSING)))
         for key in value.keys() - self.fields.keys():
             if self.allow_other or (key in self.defaults and same_value(self.defaults[key], value[key])):
                 continue  # a default given explicitly is the same call

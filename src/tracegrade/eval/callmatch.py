@@ -155,23 +155,34 @@ def fits(case: GoldenCase, reply: Reply) -> list[list[int]]:
     return found
 
 
+@dataclass(frozen=True)
+class Unmet:
+    """An expected call (its index) no call meets, why, and the call closest to it (None: no call of its tool)."""
+
+    expected: int
+    failure: Failure
+    closest: int | None
+
+
 def unmet(case: GoldenCase, reply: Reply) -> list[Failure]:
     """One failure per expected call no call meets, with the closest call's differences."""
-    return [failure for failure, _ in _unmet(case, reply)]
+    return [u.failure for u in unmet_calls(case, reply)]
 
 
 def near_misses(case: GoldenCase, reply: Reply) -> set[int]:
     """The calls ``unmet`` named as the closest attempt at an expected call: their
     fault is reported there, once, and not again as a call nobody asked for."""
-    return {blamed for _, blamed in _unmet(case, reply) if blamed is not None}
+    return {u.closest for u in unmet_calls(case, reply) if u.closest is not None}
 
 
-_LAST_UNMET: tuple[object, object, list[tuple[Failure, int | None]]] | None = None
+_LAST_UNMET: tuple[object, object, list[Unmet]] | None = None
 
 
-def _unmet(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
-    """WHY remembered like ``fits``: expectedCalls and unexpectedCalls both ask it
-    for the same case and reply, and the diagnosis compares every argument."""
+def unmet_calls(case: GoldenCase, reply: Reply) -> list[Unmet]:
+    """Each expected call no call meets, in the list's order (do not mutate).
+
+    WHY remembered like ``fits``: expectedCalls, unexpectedCalls and callOrder ask
+    it for the same case and reply, and the diagnosis compares every argument."""
     global _LAST_UNMET
     last = _LAST_UNMET
     if last is not None and last[0] is case and last[1] is reply:
@@ -181,7 +192,7 @@ def _unmet(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
     return found
 
 
-def _diagnosed(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None]]:
+def _diagnosed(case: GoldenCase, reply: Reply) -> list[Unmet]:
     matched = fits(case, reply)
     given = assignment(matched)
     used = set(given.values())
@@ -191,7 +202,7 @@ def _diagnosed(case: GoldenCase, reply: Reply) -> list[tuple[Failure, int | None
         if i not in given:
             failure, blamed = _diagnose(case, reply, e, used)
             used |= {blamed} if blamed is not None else set()  # WHY: one wrong call is the near miss of one expectation
-            found.append((failure, blamed))
+            found.append(Unmet(i, failure, blamed))
     return found
 
 
@@ -214,25 +225,31 @@ def _diagnose(case: GoldenCase, reply: Reply, expected: ExpectedCall, used: set[
 
 
 def leftovers(case: GoldenCase, reply: Reply) -> list[Failure]:
-    """Counted calls no expected call took, where the case does not allow them."""
+    """Counted calls no expected call took, where the case does not allow them.
+
+    WHY a call a forbidden pattern matches is left out: ``forbidden`` reports it,
+    and one forbidden cancel reported twice (as a write nobody asked for too) read
+    as two faults."""
     config = settings(case)
     expected = config.expected or ()
     matched = fits(case, reply)
     used = set(assignment(matched).values())
+    reported = {j for j, _ in _forbidden_matches(case, reply)}
     named = {e.tool for e in expected}
     failures: list[Failure] = []
     over = sorted({c.name for j, c in enumerate(reply.tool_calls)
-                   if j not in used and c.name in named and counts(case, c)})
+                   if j not in used and j not in reported and c.name in named and counts(case, c)})
     if config.count == "exactly":
         for tool in over:
-            n_calls = sum(1 for c in reply.tool_calls if c.name == tool and counts(case, c))
+            n_calls = sum(1 for j, c in enumerate(reply.tool_calls)
+                          if c.name == tool and counts(case, c) and j not in reported)
             n_expected = sum(1 for e in expected if e.tool == tool)
             if n_calls > n_expected:  # fewer or as many: a call that does not match is expectedCalls' to name
                 failures.append(Failure("call_count", f"{tool} called {n_calls} times, expected exactly {n_expected}"))
     repeats = {j for row in matched for j in row}  # calls that meet an expectation another call took
     blamed = near_misses(case, reply)
     for j, call in enumerate(reply.tool_calls):
-        if j in used or j in blamed or not counts(case, call):
+        if j in used or j in reported or j in blamed or not counts(case, call):
             continue
         if j in repeats and config.count == "atLeast":
             continue  # a repeat of an expected call: allowed; duplicateCalls judges an identical write
@@ -351,10 +368,17 @@ def _same_round(expected: Sequence[ExpectedCall], chosen: list[int], i: int, j: 
 
 def forbidden(case: GoldenCase, reply: Reply) -> list[Failure]:
     """Counted calls that match a forbidden pattern (only the listed arguments are compared)."""
+    return [Failure("forbidden_call", f"call #{j + 1} {describe_actual(reply.tool_calls[j])} matches forbidden "
+                                      f"{describe_call(p)}") for j, p in _forbidden_matches(case, reply)[:20]]
+
+
+def _forbidden_matches(case: GoldenCase, reply: Reply) -> list[tuple[int, CallPattern]]:
+    """(call index, the forbidden pattern it matches) for each counted call, each pattern."""
     patterns = settings(case).forbidden
-    return [Failure("forbidden_call", f"call #{j + 1} {describe_actual(call)} matches forbidden {describe_call(p)}")
-            for j, call in enumerate(reply.tool_calls) if counts(case, call)
-            for p in patterns if p.tool == call.name and meets(case, p, call, partial=True)][:20]
+    if not patterns:
+        return []
+    return [(j, p) for j, call in enumerate(reply.tool_calls) if counts(case, call)
+            for p in patterns if p.tool == call.name and meets(case, p, call, partial=True)]
 
 
 def describe_call(pattern: CallPattern) -> str:

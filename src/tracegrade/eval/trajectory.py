@@ -24,7 +24,7 @@ from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
-from tracegrade.eval.argmatch import ObjectOf
+from tracegrade.eval.argmatch import ObjectOf, assignment
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.expectations import ExpectedCall, ToolDeclaration
 from tracegrade.eval.toolschema import validate
@@ -146,17 +146,63 @@ class CallOrder:
         assert case.calls is not None
         pairs = callmatch.order_pairs(case)
         if not callmatch.in_order(case, reply, (), parallel=False):
-            return CheckResult(self.name, True, "ok", "not judged: an expected call is missing (see expectedCalls)")
+            return CheckResult(self.name, True, "ok", f"not judged: {_unjudged(case, reply)} (see expectedCalls)")
         if callmatch.in_order(case, reply, pairs, parallel=True):
             return _ok(self.name)
         if not callmatch.in_order(case, reply, (), parallel=True):
-            return _fail(self.name, "not_parallel", "the calls of a parallel group were not made in one model round")
+            return _fail(self.name, "not_parallel", _not_parallel(case, reply))
         broken = callmatch.first_broken(case, reply, pairs)
         assert broken is not None  # every pair together fails, so one of them is the first to
         expected = case.calls.expected or ()
         first, then = _label(expected, broken.first), _label(expected, broken.then)
         rule = f"must come after {first}, in a later model round" if broken.strict else f"must not come before {first}"
         return _fail(self.name, "order", f"{then} {rule}; called {' -> '.join(reply.tool_names())}")
+
+
+# how a call of the right tool misses its expected call, by the failure's code (else: its arguments)
+_MISSES = {"wrong_status": "it ended with another status", "wrong_turn": "it followed another user message",
+           "not_counted": "it did not take effect"}
+
+
+def _unjudged(case: GoldenCase, reply: Reply) -> str:
+    """Which expected call is not met, and how its closest call differs: the order
+    cannot be judged without it (expectedCalls says the rest)."""
+    expected = _expected(case)
+    unmet = callmatch.unmet_calls(case, reply)
+    first = unmet[0]
+    if first.closest is None:
+        why = f"no call of {expected[first.expected].tool} meets it"
+    else:
+        called = reply.tool_calls[first.closest]
+        why = f"call #{first.closest + 1} {called.name} is there, but {_MISSES.get(first.failure.code, 'its arguments differ')}"
+    more = f"; {len(unmet) - 1} more expected calls not met" if len(unmet) > 1 else ""
+    return f"{_label(expected, first.expected)} is not met: {why}{more}"
+
+
+def _not_parallel(case: GoldenCase, reply: Reply) -> str:
+    """Each parallel group whose calls came in more than one model round: its calls and their rounds."""
+    expected = _expected(case)
+    given = assignment(callmatch.fits(case, reply))
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(expected):
+        if e.parallel is not None and i in given:
+            groups.setdefault(e.parallel, []).append(given[i])
+    split = []
+    for label, calls in groups.items():
+        rounds = [reply.tool_calls[j].round for j in sorted(calls)]
+        if None in rounds or len(set(rounds)) > 1:
+            split.append(f"group {label!r}: " + ", ".join(
+                f"call #{j + 1} {reply.tool_calls[j].name} in {_round(reply.tool_calls[j].round)}" for j in sorted(calls)))
+    said = "; ".join(split) if split else "no choice of the calls puts each group in one round"
+    return f"the calls of a parallel group were not made in one model round: {said}"
+
+
+def _round(number: int | None) -> str:
+    return f"round {number}" if number is not None else "no recorded round"
+
+
+def _expected(case: GoldenCase) -> Sequence[ExpectedCall]:
+    return callmatch.settings(case).expected or ()
 
 
 def _label(expected: Sequence[ExpectedCall], index: int) -> str:
