@@ -285,7 +285,7 @@ def test_the_store_reads_the_view_uses_agree_with_the_store(tmp_path):
 
 
 def test_the_case_page_shows_the_reference_from_the_dataset_file_when_it_is_here(client, recorded, monkeypatch):
-    monkeypatch.chdir(ROOT)  # where the runs were made: the manifest names evals/golden-dataset.json
+    monkeypatch.chdir(ROOT)  # the folder the runs' dataset file is under
     _, _, cand = recorded
     page = client.get(case_url(CANDIDATE, "rag-return-01")).text
     reference = page.split('id="reference"', 1)[1].split("</section>", 1)[0]
@@ -312,7 +312,7 @@ def test_a_dataset_named_outside_the_folder_is_not_read(tmp_path, monkeypatch):
     record(store, dataclasses.replace(r, manifest=manifest))
     client = TestClient(create_view_app(store), base_url=HOST)
     assert "secret reference" not in client.get(case_url("r1", "a")).text
-    assert "not a dataset file under this folder" in client.get(run_url("r1") + "/metrics").text
+    assert "is not here (looked for" in client.get(run_url("r1") + "/metrics").text
 
 
 def test_an_exact_run_id_wins_over_a_longer_one_and_a_prefix_redirects(tmp_path):

@@ -18,6 +18,7 @@ from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 from tracegrade.eval.dataset import load_dataset
 from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
+from tracegrade.run.evaluate import dataset_record
 from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.stats.tally import tally
 from tracegrade.store.runstore import CalibrationRecord, RunStore
@@ -61,8 +62,11 @@ def in_thread(coroutine):
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def golden_run(run_id: str, day: str, broken: frozenset[str] = frozenset(), prompt: str = "v1") -> Run:
-    dataset = load_dataset(DATASET)
+def golden_run(run_id: str, day: str, broken: frozenset[str] = frozenset(), prompt: str = "v1",
+               dataset_file: Path = DATASET) -> Run:
+    """The run as `tracegrade run DATASET_FILE` records it from this folder (the file's base
+    name in the manifest, its paths in the settings)."""
+    dataset = load_dataset(dataset_file)
 
     async def target(case):
         return reply_for(case, broken)
@@ -70,10 +74,10 @@ def golden_run(run_id: str, day: str, broken: frozenset[str] = frozenset(), prom
     judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric=SCALE_RUBRIC)
     results = in_thread(run_cases(dataset.cases, target, judge, RunSettings(concurrency=4)))
     results = tuple(dataclasses.replace(r, seconds=1.5 + i / 10) for i, r in enumerate(results))  # fixed times
-    manifest = Manifest(run_id, str(DATASET.relative_to(ROOT)), dataset.version, len(results), "shopnest",
+    manifest = Manifest(run_id, dataset.name, dataset.version, len(results), "shopnest",
                         "qwen2.5-1.5b-instruct", "judge-model", "rubric0hash", prompt_version=prompt,
                         started_at=f"{day}T09:00:00+00:00", ended_at=f"{day}T09:04:10+00:00",
-                        totals=tally(results).totals())
+                        totals=tally(results).totals(), settings=dataset_record(dataset_file))
     return Run(manifest, results)
 
 
@@ -83,10 +87,10 @@ def record(store: RunStore, run: Run) -> None:
     store.finish_run(run.manifest)
 
 
-def two_runs(store: RunStore) -> tuple[Run, Run]:
+def two_runs(store: RunStore, dataset_file: Path = DATASET) -> tuple[Run, Run]:
     """The baseline (every case right) and the candidate (BROKEN cases wrong), recorded."""
-    base = golden_run(BASELINE, "2026-11-30")
-    cand = golden_run(CANDIDATE, "2026-12-01", BROKEN, prompt="v2")
+    base = golden_run(BASELINE, "2026-11-30", dataset_file=dataset_file)
+    cand = golden_run(CANDIDATE, "2026-12-01", BROKEN, prompt="v2", dataset_file=dataset_file)
     record(store, base)
     record(store, cand)
     return base, cand

@@ -34,16 +34,35 @@ REFERENCE_FILE_BYTES = 4 * 2**20
 
 def dataset_cases(info: RunInfo) -> tuple[list[GoldenCase], str]:
     """The run's dataset cases when its file is here at the run's version, else none and why."""
-    path = Path(info.dataset)
-    if path.suffix.lower() not in DATASET_SUFFIXES or not path.resolve().is_relative_to(Path.cwd().resolve()):
-        # WHY: the name comes from the store; the view reads only datasets under the folder it serves from.
-        return [], (f"the dataset {info.dataset} is not a dataset file under this folder: metrics that need "
-                    "the cases' expectations show '-'")
-    try:
-        return _read(str(path.resolve()), path.stat().st_mtime_ns, info.dataset, info.dataset_version)
-    except OSError:
-        return [], (f"the dataset file {info.dataset} is not here (the view runs in another folder?): "
+    path = dataset_file(info)
+    if path is None:
+        return [], (f"the dataset file {info.dataset} is not here (looked for {' and '.join(_places(info))}): "
                     "metrics that need the cases' expectations show '-'")
+    try:
+        return _read(str(path), path.stat().st_mtime_ns, info.dataset, info.dataset_version)
+    except OSError:
+        return [], (f"the dataset file {info.dataset} could not be read: metrics that need the cases' "
+                    "expectations show '-'")
+
+
+def dataset_file(info: RunInfo) -> Path | None:
+    """The run's dataset file: where the run found it (absolute), as given from the folder it ran in,
+    then the base name of runs stored before paths were; None when none is here.
+
+    WHY only dataset files under the folder the view serves from: the paths come from the store,
+    which a shared database lets others write."""
+    here = Path.cwd().resolve()
+    for place in _places(info):
+        path = Path(place).resolve()
+        if path.suffix.lower() in DATASET_SUFFIXES and path.is_relative_to(here) and path.is_file():
+            return path
+    return None
+
+
+def _places(info: RunInfo) -> list[str]:
+    settings = info.manifest.settings
+    given = [settings.get("datasetPath"), settings.get("datasetFile"), info.dataset]
+    return list(dict.fromkeys(p for p in given if isinstance(p, str) and p))
 
 
 def reference(info: RunInfo, case_id: str) -> tuple[str | None, str]:
@@ -51,8 +70,9 @@ def reference(info: RunInfo, case_id: str) -> tuple[str | None, str]:
     it), or None and why not. WHY a size bound: a case page must stay quick, and reading
     a 100,000-case file took 7 s (bench/results/view-pages-10k.txt); the metrics page
     reads any size."""
+    path = dataset_file(info)
     try:
-        size = Path(info.dataset).stat().st_size
+        size = path.stat().st_size if path else 0
     except OSError:
         size = 0
     if size > REFERENCE_FILE_BYTES:

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Sequence
 
 from tracegrade.report.htmlpage import card
+from tracegrade.report.labels import dataset_label
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page, preview
 from tracegrade.view.runs_page import cost_of
@@ -23,7 +24,7 @@ HEADERS = ("case", "status", "split", "category", "risk", "failed checks (code)"
 
 def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previous: str | None) -> str:
     m = info.manifest
-    meta = (f"dataset {m.dataset} (version {m.dataset_version}) · agent {m.agent_model} · "
+    meta = (f"dataset {dataset_label(m)} (version {m.dataset_version}) · agent {m.agent_model} · "
             f"judge {m.judge_model or 'none (checks only)'} · prompt {m.prompt_version or '-'} · "
             f"commit {m.git_commit or '-'} · {info.started_at} → {info.ended_at or '(not finished)'} · {info.status}")
     links = [f'<a href="{e(run_url(info.run_id))}/metrics">component metrics and stratified table</a>',
