@@ -3,7 +3,11 @@ rebinding), idle and slow connections, a flood of sockets. Real uvicorn, real so
 
 from __future__ import annotations
 
+import os
+import re
 import socket
+import subprocess
+import sys
 import time
 
 import httpx
@@ -181,3 +185,54 @@ def test_serving_beyond_loopback_without_a_token_is_refused_before_anything_star
     monkeypatch.delenv(env_var, raising=False)
     assert main([command, "--host", "0.0.0.0", "--port", "1"]) == 2
     assert f"--host 0.0.0.0 serves beyond this machine: set {env_var} first" in capsys.readouterr().err
+
+
+# --- issue 34: the URL printed for --host 0.0.0.0 answers ----------------------------
+
+
+def printed_url(process: subprocess.Popen, marker: str) -> str:
+    """The first URL the server prints on a line containing ``marker``, read as it starts."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if marker in line:
+            return re.search(r"http://\S+?(?=[/ ]|$)", line).group(0)
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError(f"no line with {marker!r} printed")
+
+
+@pytest.mark.parametrize("command, env_var, path, marker", [
+    ("view", "TRACEGRADE_VIEW_TOKEN", "/login", "tracegrade view: http"),
+    ("serve-model", "TRACEGRADE_MODEL_TOKEN", "/v1/models", " at http"),
+])
+def test_the_url_printed_for_every_address_is_answered_and_other_names_are_explained(command, env_var, path, marker,
+                                                                                    tmp_path):
+    port = free_port()
+    env = {**os.environ, env_var: "t0ken-for-the-test", "OPENAI_API_KEY": "unused"}
+    extra = ["--model", "openai:gpt-4o-mini"] if command == "serve-model" else ["--db", f"sqlite:///{tmp_path}/r.db"]
+    server = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", command, "--host", "0.0.0.0", "--port", str(port),
+                               *extra], cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        url = printed_url(server, marker)
+        hint = server.stderr.readline()
+        host = url.removeprefix("http://")
+        assert not host.startswith("0.0.0.0")
+        for _ in range(100):
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}{path}", headers={"Host": host,
+                                   "Authorization": "Bearer t0ken-for-the-test"})
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert answer.status_code == 200, answer.text  # not 400 "host ... is not served here"
+        assert "--allowed-hosts" in hint and "_ALLOWED_HOSTS" in hint
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

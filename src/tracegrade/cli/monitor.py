@@ -38,7 +38,7 @@ def handle(args: argparse.Namespace) -> int:
     import secrets
 
     from tracegrade.observe.monitor.app import create_monitor_app
-    from tracegrade.observe.serving import LOOPBACK_NAMES, bearer_token, serve, server_settings
+    from tracegrade.observe.serving import bearer_token, other_names_hint, public_url, serve, server_settings
     from tracegrade.observe.spanstore import SpanStore
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
 
@@ -48,7 +48,9 @@ def handle(args: argparse.Namespace) -> int:
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_MONITOR")
     store = SpanStore(args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB))
     judge = _online_judge(store, args) if args.judge_sample > 0 else None
-    where = f"http://{'localhost' if args.host in LOOPBACK_NAMES else args.host}:{args.port}"
+    where = public_url(args.host, args.port)
+    if hint := other_names_hint(args.host, "TRACEGRADE_MONITOR"):
+        print(f"tracegrade monitor: {hint}", file=sys.stderr)
     if token:
         print(f"tracegrade monitor: {where}/ over {store.path}; log in with TRACEGRADE_MONITOR_TOKEN at {where}/login",
               file=sys.stderr)

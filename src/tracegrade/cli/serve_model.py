@@ -32,14 +32,17 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.models import load_model
     from tracegrade.observe.model_server import create_model_app
-    from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard, bearer_token, serve, server_settings
+    from tracegrade.observe.serving import (HostGuard, bearer_token, other_names_hint, public_url, serve,
+                                            server_settings)
 
     token = bearer_token(args.host, "TRACEGRADE_MODEL_TOKEN")
     allowed_hosts, limits = server_settings(args, "TRACEGRADE_MODEL")
     model = load_model(args.model, role="agent")
-    where = f"http://{'127.0.0.1' if args.host in LOOPBACK_NAMES else args.host}:{args.port}/v1"
+    where = public_url(args.host, args.port, loopback="127.0.0.1") + "/v1"
     print(f"tracegrade serve-model: {model.model_id} at {where}  "
           f"(OPENAI_BASE_URL={where} OPENAI_API_KEY={'$TRACEGRADE_MODEL_TOKEN' if token else 'local'})",
           file=sys.stderr)
+    if hint := other_names_hint(args.host, "TRACEGRADE_MODEL"):
+        print(f"tracegrade serve-model: {hint}", file=sys.stderr)
     serve(HostGuard(create_model_app(model, token), allowed_hosts), args.host, args.port, limits)
     return 0

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.compare.gate import load_gate
-    from tracegrade.observe.serving import LOOPBACK_NAMES, bearer_token, serve, server_settings
+    from tracegrade.observe.serving import bearer_token, other_names_hint, public_url, serve, server_settings
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
     from tracegrade.store.runstore import open_store
     from tracegrade.view.app import ENV_VAR, create_view_app
@@ -44,9 +44,11 @@ def handle(args: argparse.Namespace) -> int:
     gate = load_gate(args.gate)
     spans = args.spans_db or Path(os.environ.get("TRACEGRADE_SPANS_DB") or DEFAULT_SPANS_DB)
     store = open_store(args.db)
-    where = f"http://{'localhost' if args.host in LOOPBACK_NAMES else args.host}:{args.port}"
+    where = public_url(args.host, args.port)
     login = f"; log in with {ENV_VAR} at {where}/login" if token else ""
     print(f"tracegrade view: {where}/ over {store.url} and {spans}{login}", file=sys.stderr)
+    if hint := other_names_hint(args.host, "TRACEGRADE_VIEW"):
+        print(f"tracegrade view: {hint}", file=sys.stderr)
     try:
         serve(create_view_app(store, spans, token, allowed_hosts, gate), args.host, args.port, limits)
     finally:

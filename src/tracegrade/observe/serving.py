@@ -63,14 +63,49 @@ class Limits:
 
 def allowed_hosts_for(bind_host: str, extra: Iterable[str] = ()) -> tuple[str, ...]:
     """The Host names a server bound to ``bind_host`` answers: loopback names, the
-    bound address, this machine's names when bound to every address, and ``extra``."""
+    bound address, this machine's names and address when bound to every address,
+    and ``extra``. WHY its address is safe to answer: DNS rebinding needs a name
+    the attacker controls; a Host that is an address is not one."""
     names = list(LOOPBACK_NAMES)
     if bind_host in _ANY_ADDRESS:
-        names += [socket.gethostname(), socket.getfqdn()]
+        names += [socket.gethostname(), socket.getfqdn(), *filter(None, [own_address()])]
     elif bind_host:
         names.append(bind_host)
     names += [h.strip() for h in extra if h.strip()]
     return tuple(dict.fromkeys(n.lower().rstrip(".") for n in names))
+
+
+def own_address() -> str | None:
+    """The IPv4 address this machine reaches others from, or None without a route.
+    No packet is sent: connecting a UDP socket only picks the route."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1 (RFC 5737): routed by default, never answered
+            return str(probe.getsockname()[0])
+    except OSError:
+        return None
+
+
+def public_url(bind_host: str, port: int, loopback: str = "localhost") -> str:
+    """A URL of a server bound to ``bind_host`` that its Host allow-list answers.
+    WHY not the bound address: a browser sends ``Host: 0.0.0.0``, which no allow-list names."""
+    if bind_host in LOOPBACK_NAMES:
+        name = loopback
+    elif bind_host in _ANY_ADDRESS:
+        name = own_address() or socket.gethostname()
+    else:
+        name = bind_host
+    return f"http://{f'[{name}]' if ':' in name else name}:{port}"
+
+
+def other_names_hint(bind_host: str, env_prefix: str) -> str:
+    """For a server bound to every address: how to answer a name it does not know
+    (a DNS name, another interface's address); empty otherwise."""
+    if bind_host not in _ANY_ADDRESS:
+        return ""
+    return (f"it answers this machine's name ({socket.gethostname()}) and address; to reach it under another "
+            f"name or address, pass it: --allowed-hosts evals.example.com,10.0.0.7 "
+            f"(or {env_prefix}_ALLOWED_HOSTS)")
 
 
 def parse_hosts(value: str | None) -> tuple[str, ...]:
@@ -295,7 +330,8 @@ def add_server_flags(parser: argparse.ArgumentParser, env_prefix: str) -> None:
     d = Limits()
     parser.add_argument("--allowed-hosts", metavar="NAMES",
                         help=f"comma-separated Host names to answer besides the bound ones, or * for any "
-                        f"(env {env_prefix}_ALLOWED_HOSTS; default: localhost, 127.0.0.1, ::1 and --host)")
+                        f"(env {env_prefix}_ALLOWED_HOSTS; default: localhost, 127.0.0.1, ::1 and --host; with --host "
+                        "0.0.0.0 this machine's name and address)")
     parser.add_argument("--header-timeout", type=float, default=d.header_timeout_s, metavar="S",
                         help=f"seconds a client has to send its request headers (default {d.header_timeout_s:g})")
     parser.add_argument("--body-timeout", type=float, default=d.body_timeout_s, metavar="S",
