@@ -22,21 +22,27 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.core.from_otel import Span, otel_traces, spans_of_otlp_json
+from tracegrade.core.from_messages import nested_deeper
+from tracegrade.core.from_otel import ORPHAN_FIX, otel_traces
+from tracegrade.core.redact import redact
+from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_REPLY_DEPTH = 200  # of a Reply line's JSON: deeper is refused (storing and redacting it would recurse)
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """One recorded trace and where it came from (file:line, or file and trace id)."""
+    """One recorded trace and where it came from (file:line, or file and trace id);
+    ``orphan`` says why it is no case's own trace (spans without their root), else ""."""
 
     where: str
     case_id: str | None
     question: str
     reply: Reply
+    orphan: str = ""
 
 
 @dataclass
@@ -47,7 +53,7 @@ class Matched:
 
 
 def load_recorded(paths: Iterable[Path]) -> list[Recorded]:
-    """Every trace in ``paths``; DatasetError naming the file and line of anything unreadable."""
+    """Every trace in ``paths``; DatasetError naming the file, line and field of anything unreadable."""
     found: list[Recorded] = []
     for path in paths:
         found += _read(Path(path))
@@ -55,24 +61,36 @@ def load_recorded(paths: Iterable[Path]) -> list[Recorded]:
 
 
 def _read(path: Path) -> list[Recorded]:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise DatasetError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; split it")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path}: not UTF-8 text") from None
-    documents = _documents(path, text)
     spans: list[Span] = []
     replies: list[Recorded] = []
-    for where, document in documents:
-        if isinstance(document, dict) and "resourceSpans" in document:
-            spans += spans_of_otlp_json(document)
-        else:
-            replies.append(_reply_record(where, document))
-    return replies + [Recorded(f"{path} trace {t.trace_id}", t.case_id, t.question, _valid(f"{path} trace {t.trace_id}", t.wire))
-                      for t in otel_traces(spans)]
+    try:
+        for where, document in _documents(path, _text(path)):
+            if isinstance(document, dict) and "resourceSpans" in document:
+                # WHY the limit is what is left: the span cap holds per file, not per line
+                spans += spans_of_otlp_json(document, limit=MAX_SPANS - len(spans), origin=where)
+            else:
+                replies.append(_reply_record(where, document))
+        traces = otel_traces(spans)
+    except SpanFormatError as exc:
+        raise DatasetError(redact(str(exc))) from None
+    return replies + [Recorded(f"{path} trace {t.trace_id[:40]}", t.case_id, t.question,
+                               _valid(f"{path} trace {t.trace_id[:40]}", t.wire), t.orphan) for t in traces]
+
+
+def _text(path: Path) -> str:
+    """The file's text. WHY a bounded read, not its size: /dev/zero, a FIFO or a pipe
+    has no size to ask, and would be read into memory without end."""
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise DatasetError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes; split it")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _documents(path: Path, text: str) -> list[tuple[str, Any]]:
@@ -84,10 +102,7 @@ def _documents(path: Path, text: str) -> list[tuple[str, Any]]:
     first = next((line for line in lines if line.strip()), "")
     if _is_json(first) and first.strip() != text.strip():
         return [_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
-    try:
-        whole = json.loads(text)
-    except ValueError as exc:
-        raise DatasetError(f"{path}: neither JSON lines nor one JSON document: {exc}") from None
+    whole = _parsed(text, str(path))
     if isinstance(whole, list):
         return [(f"{path} item {i + 1}", item) for i, item in enumerate(whole)]
     return [(str(path), whole)]
@@ -98,19 +113,30 @@ def _is_json(text: str) -> bool:
         json.loads(text)
     except ValueError:
         return False
+    except RecursionError:
+        return True  # JSON, too deep: the line's own parse says so
     return True
 
 
 def _line(path: Path, number: int, line: str) -> tuple[str, Any]:
+    return f"{path}:{number}", _parsed(line, f"{path}:{number}")
+
+
+def _parsed(text: str, where: str) -> Any:
     try:
-        return f"{path}:{number}", json.loads(line)
+        return json.loads(text)
+    except RecursionError:
+        raise DatasetError(f"{where}: JSON nested too deep to read") from None
     except ValueError as exc:
-        raise DatasetError(f"{path}:{number}: not JSON: {exc}") from None
+        said = "not JSON" if ":" in where else "neither JSON lines nor one JSON document"
+        raise DatasetError(f"{where}: {said}: {exc}") from None
 
 
 def _reply_record(where: str, document: Any) -> Recorded:
     if not isinstance(document, dict):
         raise DatasetError(f"{where}: expected a JSON object (a Reply with its caseId, or an OTLP export)")
+    if nested_deeper(document, MAX_REPLY_DEPTH):
+        raise DatasetError(f"{where}: nested deeper than {MAX_REPLY_DEPTH} levels; not a Reply")
     data = dict(document)
     case_id, question = data.pop("caseId", None), data.pop("question", None)
     if "reply" in data:
@@ -126,26 +152,37 @@ def _valid(where: str, wire: dict[str, Any]) -> Reply:
         return Reply.from_wire(wire)
     except ValueError as exc:
         first = str(exc).splitlines()
-        raise DatasetError(f"{where}: not a Reply: {' '.join(first[1:3]) if len(first) > 2 else exc}") from None
+        said = " ".join(first[1:3]) if len(first) > 2 else str(exc)
+        raise DatasetError(f"{where}: not a Reply: {redact(said[:500])}") from None  # WHY: it quotes the value
 
 
 def match(cases: Sequence[GoldenCase], recorded: Sequence[Recorded]) -> Matched:
-    """Each trace given to the case it names; what names no case, or a case twice, is listed."""
+    """Each trace given to the case it names; what names no case, or a case twice, is listed.
+    WHY rooted traces first: a case's own trace is graded before an orphaned piece of it
+    that happens to hold the same question."""
     by_id = {c.id: c for c in cases}
     by_question: dict[str, str] = {}
     for case in cases:
         by_question.setdefault(case.question.strip(), case.id)
     matched = Matched()
-    for trace in recorded:
+    for trace in sorted(recorded, key=lambda t: bool(t.orphan)):
         case_id = trace.case_id if trace.case_id in by_id else by_question.get(trace.question.strip())
         if case_id is None:
-            named = f"case id {trace.case_id!r}" if trace.case_id else f"question {trace.question[:80]!r}"
-            matched.unmatched.append(f"{trace.where}: {named} is not in the dataset")
+            matched.unmatched.append(f"{trace.where}: {_not_in_dataset(trace)}")
         elif case_id in matched.replies:
-            matched.duplicates.append(f"{trace.where}: a second trace for case {case_id} (the first is graded)")
+            also = f"; it is orphaned, fix: {ORPHAN_FIX}" if trace.orphan else ""
+            matched.duplicates.append(f"{trace.where}: a second trace for case {case_id} (the first is graded){also}")
         else:
             matched.replies[case_id] = trace.reply
     return matched
+
+
+def _not_in_dataset(trace: Recorded) -> str:
+    """Why a trace matched no case. WHY redacted: a question can hold a key or an e-mail."""
+    if trace.orphan:
+        return trace.orphan
+    named = f"case id {trace.case_id[:80]!r}" if trace.case_id else f"question {trace.question[:80]!r}"
+    return redact(f"{named} is not in the dataset")
 
 
 def replay_target(replies: dict[str, Reply]) -> Any:

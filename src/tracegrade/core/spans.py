@@ -53,20 +53,21 @@ def shown(value: Any) -> str:
 
 def spans_of_otlp_json(document: Any, limit: int = MAX_SPANS, origin: str = "") -> list[Span]:
     """The spans of an OTLP JSON export (``resourceSpans`` → ``scopeSpans`` → ``spans``);
-    SpanFormatError past ``limit`` spans or on any field of the wrong shape."""
+    SpanFormatError past ``limit`` spans or on any field of the wrong shape, its message
+    starting with ``origin`` (where the document was read: a file and line)."""
+    at = f"{origin} " if origin else ""
     if not isinstance(document, Mapping) or "resourceSpans" not in document:
-        raise SpanFormatError("not an OTLP JSON export: no 'resourceSpans' key")
+        raise SpanFormatError(f"{at}not an OTLP JSON export: no 'resourceSpans' key")
     found: list[Span] = []
-    for r, resource in enumerate(_listed(document["resourceSpans"], "resourceSpans")):
-        at = f"resourceSpans[{r}]"
-        scopes = _mapping(resource, at).get("scopeSpans")
-        key = "scopeSpans" if scopes is not None else "instrumentationLibrarySpans"
-        for s, scope in enumerate(_listed(_mapping(resource, at).get(key), f"{at}.{key}")):
-            where = f"{at}.{key}[{s}]"
+    for r, resource in enumerate(_listed(document["resourceSpans"], f"{at}resourceSpans")):
+        resource = _mapping(resource, f"{at}resourceSpans[{r}]")
+        key = "scopeSpans" if "scopeSpans" in resource else "instrumentationLibrarySpans"
+        for s, scope in enumerate(_listed(resource.get(key), f"{at}resourceSpans[{r}].{key}")):
+            where = f"{at}resourceSpans[{r}].{key}[{s}]"
             for n, raw in enumerate(_listed(_mapping(scope, where).get("spans"), f"{where}.spans")):
                 if len(found) >= limit:
-                    raise SpanFormatError(f"more than {MAX_SPANS:,} spans in one file; split it")
-                found.append(json_span(raw, f"{origin}{' ' if origin else ''}{where}.spans[{n}]"))
+                    raise SpanFormatError(f"{at}more than {MAX_SPANS:,} spans in one file; split it")
+                found.append(json_span(raw, f"{where}.spans[{n}]"))
     return found
 
 
