@@ -7,8 +7,8 @@
 
 The function takes the question (a first parameter annotated ``str`` or named
 ``question``, ``prompt``, ``query``, ``text``, ``message`` or ``input``) or
-the case; it may be sync (run on a daemon thread of its own, so it never
-blocks other cases and the case timeout stops waiting for it) or async. It returns the
+the case; it may be sync (run on a reused daemon thread, ``workers.py``, so it
+never blocks other cases and the case timeout stops waiting for it) or async. It returns the
 answer string, nothing (the last assistant message captured is the answer),
 a Reply or its wire dict. What it returns explicitly wins over what was
 captured: a returned Reply is taken whole; a returned answer replaces the
@@ -17,19 +17,17 @@ captured answer only.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import functools
 import inspect
 import re
-import threading
 import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 from tracegrade.capture.assemble import reply_of
 from tracegrade.capture.recorder import WORKER_TASK, Recorder, Shared, recording
 from tracegrade.capture.shape import reply_from_dict
+from tracegrade.capture.workers import in_daemon_thread
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.trace import Provenance, Reply
 from tracegrade.eval.dataset import GoldenCase
@@ -90,8 +88,8 @@ def wants_question(function: Callable[..., Any]) -> bool:
 
 
 async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
-    """Call ``function``: awaited if async, else in a thread of its own that
-    carries the case's context (its Recorder, its span)."""
+    """Call ``function``: awaited if async, else on a daemon thread that carries the
+    case's context (its Recorder, its span)."""
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
         return await function(argument)
     try:
@@ -109,38 +107,6 @@ _LOOP_BOUND = re.compile(r"(?:bound|attached) to a different (?:event )?loop")
 LOOP_HINT = ("hint: the agent is sync and each case runs it on a thread of its own, but its framework's "
              "client is bound to one event loop: make the target `async def` (await the framework's "
              "async API), or run with --concurrency 1")
-
-
-def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-    """``function(*args)`` on a daemon thread, as a future of this loop (an agent's call here,
-    a case's checks in ``run.offload``).
-    WHY not asyncio.to_thread: the loop's executor is joined when the run ends,
-    so one sync agent hung past its case timeout would hold the whole run (and
-    the process) until it returned; a daemon thread is left behind instead."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():  # cancelled by the case timeout: nobody waits any more
-            outcome()
-
-    def hand_over(outcome: Callable[[], None]) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, outcome)
-        except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
-            pass
-
-    def work() -> None:
-        try:
-            value = context.run(function, *args)
-        except BaseException as exc:  # handed to the case, which turns it into data
-            hand_over(functools.partial(future.set_exception, exc))
-        else:
-            hand_over(functools.partial(future.set_result, value))
-
-    threading.Thread(target=work, name="tracegrade-worker", daemon=True).start()
-    return future
 
 
 def merge(returned: Any, recorder: Recorder, sources: Sequence[str], problem: str = "") -> Reply:

@@ -7,8 +7,8 @@
 WHY not ``asyncio.to_thread``: a check that never returns (a plugin's endless
 loop) would hold a thread of the loop's default executor, and ``asyncio.run``
 joins that executor before it returns: the run would finish its cases and then
-hang. The call runs on a daemon thread of its own (``capture.target.in_daemon_thread``,
-the one a sync agent runs on); past its deadline it raises ``TimeoutError`` to
+hang. The call runs on a daemon thread (``capture.workers.in_daemon_thread``,
+the pool a sync agent runs on); past its deadline it raises ``TimeoutError`` to
 the case, and its thread is left to finish (or to die with the process).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable, TypeVar
 
-from tracegrade.capture.target import in_daemon_thread
+from tracegrade.capture.workers import in_daemon_thread
 
 T = TypeVar("T")
 

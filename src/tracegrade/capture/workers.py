@@ -1,0 +1,92 @@
+"""Sync work of a case (a sync agent, a case's checks) on reused daemon threads.
+
+    >>> import asyncio
+    >>> async def main():
+    ...     return await in_daemon_thread(sum, [1, 2])
+    >>> asyncio.run(main())
+    3
+
+WHY daemon threads, not ``asyncio.to_thread``: the loop's executor is joined
+when the run ends, so one sync agent hung past its case timeout would hold the
+whole run (and the process) until it returned; a daemon thread is left behind
+instead. WHY reused: a thread started per case cost a large run of sync cases
+a fifth of its time in thread starts. A thread that is busy (or hung) is simply
+not idle: the next job starts a new thread, so a hung agent never holds a run,
+and the pool is as large as the run's concurrency at most, plus its hung calls.
+Idle threads leave after a while, so a finished run leaves none behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import queue
+import threading
+from typing import Any, Callable
+
+IDLE_S = 10.0  # a thread with nothing to do for this long ends
+
+
+class _Pool:
+    """Daemon threads taking jobs from one queue; a new one only when none is idle."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0  # threads waiting for a job that no job has claimed yet
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            claimed = self._idle > 0
+            if claimed:
+                self._idle -= 1
+        self._jobs.put(job)
+        if not claimed:
+            threading.Thread(target=self._work, name="tracegrade-worker", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # nobody claimed a waiting thread: this one may go
+                        self._idle -= 1
+                        return
+                continue  # every waiting thread was claimed: a job is on its way
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_pool = _Pool()
+
+
+def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``function(*args)`` on a daemon thread, carrying this context (the case's Recorder, its
+    span), as a future of this loop (an agent's call, or a case's checks in ``run.offload``)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():  # cancelled by the case timeout: nobody waits any more
+            outcome()
+
+    def hand_over(outcome: Callable[[], None]) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
+            pass
+
+    def job() -> None:
+        try:
+            value = context.run(function, *args)
+        except BaseException as exc:  # handed to the case, which turns it into data
+            hand_over(functools.partial(future.set_exception, exc))
+        else:
+            hand_over(functools.partial(future.set_result, value))
+
+    _pool.submit(job)
+    return future

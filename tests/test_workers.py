@@ -1,0 +1,69 @@
+"""Sync work on reused daemon threads: a pool as large as the work in flight, a hung
+call never holding the rest, each job in its own context."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+
+from tracegrade.capture.workers import in_daemon_thread
+
+case_name: contextvars.ContextVar[str] = contextvars.ContextVar("case_name", default="")
+
+
+def whoami() -> tuple[str, int]:
+    return case_name.get(), threading.get_ident()
+
+
+def test_sequential_jobs_reuse_one_thread_and_carry_each_callers_context():
+    async def main():
+        seen = []
+        for name in ("a", "b", "c", "d"):
+            case_name.set(name)
+            seen.append(await in_daemon_thread(whoami))
+        return seen
+
+    seen = asyncio.run(main())
+    assert [name for name, _ in seen] == ["a", "b", "c", "d"]
+    assert len({ident for _, ident in seen}) == 1  # a thread per job would give 4
+
+
+def test_a_hung_job_does_not_hold_the_next_ones():
+    release = threading.Event()
+
+    async def main():
+        hung = in_daemon_thread(release.wait, 30)
+        done = [await asyncio.wait_for(in_daemon_thread(whoami), 5) for _ in range(3)]
+        assert not hung.done()
+        release.set()
+        await asyncio.wait_for(hung, 5)
+        return done
+
+    try:
+        done = asyncio.run(main())
+    finally:
+        release.set()
+    assert len(done) == 3
+
+
+def test_concurrent_jobs_run_at_once_on_as_many_threads():
+    barrier = threading.Barrier(4, timeout=10)
+
+    async def main():
+        return await asyncio.gather(*(in_daemon_thread(lambda: (barrier.wait(), threading.get_ident())[1])
+                                      for _ in range(4)))
+
+    assert len(set(asyncio.run(main()))) == 4  # all four waited on the barrier together
+
+
+def test_an_exception_reaches_the_caller_and_the_thread_lives_on():
+    async def main():
+        try:
+            await in_daemon_thread(int, "not a number")
+        except ValueError as exc:
+            first = str(exc)
+        return first, await in_daemon_thread(whoami)
+
+    first, (_, ident) = asyncio.run(main())
+    assert "invalid literal" in first and ident != threading.get_ident()
