@@ -248,3 +248,89 @@ AGENT = _span("agent", "a", 0, {"openinference.span.kind": "AGENT", "input.value
 def test_requested_calls_and_tool_spans_are_paired_once(spans, expected):
     [found] = otel_traces(spans)
     assert [(c["name"], c["arguments"], c["result"], c["id"]) for c in found.wire["toolCalls"]] == expected
+
+
+# -- capture (run --capture otel): recorders released, the cap and orphans said ------------------
+
+
+def test_a_case_that_raises_releases_its_recorder(tmp_path, exported):  # noqa: F811
+    import tracegrade.capture.otel as capture_otel
+
+    tracer = trace.get_tracer("library-agent")
+
+    def failing_agent(question: str) -> str:
+        for n in range(50):
+            with tracer.start_as_current_span("execute_tool search_catalog", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_catalog"}):
+                pass
+        raise RuntimeError("the catalog is down")
+
+    (tmp_path / "ds.json").write_text(json.dumps([
+        {**DATASET[0], "id": f"c{n}", "question": f"Is book {n} available?"} for n in range(20)]))
+    run = tracegrade.evaluate(str(tmp_path / "ds.json"), failing_agent, judge=None, capture=("otel",),
+                              store=f"sqlite:///{tmp_path}/r.db")
+    assert all(r.error for r in run.results) and len(run.results) == 20
+    assert capture_otel._processor._watched == {}  # nothing held after the cases
+
+
+def test_a_case_past_the_span_cap_says_it_was_cut(tmp_path, exported, monkeypatch):  # noqa: F811
+    import tracegrade.capture.otel as capture_otel
+
+    monkeypatch.setattr(capture_otel, "MAX_CASE_SPANS", 10)
+    tracer = trace.get_tracer("library-agent")
+
+    def busy_agent(question: str) -> str:
+        for n in range(15):
+            with tracer.start_as_current_span("execute_tool search_catalog", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_catalog",
+                    "gen_ai.tool.call.arguments": json.dumps({"query": str(n)})}):
+                pass
+        return "Dune is on the shelf."
+
+    (tmp_path / "ds.json").write_text(json.dumps(DATASET[:1]))
+    run = tracegrade.evaluate(str(tmp_path / "ds.json"), busy_agent, judge=None, capture=("otel",),
+                              store=f"sqlite:///{tmp_path}/r.db")
+    provenance = run.results[0].reply.provenance
+    assert provenance.source == "spans" and "cut at the span cap" in provenance.problem, provenance
+    assert "5 more span(s)" in provenance.problem  # 10 kept, and the case span
+
+
+def thread_pool_agent(question: str) -> str:
+    """The library agent, its catalog look-up run in a thread pool without the context:
+    the tool span begins a trace of its own (an orphan)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tracer = trace.get_tracer("library-agent")
+
+    def look_up(query: str) -> str:
+        with tracer.start_as_current_span("execute_tool search_catalog", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_catalog",
+                "gen_ai.tool.call.arguments": json.dumps({"query": query})}):
+            return CATALOG.get(query, "not found")
+
+    with tracer.start_as_current_span("invoke_agent library", attributes={
+            "gen_ai.operation.name": "invoke_agent", "input.value": question}) as span:
+        with ThreadPoolExecutor(2) as pool:
+            found = pool.submit(look_up, question.split()[1]).result()
+        span.set_attribute("output.value", f"Dune is {found}.")
+    return f"Dune is {found}."
+
+
+def test_orphaned_spans_are_named_with_the_fix_in_run_and_in_grade(tmp_path, exported, capsys):  # noqa: F811
+    (tmp_path / "ds.json").write_text(json.dumps(DATASET[:1]))
+    run = tracegrade.evaluate(str(tmp_path / "ds.json"), thread_pool_agent, judge=None, capture=("otel",),
+                              store=f"sqlite:///{tmp_path}/r.db")
+    problem = run.results[0].reply.provenance.problem
+    assert "began in other traces" in problem and "copy_context" in problem, problem
+
+    exported.clear()
+    trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(tmp_path / "t.jsonl")))
+    thread_pool_agent("Is Dune available?")
+    code = main(["grade", str(tmp_path / "t.jsonl"), "--dataset", str(tmp_path / "ds.json"), "--checks-only",
+                 "--quiet", "--db", f"sqlite:///{tmp_path}/g.db", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert "an orphaned trace: no root agent span" in err and "copy_context" in err, err
+    assert "question '' is not in the dataset" not in err
+    graded = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"][0]["reply"]
+    assert "orphaned trace(s) began while this trace ran" in graded["provenance"]["problem"]
+    assert code in (0, 1, 2)

@@ -100,7 +100,7 @@ def _with_lost_parts(traces: list[OtelTrace]) -> list[OtelTrace]:
     marked = []
     for t in traces:
         began = bisect.bisect_right(starts, t.end_ns) - bisect.bisect_left(starts, t.start_ns)
-        if t.orphan or not began or t.wire["provenance"]["problem"]:
+        if t.orphan or not began:
             marked.append(t)
             continue
         problem = (f"{began} orphaned trace(s) began while this trace ran: calls made in them may be missing "
@@ -165,7 +165,11 @@ def _wire(parts: _Trace, outer: list[Span]) -> dict[str, Any]:
 
 
 def _kind(span: Span) -> str:
-    a = span.attributes
+    return kind_of(span.attributes)
+
+
+def kind_of(a: Mapping[str, Any]) -> str:
+    """What a span with attributes ``a`` is: tool, model, retrieval, marker or other."""
     operation = a.get("gen_ai.operation.name")
     openinference = str(a.get("openinference.span.kind") or "").upper()
     if CUT_ATTRIBUTE in a or ORPHANS_ATTRIBUTE in a:
@@ -372,8 +376,8 @@ def _depths(spans: list[Span]) -> dict[str, int]:
 def _orphaned(parts: _Trace, case_id: str | None) -> str:
     """ORPHANED when the trace holds model or tool spans but no case id and no root
     agent span (a root: a span whose parent is not in the trace)."""
-    if case_id is not None or not any(k in ("model", "tool") for k in parts.kinds):
-        return ""
+    if case_id is not None or "marker" in parts.kinds or not any(k in ("model", "tool") for k in parts.kinds):
+        return ""  # (a marker: capture's, of a case's trace)
     ids = {s.span_id for s in parts.spans}
     rooted = any(k == "other" and (not s.parent_id or s.parent_id not in ids) for s, k in zip(parts.spans, parts.kinds))
     return "" if rooted else ORPHANED
@@ -399,7 +403,7 @@ def _problem_of(parts: _Trace) -> str:
         if kind == "marker":
             a.update(span.attributes)
     if CUT_ATTRIBUTE in a:
-        return (f"the trace was cut at {MAX_SPANS:,} spans ({a[CUT_ATTRIBUTE]} more were dropped): it is not "
+        return (f"the trace was cut at the span cap ({a[CUT_ATTRIBUTE]} more span(s) were dropped): it is not "
                 "whole, so its calls are not graded; make the case smaller or its spans fewer")
     if ORPHANS_ATTRIBUTE in a:
         return (f"{a[ORPHANS_ATTRIBUTE]} span(s) with no parent began in other traces while this case ran: "
