@@ -25,10 +25,10 @@ def view(tmp_path, monkeypatch, fake_knowledge):
     from traffic import record_traffic
 
     monkeypatch.chdir(tmp_path)  # the default store, relative: what a user sees on the landing page
-    (tmp_path / "evals").mkdir()  # the dataset where the runs name it: the case page shows the reference
+    (tmp_path / "evals").mkdir()  # the dataset in a folder, run from here: the case page shows the reference
     shutil.copy(DATASET, tmp_path / "evals" / DATASET.name)
     store = open_store("sqlite:///.tracegrade/runs.db")
-    base, cand = two_runs(store)
+    base, cand = two_runs(store, Path("evals") / DATASET.name)
     calibration(store)
     spans = Path(".tracegrade/spans.db")  # relative, as the default: the page header shows it
     telemetry = open_telemetry("shopnest", spans_db=spans, otlp_endpoint=None)
@@ -151,3 +151,127 @@ def test_images_are_where_the_readme_says():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for name in ("view-runs.png", "view-run.png", "view-case.png", "view-compare.png"):
         assert f"docs/img/{name}" in readme
+
+
+def test_a_run_of_a_dataset_in_a_folder_is_found_by_the_view_started_there(browser, tmp_path, monkeypatch,  # noqa: F811
+                                                                              capsys):
+    """Issue 34: `tracegrade run evals/library.json`, then `tracegrade view` in the same folder:
+    the case page shows the reference, the metrics page counts traces and safety, and the
+    dataset is named as its file declares."""
+    import gc
+    import json
+
+    from tracegrade.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    declared = {"name": "shop-support", **json.loads(DATASET.read_text())}
+    (tmp_path / "evals" / "library.json").write_text(json.dumps(declared))
+    thresholds = gc.get_threshold()
+    try:
+        code = main(["run", "evals/library.json", "--target", "support:golden_reply", "--checks-only", "--quiet",
+                     "--db", "sqlite:///.tracegrade/runs.db"])
+    finally:  # the command tunes the collector for its own process; this one goes on
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+    assert code == 0
+    assert "dataset   shop-support (library.json)" in capsys.readouterr().out
+    store = open_store("sqlite:///.tracegrade/runs.db")
+    [info] = store.runs(limit=2)
+    url, server, thread = serve(create_view_app(store))
+    try:
+        page, outside, errors = watched(browser, url)
+        page.goto(url + run_url(info.run_id))
+        assert "dataset shop-support (library.json)" in page.inner_text("main")
+        page.goto(url + run_url(info.run_id) + "/cases/rag-return-01")
+        assert "Products can be returned within 30 days of delivery." in page.inner_text("#reference")
+        page.goto(url + run_url(info.run_id) + "/metrics")
+        metrics = page.inner_text("#stratified")
+        assert "12 results, 12 with a trace" in metrics
+        assert "safety" in metrics and " of 0 cases" not in metrics
+        assert errors == [] and outside == []
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        store.close()
+
+
+def _run_of_kind(run_id: str, day: str, agent: str, seconds: float, status: str = "pass", **settings):
+    """A run of cases a and b as the store keeps it; ``settings``: its flags (only=..., target=...)."""
+    import dataclasses
+
+    from runs_support import result, run
+
+    made = run([result("a", seconds=seconds), result("b", status)], run_id=run_id)
+    target = str(settings.pop("target", "agent:answer"))
+    manifest = dataclasses.replace(made.manifest, agent_model=agent, target=target, settings=settings,
+                                   started_at=f"{day}T09:00:00+00:00", ended_at=f"{day}T09:01:00+00:00")
+    return dataclasses.replace(made, manifest=manifest)
+
+
+@pytest.fixture
+def mixed_runs(tmp_path):
+    """Two whole runs by two agents, a run of one case (--only) and a `tracegrade grade` run between them."""
+    from view_support import record
+
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, _run_of_kind("20261201-090000-aa0001", "2026-12-01", "openai-agent:answer", 1.0))
+    record(store, _run_of_kind("20261202-090000-bb0002", "2026-12-02", "agent:answer", 2.5, only=["a"]))
+    record(store, _run_of_kind("20261203-090000-cc0003", "2026-12-03", "recorded:traces.jsonl", 1.0,
+                               target="recorded:traces.jsonl"))
+    record(store, _run_of_kind("20261204-090000-dd0004", "2026-12-04", "anthropic-agent:answer", 1.0, "fail"))
+    url, server, thread = serve(create_view_app(store))
+    yield url
+    server.should_exit = True
+    thread.join(timeout=10)
+    store.close()
+
+
+def test_the_viewers_small_things_as_a_user_meets_them(browser, mixed_runs):  # noqa: F811
+    """Issue 34's viewer items: whole seconds, the other runs' agents, history's links and kinds,
+    a compare problem in the form's words, and one error for a missing previous run."""
+    url = mixed_runs
+    page, outside, errors = watched(browser, url)
+    page.goto(url + "/runs/20261204-090000-dd0004/cases/a")
+    assert "· 1 s ·" in page.inner_text("main")
+    others = page.inner_text("#other-runs-table")
+    assert "openai-agent:answer" in others and "agent" in others.split("\n", 1)[0]
+    page.goto(url + "/history")
+    charted = page.inner_text("main")
+    assert "Runs charted: all cases" in charted
+    assert page.locator("#not-charted tr.row").count() == 2
+    assert "a selection of cases" in page.inner_text("#not-charted") and "recorded traces" in charted
+    label = page.locator("#history-charts svg.chart text").all_text_contents()
+    assert "dd0004" in label  # the chart's label for the newest run: it leads to the run
+    response = page.goto(url + "/runs/dd0004")
+    assert response is not None and response.status == 200 and page.url.endswith("/runs/20261204-090000-dd0004")
+    page.goto(url + "/runs/20261202-090000-bb0002/cases/a")
+    assert "· 2.5 s ·" in page.inner_text("main")
+    assert errors == [] and outside == []
+
+
+def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, tmp_path):  # noqa: F811
+    from runs_support import result, run
+    from view_support import record
+
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([result("a")], run_id="base", version="v1"))
+    url, server, thread = serve(create_view_app(store))
+    try:
+        page, outside, errors = watched(browser, url)
+        response = page.goto(url + "/runs/previous")  # one run only: no previous one, said once
+        assert response is not None and response.status == 404
+        assert page.content().count("no finished run before the latest") == 1
+        errors.clear()  # the 404 itself is a console error
+        record(store, run([result("a")], run_id="cand", version="v2"))
+        page.goto(url + "/compare?baseline=base&candidate=cand")
+        problem = page.inner_text("#problem")
+        assert "--allow-dataset-change" not in problem and 'tick "allow a changed dataset"' in problem
+        page.check("input[name=allow_dataset_change]")
+        page.click("#choose button[type=submit]")
+        page.wait_for_selector("#verdict")
+        assert errors == [] and outside == []
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        store.close()

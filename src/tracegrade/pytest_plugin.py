@@ -167,10 +167,11 @@ class DatasetFile(pytest.File):
         if self._results is None:
             from tracegrade.run.evaluate import dataset_record, evaluate
 
-            config = self.config
-            dataset = _load(config, self.path.resolve()).select(self.selected())
-            run = evaluate(dataset, _option(config, "tracegrade_target"), judge=config.getoption("tracegrade_judge"),
-                           store=config.getoption("tracegrade_db"), record=dataset_record(self.path),
+            config, whole, ids = self.config, _load(self.config, self.path.resolve()), self.selected()
+            # WHY "only" recorded for a selection: history charts a run of some cases apart from whole runs
+            record = {**dataset_record(self.path), **({"only": ids} if len(ids) < len(whole.cases) else {})}
+            run = evaluate(whole.select(ids), _option(config, "tracegrade_target"), record=record,
+                           judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
                            capture=tuple(_option(config, "tracegrade_capture") or ()))
             self._results = {r.case_id: r for r in run.results}
         return self._results

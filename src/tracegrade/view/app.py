@@ -179,7 +179,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
             return _missing(f"no case {case_id!r} (repetition {repeat}) in run {info.run_id}")
-        others = [(i.run_id, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
+        others = [(i.run_id, i.manifest.agent_model, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         reference, why = metrics_page.reference(info, case_id)
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
@@ -221,9 +221,9 @@ def _other_routes(app: FastAPI, reader: Reader) -> None:
     def history(dataset: str = "") -> str:
         infos = store.runs(limit=RUNS_SHOWN)
         chosen = dataset or (infos[0].dataset if infos else "")
-        recent = [i for i in infos if i.dataset == chosen][:history_page.RUNS][::-1]  # oldest first
+        recent, apart = history_page.charted([i for i in infos if i.dataset == chosen])
         return history_page.render(sorted({i.dataset for i in infos}), chosen,
-                                   [(i, reader.point(_key(i))) for i in recent], reader.gate)
+                                   [(i, reader.point(_key(i))) for i in recent[::-1]], reader.gate, apart)  # oldest first
 
     @app.get("/calibration", response_class=HTMLResponse)
     def calibration() -> str:
@@ -241,8 +241,15 @@ def _missing(problem: str) -> HTMLResponse:
 
 
 def _info(store: RunStore, ref: str) -> RunInfo:
-    """The run ``ref`` names: its id, a unique prefix, latest or previous (ConfigError, StoreError: a 404)."""
-    return store.info(runref.resolve_id(store, ref))
+    """The run ``ref`` names: its id, a unique prefix, latest or previous, or the unique end of a
+    recent run's id (the history charts label runs by it) (ConfigError, StoreError: a 404)."""
+    try:
+        return store.info(runref.resolve_id(store, ref))
+    except TracegradeError:
+        ending = [i for i in store.runs(limit=RUNS_SHOWN) if ref and ref not in runref.NAMES and i.run_id.endswith(ref)]
+        if len(ending) != 1:
+            raise
+        return ending[0]
 
 
 def _case(store: RunStore, run_id: str, case_id: str, repeat: int) -> CaseResult | None:

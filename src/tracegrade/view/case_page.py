@@ -12,14 +12,14 @@ from typing import Iterator, Sequence
 
 from tracegrade.core.results import CaseResult, CheckResult, MetricScore
 from tracegrade.core.trace import Reply, Step, ToolCall
-from tracegrade.view.shell import case_url, diff_url, e, layout, money, run_url, section, status_cell, table
+from tracegrade.view.shell import case_url, diff_url, e, layout, money, run_url, seconds, section, status_cell, table
 
 ARGUMENT_CHARS = 4000  # a tool call's arguments as shown; the rest is cut (with a note)
 
 
-def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, CaseResult]],
+def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, str, CaseResult]],
            reference: str | None = None, no_reference: str = "") -> str:
-    """``others``: the same case (same repetition) in other runs, newest first, as (run id, result);
+    """``others``: the same case (same repetition) in other runs, newest first, as (run id, agent, result);
     ``reference``: the dataset's reference answer, or None and ``no_reference`` says why."""
     r = result
     known = f"<pre>{e(reference)}</pre>" if reference else f'<p class="muted">{e(no_reference or "none")}</p>'
@@ -46,7 +46,7 @@ def _facts(r: CaseResult) -> Iterator[str]:
     for name, value in (("split", r.split), ("category", r.category), ("risk", r.risk)):
         if value:
             yield f" · {name} {e(value)}"
-    yield f" · {r.seconds:.2f} s · agent tokens {r.agent_tokens[0]} / {r.agent_tokens[1]}"
+    yield f" · {seconds(r.seconds)} · agent tokens {r.agent_tokens[0]} / {r.agent_tokens[1]}"
     yield f" · judge tokens {r.judge_tokens[0]} / {r.judge_tokens[1]}"
     cost = r.agent_cost_usd + r.judge_cost_usd
     if cost:
@@ -153,11 +153,12 @@ def _evidence(reply: Reply) -> str:
     return f"<p>retrieved sources: {e(sources)}</p>{context}{state}"
 
 
-def _others(run_id: str, r: CaseResult, others: Sequence[tuple[str, CaseResult]]) -> str:
+def _others(run_id: str, r: CaseResult, others: Sequence[tuple[str, str, CaseResult]]) -> str:
     if not others:
         return '<p class="muted">this case is in no other recent run on this dataset</p>'
     rows = (f'<tr class="row"><td><a class="rowlink" href="{e(case_url(other_id, o.case_id, o.repeat))}">{e(other_id)}'
-            f"</a></td>{status_cell(o.status)}<td>{e(', '.join(c.code for c in o.failed_checks()) or '-')}</td>"
+            f"</a></td><td>{e(agent)}</td>{status_cell(o.status)}"
+            f"<td>{e(', '.join(c.code for c in o.failed_checks()) or '-')}</td>"
             f'<td><a href="{e(diff_url(other_id, run_id, r.case_id))}">diff against this run</a></td></tr>'
-            for other_id, o in others)
-    return table(("run", "status", "failed codes", ""), rows, "other-runs-table")
+            for other_id, agent, o in others)
+    return table(("run", "agent", "status", "failed codes", ""), rows, "other-runs-table")

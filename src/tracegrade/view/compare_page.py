@@ -19,8 +19,8 @@ from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import ToolCall
 from tracegrade.report import compare_table as cells
 from tracegrade.store.runstore import RunInfo
-from tracegrade.view.shell import (case_url, compare_url, diff_url, e, layout, options, run_url, section, status_cell,
-                                   table)
+from tracegrade.view.shell import (case_url, compare_url, diff_url, e, layout, options, run_url, seconds, section,
+                                   status_cell, table)
 
 DIFF_CHARS = 20_000  # of each answer: difflib's work grows faster than the text
 DIFF_LINE = 100  # answers are one long line: wrapped before diffing so a change shows where it is
@@ -38,8 +38,19 @@ def chooser(infos: Sequence[RunInfo], baseline: str, candidate: str, problem: st
             + select("candidate", candidate)
             + '<label><input type="checkbox" name="allow_dataset_change" value="1"> allow a changed dataset</label>'
             '<button type="submit">compare</button></form>')
-    error = f'<p class="error" id="problem">{e(problem)}</p>' if problem else ""
+    error = f'<p class="error" id="problem">{e(for_the_form(problem))}</p>' if problem else ""
     return section("Choose two runs", form + error, "choose")
+
+
+# WHY rewritten here: the comparison speaks to the command line; on this page the flag is the checkbox.
+CLI_HINTS = {"pass --allow-dataset-change": 'tick "allow a changed dataset"'}
+
+
+def for_the_form(problem: str) -> str:
+    """``problem`` as this page's user acts on it: the form's control in place of a CLI flag."""
+    for flag, control in CLI_HINTS.items():
+        problem = problem.replace(flag, control)
+    return problem
 
 
 def render(comparison: Comparison, verdict: Verdict, alpha: float, form: str) -> str:
@@ -55,7 +66,7 @@ def render(comparison: Comparison, verdict: Verdict, alpha: float, form: str) ->
                       "findings") if verdict.findings else "<p>none: every rule of the gate holds</p>")
     metrics = table(cells.METRIC_HEADERS, ("<tr>" + "".join(f"<td>{e(x)}</td>" for x in cells.metric_cells(row))
                                            + "</tr>" for row in c.metrics), "metrics")
-    latency = ", ".join(f"{q} {b:.2f} s → {a:.2f} s" for q, (b, a) in c.latency.items())
+    latency = ", ".join(f"{q} {seconds(b)} → {seconds(a)}" for q, (b, a) in c.latency.items())
     groups = table(cells.GROUP_HEADERS, ("<tr>" + "".join(f"<td>{e(x)}</td>" for x in cells.group_cells(g)) + "</tr>"
                                          for g in c.groups), "groups")
     body = (form + section("Verdict", banner, "summary") + section("Findings", findings)

@@ -38,6 +38,28 @@ def point_of(index: CaseIndex) -> Point:
     return Point(len(rows), sum(r.status == "pass" for r in rows) / len(rows) if rows else None, means)
 
 
+SELECTION_FLAGS = ("only", "split", "category", "smoke")
+
+
+def kind(info: RunInfo) -> str:
+    """What a run measured, as far as a chart line may join it to others: "all cases" of a
+    live agent, "a selection of cases" (--only, --split, --category, --smoke, pytest -k) or
+    "recorded traces" (`tracegrade grade`)."""
+    settings = info.manifest.settings
+    if any(settings.get(flag) for flag in SELECTION_FLAGS):
+        return "a selection of cases"
+    return "recorded traces" if info.manifest.target.startswith("recorded:") else "all cases"
+
+
+def charted(infos: Sequence[RunInfo]) -> tuple[list[RunInfo], list[RunInfo]]:
+    """The newest runs of the newest run's kind (charted, newest first), and the others among them.
+    WHY apart: a run of three cases, or of traces recorded elsewhere, on the same line as
+    whole runs of the agent reads as a rise or a drop that no change made."""
+    wanted = kind(infos[0]) if infos else ""
+    same = [i for i in infos if kind(i) == wanted]
+    return same[:RUNS], [i for i in infos[:RUNS] if kind(i) != wanted]
+
+
 def series(runs: Sequence[tuple[RunInfo, Point]]) -> dict[str, list[float | None]]:
     """Per metric (the pass rate, then each judge metric), its value in each run (oldest first)."""
     out: dict[str, list[float | None]] = {"taskSuccess": [point.pass_rate for _, point in runs]}
@@ -46,7 +68,9 @@ def series(runs: Sequence[tuple[RunInfo, Point]]) -> dict[str, list[float | None
     return out
 
 
-def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, Point]], gate: GateConfig) -> str:
+def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, Point]], gate: GateConfig,
+           apart: Sequence[RunInfo] = ()) -> str:
+    """``runs``: the charted runs, oldest first; ``apart``: recent runs of another kind, listed only."""
     if not runs:
         return layout("History", section("History", "<p>no runs in the store yet</p>"), here="/history")
     labels = [info.run_id[-6:] for info, _ in runs]
@@ -61,7 +85,8 @@ def render(datasets: Sequence[str], chosen: str, runs: Sequence[tuple[RunInfo, P
                            '<p class="muted">flat lines: where the gate would block (and warn) a next run compared '
                            f'with the newest one</p><div class="charts" id="history-charts">{"".join(charts)}</div>',
                            "history")
-            + section("Runs charted", table(("run", "started", "agent", "prompt", "cases"), rows)))
+            + section(f"Runs charted: {kind(runs[-1][0])}", table(("run", "started", "agent", "prompt", "cases"), rows))
+            + _apart(apart))
     return layout("History", body, crumbs=[("runs", "/")], here="/history")
 
 
@@ -78,3 +103,13 @@ def _chart(name: str, labels: Sequence[str], values: Sequence[float | None], gat
             lines += [(f"block below {block:.2f}", [block] * len(values)), (f"warn below {warn:.2f}", [warn] * len(values))]
     peak = max([v for _, ys in lines for v in ys if v is not None] + [1.0])
     return svg.lines(labels, lines, title=name, y_max=peak * 1.05 if peak > 1 else 1.0)
+
+
+def _apart(infos: Sequence[RunInfo]) -> str:
+    if not infos:
+        return ""
+    rows = (f'<tr class="row"><td><a class="rowlink" href="{e(run_url(i.run_id))}">{e(i.run_id)}</a></td>'
+            f"<td>{e(i.started_at)}</td><td>{e(kind(i))}</td><td>{e(i.manifest.agent_model)}</td>"
+            f"<td>{i.manifest.case_count}</td></tr>" for i in infos)
+    return section("Not charted: runs of another kind", table(("run", "started", "kind", "agent", "cases"), rows),
+                   "not-charted")

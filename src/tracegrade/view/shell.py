@@ -147,6 +147,14 @@ def money(value: float | None) -> str:
 
 
 def seconds(value: float | None) -> str:
+    """A duration as people write it: "1 s", "1.25 s", "2.5 min".
+
+        >>> seconds(1.0), seconds(1.254), seconds(150), seconds(None)
+        ('1 s', '1.25 s', '2.5 min', '-')
+    """
     if value is None:
         return "-"
-    return f"{value:.2f} s" if value < 120 else f"{value / 60:.1f} min"
+    if value >= 120:
+        return f"{value / 60:.1f} min"
+    shown = f"{value:.2f}"
+    return f"{shown.rstrip('0').rstrip('.')} s" if "." in shown else f"{shown} s"
