@@ -183,3 +183,26 @@ def test_a_line_that_is_not_json_is_named_and_a_broken_document_too(tmp_path, ca
         assert main(["grade", str(traces), "--dataset", str(dataset), "--checks-only",
                      "--db", f"sqlite:///{tmp_path}/e.db"]) == 2
         assert said in capsys.readouterr().err
+
+
+def test_the_file_exporter_writes_hex_ids_that_grade_reads_back(tmp_path, exported, capsys):
+    import re
+
+    from tracegrade.observe.otlp_file import OtlpJsonFileExporter
+
+    trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(tmp_path / "t.jsonl")))
+    genai_agent(trace.get_tracer("weather-agent"))("What is the weather in Paris?")
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    spans = [s for line in lines for r in line["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+    sdk = {format(s.context.span_id, "016x"): format(s.context.trace_id, "032x") for s in exported.get_finished_spans()}
+    for span in spans:
+        assert re.fullmatch("[0-9a-f]{32}", span["traceId"]) and re.fullmatch("[0-9a-f]{16}", span["spanId"])
+        assert sdk[span["spanId"]] == span["traceId"]
+        assert span.get("parentSpanId", "") == "" or span["parentSpanId"] in sdk
+        assert isinstance(span["kind"], int)  # OTLP/JSON: enums as integers
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    assert main(["grade", str(tmp_path / "t.jsonl"), "--dataset", str(dataset), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path}/h.db", "--out", str(tmp_path / "out")]) == 0
+    results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
+    assert [(r["case_id"], r["reply"]["toolCalls"][0]["arguments"]) for r in results] == [("paris", {"city": "Paris"})]
