@@ -122,3 +122,40 @@ def test_every_public_name_is_in_the_literal_all_and_typed_for_users(tmp_path):
     checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
                              capture_output=True, text=True, timeout=300)
     assert checked.returncode == 0, checked.stdout
+
+
+# Issue 34: what a report calls the dataset and the agent.
+def test_a_run_names_its_dataset_as_the_file_declares_and_its_agent_by_module(tmp_path, monkeypatch):
+    import json
+
+    from tracegrade.report.console import final_report
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "library.json").write_text(json.dumps({"name": "city-library", "cases": CASES}))
+    run = tracegrade.evaluate("evals/library.json", agent, judge=None, store=f"sqlite:///{tmp_path}/r.db",
+                              out=tmp_path / "out")
+    settings = run.manifest.settings
+    assert (run.manifest.dataset, settings["datasetName"]) == ("library.json", "city-library")
+    assert settings["datasetFile"] == "evals/library.json"
+    assert settings["datasetPath"] == str(tmp_path.resolve() / "evals" / "library.json")
+    assert run.manifest.agent_model == "test_evaluate:agent"  # an openai and an anthropic agent's `answer` differ
+    assert "dataset   city-library (library.json)" in final_report(run)
+    summary = (tmp_path / "out" / run.manifest.run_id / "summary.md").read_text()
+    assert summary.startswith("### tracegrade: city-library (library.json)")
+
+
+def test_a_target_module_that_raises_on_import_is_one_line(tmp_path, monkeypatch, capsys):
+    from tracegrade.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken_agent.py").write_text("import os\n\nKEY = os.environ['HELPDESK_KEY_NOT_SET']\n")
+    (tmp_path / "cases.json").write_text(__import__("json").dumps(CASES))
+    code = main(["run", "cases.json", "--target", "broken_agent:answer", "--checks-only", "--db",
+                 f"sqlite:///{tmp_path}/r.db"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        "tracegrade: error: target 'broken_agent:answer': loading broken_agent raised KeyError: "
+        "'HELPDESK_KEY_NOT_SET' (at broken_agent.py:3; `python -c 'import broken_agent'` shows the whole traceback)")
+    assert "Traceback" not in err

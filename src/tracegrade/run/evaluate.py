@@ -91,6 +91,33 @@ def evaluate(
         telemetry=telemetry, on_finish=on_finish, capture=capture))
 
 
+def named_target(spec: str, capture: Sequence[str], options: Mapping[str, str]) -> Target:
+    """The target ``spec`` names; a module of the user's that fails while it loads is a
+    ConfigError of one line: the module, the error and where it was raised."""
+    try:
+        return resolve_target(spec, capture, **options)
+    except TracegradeError:
+        raise
+    except Exception as exc:  # the user's module ran its own code at import: any error can come
+        module = spec.partition(":")[0]
+        raise ConfigError(f"target {spec!r}: loading {module} raised {type(exc).__name__}: {exc} "
+                          f"(at {raised_at(exc)}; `python -c 'import {module}'` shows the whole traceback)") from None
+
+
+def raised_at(exc: BaseException) -> str:
+    """file:line of the user's code where ``exc`` came from: the innermost frame in a file under
+    this folder (their agent, not the library it called), else the innermost real file."""
+    import traceback
+
+    here = Path.cwd().resolve()
+    frames = [(Path(f.filename), f.lineno) for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<")]
+    ours = [(path.resolve().relative_to(here), line) for path, line in frames
+            if path.resolve().is_relative_to(here) and "site-packages" not in path.parts]  # a venv in the project
+    chosen = (ours or frames)[-1:]
+    return f"{chosen[0][0]}:{chosen[0][1]}" if chosen else "an unknown place"
+
+
 def _run_to_end(work: Coroutine[Any, Any, Run]) -> Run:
     """Run ``work`` on a new event loop. WHY a thread when a loop already runs
     here (a notebook, an async web handler): asyncio.run refuses to nest, and a
@@ -128,7 +155,7 @@ async def evaluate_async(
     if isinstance(dataset, (str, Path)):
         record = {**dataset_record(dataset), **(record or {})}
     options = {k: v for k, v in (target_options or {}).items() if v is not None}
-    agent = resolve_target(target, capture, **options) if isinstance(target, str) else function_target(target, capture)
+    agent = named_target(target, capture, options) if isinstance(target, str) else function_target(target, capture)
     if probe := getattr(agent, "probe", None):
         await probe()  # before the run exists: a wrong target stores nothing
     the_judge = as_judge(judge)
