@@ -103,6 +103,8 @@ def indexed_items(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, 
 
 
 def _json_list(raw: Any) -> list[Mapping[str, Any]]:
+    """A JSON message list (a string, or already a list). WHY dict, not Mapping, below:
+    parsed JSON holds dicts, and typing's isinstance check costs ten times more."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -110,21 +112,21 @@ def _json_list(raw: Any) -> list[Mapping[str, Any]]:
             return []
     if nested_deeper(raw, MAX_MESSAGE_DEPTH):  # WHY: reading text out of it recurses
         return []
-    return [m for m in raw if isinstance(m, Mapping)] if isinstance(raw, list) else []
+    return [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
 
 
 def _genai_message(message: Mapping[str, Any]) -> Message:
     """A message with ``parts`` (current conventions), or the chat form some emitters
     write (``content``, ``tool_calls`` with ``function``, ``tool_call_id``)."""
     role = str(message.get("role") or "")
-    parts = [p for p in message.get("parts") or [] if isinstance(p, Mapping)] \
+    parts = [p for p in message.get("parts") or [] if isinstance(p, dict)] \
         if isinstance(message.get("parts"), list) else []
     asked = [Asked(_id(p.get("id")), str(p.get("name") or ""), p.get("arguments"))
              for p in parts if p.get("type") == "tool_call"]
     results = [(_id(p.get("id")), as_text(p.get("response"))) for p in parts if p.get("type") == "tool_call_response"]
     text = "\n".join(as_text(p.get("content")) for p in parts if p.get("type") == "text")
     if not parts:
-        asked = [_chat_call(c) for c in message.get("tool_calls") or [] if isinstance(c, Mapping)] \
+        asked = [_chat_call(c) for c in message.get("tool_calls") or [] if isinstance(c, dict)] \
             if isinstance(message.get("tool_calls"), list) else []
         text = text_of(message.get("content"))
         if role == "tool" and message.get("tool_call_id"):
@@ -134,7 +136,7 @@ def _genai_message(message: Mapping[str, Any]) -> Message:
 
 def _chat_call(call: Mapping[str, Any]) -> Asked:
     function = call.get("function")
-    function = function if isinstance(function, Mapping) else call
+    function = function if isinstance(function, dict) else call
     return Asked(_id(call.get("id")), str(function.get("name") or ""), function.get("arguments"))
 
 

@@ -80,7 +80,7 @@ def _listed(value: Any, where: str) -> list[Any]:
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict) and not isinstance(value, Mapping):  # WHY dict first: typing's check is slow
         raise SpanFormatError(f"{where}: not an object ({shown(value)})")
     return value
 
@@ -132,7 +132,7 @@ def _attributes(raw: Any, where: str) -> dict[str, Any]:
     """OTLP JSON's ``[{"key": ..., "value": {"stringValue": ...}}]``, or a plain dict."""
     if raw is None:
         return {}
-    if isinstance(raw, Mapping):
+    if isinstance(raw, dict) or isinstance(raw, Mapping):
         return {str(k): v for k, v in raw.items()}
     attributes: dict[str, Any] = {}
     for i, pair in enumerate(_listed(raw, where)):
