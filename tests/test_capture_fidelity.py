@@ -291,3 +291,50 @@ def test_a_thread_pool_without_the_context_records_nothing_and_says_so(tmp_path)
     with pytest.warns(NothingRecordedWarning):
         run = evaluate([cancel], pooled, tmp_path, capture=("openai",))
     assert run.results[0].status == "unscored" and "no model call was recorded" in run.results[0].error
+
+
+AGENT_MODULE = '''
+import json, httpx, openai
+
+def model(request):
+    messages = json.loads(request.content)["messages"]
+    if messages[-1]["role"] == "user":
+        said = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "cancel_booking", "arguments": '{"ref": "B-7"}'}}]}
+    else:
+        said = {"role": "assistant", "content": "Cancelled B-7."}
+    return httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                     "choices": [{"index": 0, "finish_reason": "stop", "message": said}]})
+
+client = openai.OpenAI(api_key="sk-x", base_url="http://m.test/v1",
+                       http_client=httpx.Client(transport=httpx.MockTransport(model)))
+
+def answer(question: str) -> str:
+    messages = [{"role": "user", "content": question}]
+    while True:
+        said = client.chat.completions.create(model="m", messages=messages).choices[0].message
+        if not said.tool_calls:
+            return said.content
+        messages.append(said.model_dump(exclude_none=True))
+        messages += [{"role": "tool", "tool_call_id": c.id, "content": "ok"} for c in said.tool_calls]
+'''
+
+
+@pytest.mark.parametrize("capture, exit_code", [([], 2), (["--capture", "anthropic"], 2), (["--capture", "openai"], 1)])
+def test_the_cli_never_exits_0_on_a_forbidden_write_it_did_not_see(tmp_path, capture, exit_code):
+    """`tracegrade run` as a user runs it: without the right --capture the forbidden write is
+    unscored (exit 2) with one warning line; with it, the case fails (exit 1)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "booking_desk.py").write_text(AGENT_MODULE)
+    (tmp_path / "data.json").write_text(json.dumps({"cases": [
+        {"id": "no-cancel", "question": "What is booking B-7?", "calls": {"forbidden": [{"tool": "cancel_booking"}]}}]}))
+    done = subprocess.run([sys.executable, "-m", "tracegrade.cli", "run", "data.json", "--target", "booking_desk:answer",
+                           "--checks-only", *capture], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == exit_code, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "no model call was recorded" in line]
+    if capture == ["--capture", "anthropic"]:
+        assert len(warned) == 1 and warned[0].startswith("tracegrade: warning: ")
+    if exit_code == 2:
+        assert "forbiddenCalls not judged" in done.stdout

@@ -26,7 +26,7 @@ def result(case_id: str, status: str, checks=()) -> CaseResult:
 def test_unscored_only_is_not_the_agents_verdict():
     line, code = closing("r", [result("a", "unscored"), result("b", "unscored"), result("c", "pass")])
     assert code == 2
-    assert "1 of 3 cases passed; 2 unscored (the judge could not score it: not a verdict on the agent)" in line
+    assert "1 of 3 cases passed; 2 unscored (not a verdict on the agent: see each case's reason)" in line
     assert "failed" not in line.split(";")[1]
 
 

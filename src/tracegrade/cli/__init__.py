@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
+from typing import Any
 
 from tracegrade.core.errors import TracegradeError
 
@@ -60,6 +62,7 @@ def _command_in(argv: list[str] | None) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
+    warnings.showwarning = _show_warning
     try:
         code: int = args.handler(args)
         return code
@@ -71,3 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tracegrade: interrupted", file=sys.stderr)
         return 130
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning on the console as one line a user reads ("tracegrade: warning: ..."),
+    not Python's file, line and source: it speaks of their run, not of our code."""
+    from tracegrade.core.redact import redact_secrets
+
+    print(f"tracegrade: warning: {redact_secrets(str(message))}", file=file or sys.stderr)

@@ -29,6 +29,7 @@ import ipaddress
 import math
 import os
 import re
+import warnings
 from typing import Any, Callable, Iterable, Mapping
 
 from tracegrade.core.storable import INT64, clean_text, storable, storable_key
@@ -94,10 +95,14 @@ def _vendor_patterns() -> tuple[Any, ...]:  # re.Pattern, or RE2 where it compil
     """The detectors' compiled patterns, imported once and lazily (detect-secrets imports requests)."""
     import importlib
 
+    # WHY kept: detect-secrets' logger calls logging.captureWarnings(True) when imported, which
+    # sends every warning to a logger nobody reads: the run's own warnings were lost
+    show_warning = warnings.showwarning
     patterns: list[Any] = []
     for module, name in _DETECTORS:
         detector = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
         patterns.extend(linear(pattern) for pattern in detector.denylist)
+    warnings.showwarning = show_warning
     return tuple(patterns)
 
 

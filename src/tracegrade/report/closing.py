@@ -10,12 +10,13 @@ problem it is, and the exit code that goes with it.
     ...           CaseResult(case_id="c", status="unscored", question="q")]:
     ...     tally.add(r)
     >>> print(closing("r1", tally)[0])
-    run r1 finished: 1 of 3 cases passed; 1 failed by the checks, 1 unscored (the judge could not score it: not a verdict on the agent); exit 1: the agent's verdict, not a broken run (make reports it as 'Error 1')
+    run r1 finished: 1 of 3 cases passed; 1 failed by the checks, 1 unscored (not a verdict on the agent: see each case's reason); exit 1: the agent's verdict, not a broken run (make reports it as 'Error 1')
 
 Exit codes: 0 every case passed; 1 a case failed (by the checks or the judge)
 or the agent crashed or timed out: the agent's verdict; 2 nothing failed but
-some cases could not be scored (the judge's problem, not the agent's: fix the
-judge and resume).
+some cases could not be scored: the judge could not score them, or their call
+checks had no trace to judge (nothing recorded, a cut trace, calls of several
+cases mixed): not the agent's verdict; each case's reason names the fix.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ def closing(run_id: str, tally: RunTally) -> tuple[str, int]:
     if kinds["checks"] or kinds["judge"] or kinds["error"]:
         return line + "; exit 1: the agent's verdict, not a broken run (make reports it as 'Error 1')", 1
     if kinds["unscored"]:
-        return line + f"; exit {EXIT_NOT_SCORED}: no case failed, but the judge left some unscored", EXIT_NOT_SCORED
+        return line + f"; exit {EXIT_NOT_SCORED}: no case failed, but some were left unscored (see each case's reason)", EXIT_NOT_SCORED
     return line, 0
 
 
 _WORDS = (("checks", "failed by the checks"), ("judge", "failed by the judge"),
           ("error", "agent errors (it crashed or timed out: see each case's error)"),
-          ("unscored", "unscored (the judge could not score it: not a verdict on the agent)"))
+          ("unscored", "unscored (not a verdict on the agent: see each case's reason)"))
 
