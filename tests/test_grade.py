@@ -206,3 +206,20 @@ def test_the_file_exporter_writes_hex_ids_that_grade_reads_back(tmp_path, export
                  "--db", f"sqlite:///{tmp_path}/h.db", "--out", str(tmp_path / "out")]) == 0
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
     assert [(r["case_id"], r["reply"]["toolCalls"][0]["arguments"]) for r in results] == [("paris", {"city": "Paris"})]
+
+
+def test_a_graded_run_names_its_agent_by_the_traces_it_read(tmp_path, capsys):
+    """Issue 34: not `replay_target.<locals>.recorded`."""
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps(DATASET))
+    traces = tmp_path / "replies.jsonl"
+    traces.write_text(json.dumps({"caseId": "paris", "answer": "Sunny.", "toolCalls": [
+        {"name": "get_weather", "arguments": {"city": "Paris"}}]}))
+    assert main(["grade", str(traces), "--dataset", str(dataset), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path}/n.db", "--out", str(tmp_path / "out")]) == 0
+    assert f"agent     recorded:{traces}" in capsys.readouterr().out
+    from tracegrade.store.runstore import open_store
+
+    with open_store(f"sqlite:///{tmp_path}/n.db") as store:
+        [info] = store.runs(limit=2)
+    assert info.manifest.agent_model == info.manifest.target == f"recorded:{traces}"
