@@ -39,7 +39,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from tracegrade.core.from_messages import nested_deeper, parse_arguments, text_of
@@ -123,7 +123,7 @@ class _Trace:
 
     spans: list[Span]
     kinds: list[str]
-    models: list[tuple[Span, Round]] = field(default_factory=list)  # by end: the rounds in order
+    models: list[tuple[Span, Round]]  # by end: the rounds in order
 
 
 def _trace(trace_id: str, spans: list[Span]) -> OtelTrace:
@@ -135,7 +135,7 @@ def _trace(trace_id: str, spans: list[Span]) -> OtelTrace:
     case_id = next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
     orphan = _orphaned(parts, case_id)
     wire = _wire(parts, outer)
-    wire["provenance"] = {"source": "spans", "via": _via(parts, wire), "problem": orphan or _problem_of(parts)}
+    wire["provenance"] = {"source": "spans", "via": _via(parts), "problem": orphan or _problem_of(parts)}
     return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(parts, outer), wire=wire,
                      orphan=orphan, start_ns=spans[0].start_ns if spans else 0,
                      end_ns=max((s.end_ns for s in spans), default=0))
@@ -279,8 +279,8 @@ def _joined(call: dict[str, Any], asked: Asked | None, round_: int | None,
 def _arguments_key(arguments: Mapping[str, Any]) -> str:
     try:
         return json.dumps(arguments, sort_keys=True, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return repr(sorted(arguments))
+    except (TypeError, ValueError, RecursionError):  # keys of mixed types, values that are not JSON
+        return repr([str(key) for key in arguments])
 
 
 class _Requests:
@@ -383,7 +383,7 @@ def _orphaned(parts: _Trace, case_id: str | None) -> str:
     return "" if rooted else ORPHANED
 
 
-def _via(parts: _Trace, wire: Mapping[str, Any]) -> str:
+def _via(parts: _Trace) -> str:
     """The conventions the calls and rounds were read in: openinference, genai, or both."""
     found = set()
     for span, kind in zip(parts.spans, parts.kinds):
