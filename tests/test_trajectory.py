@@ -73,7 +73,15 @@ def test_call_order_names_the_call_whose_arguments_differ():
 def test_call_order_says_when_no_call_of_the_tool_was_made():
     c = case({"expected": [{"tool": "get_booking"}, {"tool": "cancel_booking"}], "order": "inOrder"})
     result = CallOrder()(c, reply(ToolCall(name="get_booking", arguments={})))
-    assert "expected call #2 cancel_booking(...) is not met: no call of cancel_booking meets it" in result.detail
+    assert result.detail == ("not judged: expected call #2 cancel_booking(...) is not met: cancel_booking not called "
+                             "(called get_booking) (see expectedCalls)")
+
+
+def test_call_order_says_when_the_call_did_not_take_effect():
+    c = case({"expected": [{"tool": "get_booking"}, {"tool": "cancel_booking"}], "order": "inOrder"})
+    result = CallOrder()(c, reply(ToolCall(name="get_booking", arguments={}),
+                                  ToolCall(name="cancel_booking", arguments={}, status="error")))
+    assert "expected call #2 cancel_booking(...) is not met: call #2 ended error, which does not count" in result.detail
 
 
 def test_not_parallel_names_the_group_its_calls_and_their_rounds():

@@ -159,9 +159,8 @@ class CallOrder:
         return _fail(self.name, "order", f"{then} {rule}; called {' -> '.join(reply.tool_names())}")
 
 
-# how a call of the right tool misses its expected call, by the failure's code (else: its arguments)
-_MISSES = {"wrong_status": "it ended with another status", "wrong_turn": "it followed another user message",
-           "not_counted": "it did not take effect"}
+# how the closest call of the right tool misses its expected call, by the failure's code (else: its arguments)
+_MISSES = {"wrong_status": "it ended with another status", "wrong_turn": "it followed another user message"}
 
 
 def _unjudged(case: GoldenCase, reply: Reply) -> str:
@@ -169,9 +168,11 @@ def _unjudged(case: GoldenCase, reply: Reply) -> str:
     cannot be judged without it (expectedCalls says the rest)."""
     expected = _expected(case)
     unmet = callmatch.unmet_calls(case, reply)
-    first = unmet[0]
-    if first.closest is None:
-        why = f"no call of {expected[first.expected].tool} meets it"
+    if not unmet:  # WHY kept: in_order and the assignment agree, but a wrong word is better than a crash
+        return "an expected call is not met"
+    first, wanted = unmet[0], expected[unmet[0].expected]
+    if first.closest is None:  # no call of the tool, or none that counts: expectedCalls' own words
+        why = first.failure.detail.removeprefix(f"{callmatch.describe_call(wanted)}: ")
     else:
         called = reply.tool_calls[first.closest]
         why = f"call #{first.closest + 1} {called.name} is there, but {_MISSES.get(first.failure.code, 'its arguments differ')}"
