@@ -131,10 +131,12 @@ def test_arguments_nested_thousands_deep_are_kept_raw(tmp_path, dataset):
     assert _grade(tmp_path, dataset, traces) == 1  # graded: the forbidden call was made
 
 
-def test_an_unmatched_trace_prints_its_question_redacted(tmp_path, dataset, capsys):
+def test_an_unmatched_trace_prints_its_question_and_id_redacted(tmp_path, dataset, capsys):
     doc = a_line()
     doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"][1]["value"]["stringValue"] = (
         f"use {KEY} and {TOKEN}, mail {MAIL}")
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = TOKEN  # a trace id is the file's text too
     traces = tmp_path / "t.jsonl"
     traces.write_text(json.dumps(doc) + "\n" + json.dumps({"caseId": "dune", "answer": "ok"}) + "\n")
     _grade(tmp_path, dataset, traces)

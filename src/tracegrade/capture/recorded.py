@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.from_messages import nested_deeper
-from tracegrade.core.from_otel import ORPHAN_FIX, otel_traces
+from tracegrade.core.from_otel import ORPHAN_FIX, OtelTrace, otel_traces
 from tracegrade.core.redact import redact
 from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
 from tracegrade.core.trace import Reply
@@ -73,8 +73,12 @@ def _read(path: Path) -> list[Recorded]:
         traces = otel_traces(spans)
     except SpanFormatError as exc:
         raise DatasetError(redact(str(exc))) from None
-    return replies + [Recorded(f"{path} trace {t.trace_id[:40]}", t.case_id, t.question,
-                               _valid(f"{path} trace {t.trace_id[:40]}", t.wire), t.orphan) for t in traces]
+    return replies + [_trace_record(f"{path} trace {redact(t.trace_id[:40])}", t) for t in traces]
+
+
+def _trace_record(where: str, trace: OtelTrace) -> Recorded:
+    """One trace as a Recorded. WHY the trace id is redacted in ``where``: it is the file's text, printed."""
+    return Recorded(where, trace.case_id, trace.question, _valid(where, trace.wire), trace.orphan)
 
 
 def _text(path: Path) -> str:
