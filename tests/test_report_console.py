@@ -108,3 +108,13 @@ def test_a_metric_line_shows_its_source_verdict_and_why_not_scored_or_not_gating
     report = console.final_report(Run(Manifest("r", "d", "v", 1, "t", "a", "j", "h"), (
         CaseResult("c1", "fail", scores={"relevance": 0.93}, metrics=metrics),)))
     assert "not scored correctness in 1 case(s)" in " ".join(report.split())
+
+
+def test_a_case_block_names_each_failed_checks_code():
+    """Issue 34: the console showed the detail but not the code that results.json and pytest show."""
+    from tracegrade.core.results import CheckResult
+
+    checks = (CheckResult("toolArgument", False, "wrong_argument", "expected ORD-102, got ORD-999"),
+              CheckResult("answerPresent", True))
+    block = console.case_block(CaseResult("c1", "fail", question="q", checks=checks))
+    assert "toolArgument: wrong_argument: expected ORD-102, got ORD-999" in block

@@ -17,7 +17,8 @@ def case_block(result: CaseResult) -> str:
         lines.append(f"  answer     {result.reply.answer}")
     if result.checks:
         lines.append("  checks     " + "  ".join(f"{c.name} {'PASS' if c.passed else 'FAIL'}" for c in result.checks))
-        lines += [f"             {c.name}: {c.detail}" for c in result.failed_checks()]
+        # WHY the code: it is what results.json, pytest and the view's filter name the failure by
+        lines += [f"             {c.name}: {c.code}: {c.detail}" for c in result.failed_checks()]
     if result.metrics:
         lines += metric_lines(result.metrics)
     elif result.scores:  # a result stored before metrics carried their source
