@@ -334,3 +334,37 @@ def test_orphaned_spans_are_named_with_the_fix_in_run_and_in_grade(tmp_path, exp
     graded = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"][0]["reply"]
     assert "orphaned trace(s) began while this trace ran" in graded["provenance"]["problem"]
     assert code in (0, 1, 2)
+
+
+ODD = [None, True, 0, -3, 1.5, "", "x", "tool", "user", '{"a":1}', "[1,2]", "[" * 80 + "]" * 80,
+       '[{"role":"user","parts":[1,{"type":"text"}]}]', '[{"parts":"abc"}]', '{"messages":[1]}',
+       '[{"role":"assistant","parts":[{"type":"tool_call","id":null,"name":[],"arguments":"{"}]}]',
+       '[{"role":"tool","parts":[{"type":"tool_call_response","id":{},"response":{"x":[1]}}]}]',
+       '[{"role":"assistant","tool_calls":{"a":1}}]', '[{"role":"assistant","tool_calls":[{"function":"x"}]}]',
+       ["a", "b"], [1, 2]]
+READ_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.name", "gen_ai.tool.call.id",
+             "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value", "output.value", "tool.name",
+             "tool_call.id", "retrieval.documents.0.document.id", "gen_ai.response.model", "tracegrade.case_id",
+             "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+             "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments",
+             "llm.output_messages.0.message.tool_calls.0.tool_call.id", "llm.input_messages.0.message.role",
+             "llm.input_messages.0.message.content", "llm.input_messages.0.message.tool_call_id",
+             "llm.input_messages.1.message.contents.0.message_content.text", "gen_ai.completion.0.tool_calls.0.name",
+             "gen_ai.completion.0.tool_calls.0.arguments", "gen_ai.prompt.0.role", "gen_ai.prompt.0.content",
+             "gen_ai.prompt.0.tool_call_id"]
+KINDS = [{"gen_ai.operation.name": "chat"}, {"gen_ai.operation.name": "execute_tool"},
+         {"openinference.span.kind": "LLM"}, {"openinference.span.kind": "TOOL"},
+         {"openinference.span.kind": "RETRIEVER"}, {"llm.request.type": "chat"}, {}]
+
+
+def test_odd_attribute_values_never_break_the_reading():
+    """Every attribute the readers look at, given values of other shapes, in random traces: a Reply each time."""
+    from tracegrade.core.trace import Reply
+
+    rng = __import__("random").Random(33)
+    for _ in range(600):
+        spans = [_span("s", str(n), rng.randint(0, 50), {**rng.choice(KINDS), **{
+            rng.choice(READ_KEYS): rng.choice(ODD) for _ in range(rng.randint(0, 6))}},
+            parent=rng.choice(["", "0", "1", str(n)])) for n in range(rng.randint(1, 6))]
+        for found in otel_traces(spans):
+            Reply.from_wire(found.wire)
