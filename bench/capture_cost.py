@@ -15,8 +15,20 @@ per trace), in four shapes:
 - ``cycle``: N spans whose parent ids go round in a circle (a broken file).
 
 Each row prints the spans, the seconds and the microseconds per span: linear cost
-keeps the last column flat as N doubles. Parts for other kinds of capture can be
-added beside ``spans_part`` as functions of their own.
+keeps the last column flat as N doubles.
+
+    python bench/capture_cost.py --part rounds [--sizes 50,100,200]
+    python bench/capture_cost.py --part chunks [--sizes 1,5,10,20]
+    python bench/capture_cost.py --part overhead [--sizes 64]
+
+``--part rounds``: one case of an openai-SDK tool loop that sends its whole history
+every round, N rounds, with ``--capture openai`` (recorded and put together into a
+Reply) and without; ``--part chunks``: one streamed reply whose tool arguments are
+N MB sent in 1 KB chunks, captured and not. Each row prints both times and the
+microseconds per round or per KB that capture adds: flat as N doubles when linear.
+``--part overhead``: N cases at concurrency 8 whose model answers in 200 ms, two
+calls a case, with and without capture: the wall time of each and the share
+capture adds (median of three runs each).
 """
 
 from __future__ import annotations
@@ -108,15 +120,157 @@ def spans_part(sizes: list[int]) -> None:
                       flush=True)
 
 
-PARTS = {"spans": spans_part}
+def _chat(message: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "bench-1",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+
+
+def _asking(rounds: int) -> Any:
+    """A model that asks one tool call a round until ``rounds`` results came back, then answers."""
+    import httpx
+
+    def handle(request: Any) -> Any:
+        given = sum(1 for m in json.loads(request.content)["messages"] if m["role"] == "tool")
+        if given >= rounds:
+            return httpx.Response(200, json=_chat({"role": "assistant", "content": "done"}))
+        call = {"id": f"c{given}", "type": "function", "function": {"name": "look_up", "arguments": '{"n": 1}'}}
+        return httpx.Response(200, json=_chat({"role": "assistant", "content": None, "tool_calls": [call]}))
+    return handle
+
+
+def _tool_loop(client: Any) -> Callable[[str], str]:
+    def answer(question: str) -> str:
+        messages: list[Any] = [{"role": "user", "content": question}]
+        while True:
+            said = client.chat.completions.create(model="bench-1", messages=messages).choices[0].message
+            if not said.tool_calls:
+                return str(said.content)
+            messages.append(said.model_dump(exclude_none=True))
+            messages += [{"role": "tool", "tool_call_id": c.id, "content": "ok"} for c in said.tool_calls]
+    return answer
+
+
+def _streaming(megabytes: int) -> Any:
+    """A model that streams one tool call whose arguments are ``megabytes`` MB, 1 KB a chunk."""
+    import httpx
+
+    def handle(request: Any) -> Any:
+        piece = json.dumps({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "bench-1",
+                            "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {
+                                "arguments": "a" * 1024}}]}}]})
+        first = json.dumps({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "bench-1",
+                            "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c0", "type": "function",
+                                                                              "function": {"name": "store", "arguments": ""}}]}}]})
+        body = "".join(f"data: {line}\n\n" for line in [first, *[piece] * (megabytes * 1024)]) + "data: [DONE]\n\n"
+        return httpx.Response(200, content=body.encode(), headers={"content-type": "text/event-stream"})
+    return handle
+
+
+def _streamed_agent(client: Any) -> Callable[[str], str]:
+    def answer(question: str) -> str:
+        size = 0
+        for chunk in client.chat.completions.create(model="bench-1", stream=True,
+                                                    messages=[{"role": "user", "content": question}]):
+            for choice in chunk.choices:
+                size += sum(len(c.function.arguments or "") for c in choice.delta.tool_calls or [])
+        return f"streamed {size} characters"
+    return answer
+
+
+def _one_case_seconds(agent: Callable[[str], str], capture: tuple[str, ...]) -> float:
+    import asyncio
+
+    from tracegrade.capture.target import captured_target
+    from tracegrade.eval.dataset import GoldenCase
+
+    case = GoldenCase(id="bench", question="look it up")
+    target = captured_target(agent, capture)
+    started = time.perf_counter()
+    asyncio.run(target(case))
+    return time.perf_counter() - started
+
+
+def _client(handler: Any) -> Any:
+    import httpx
+    import openai
+
+    return openai.OpenAI(api_key="sk-bench", base_url="http://bench.test/v1",
+                         http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def _sdk_part(sizes: list[int], unit: str, agent_of: Callable[[int], Callable[[str], str]]) -> None:
+    print(f"{unit:>8} {'without s':>10} {'captured s':>10} {'added us/' + unit:>16}")
+    for n in sizes:
+        agent = agent_of(n)
+        plain, captured = _one_case_seconds(agent, ()), _one_case_seconds(agent, ("openai",))
+        per = 1e6 * (captured - plain) / (n * (1024 if unit == "MB" else 1))
+        print(f"{n:>8,} {plain:>10.2f} {captured:>10.2f} {per:>16.1f}", flush=True)
+
+
+def rounds_part(sizes: list[int]) -> None:
+    _sdk_part(sizes, "rounds", lambda n: _tool_loop(_client(_asking(n))))
+
+
+def chunks_part(sizes: list[int]) -> None:
+    print("added us/MB is per KB chunk")
+    _sdk_part(sizes, "MB", lambda n: _streamed_agent(_client(_streaming(n))))
+
+
+def overhead_part(sizes: list[int]) -> None:
+    """Cases whose model answers in 200 ms, captured and not: what capture adds to their wall time."""
+    import asyncio
+    import statistics
+
+    import httpx
+    import openai
+
+    import tracegrade
+    from tracegrade.eval.dataset import GoldenCase
+
+    async def slow(request: Any) -> Any:
+        await asyncio.sleep(0.2)
+        return _asking(1)(request)
+
+    def agent_for() -> Any:
+        client = openai.AsyncOpenAI(api_key="sk-bench", base_url="http://bench.test/v1",
+                                    http_client=httpx.AsyncClient(transport=httpx.MockTransport(slow)))
+
+        async def answer(question: str) -> str:
+            messages: list[Any] = [{"role": "user", "content": question}]
+            while True:
+                said = (await client.chat.completions.create(model="bench-1", messages=messages)).choices[0].message
+                if not said.tool_calls:
+                    return str(said.content)
+                messages.append(said.model_dump(exclude_none=True))
+                messages += [{"role": "tool", "tool_call_id": c.id, "content": "ok"} for c in said.tool_calls]
+        return answer
+
+    print(f"{'cases':>6} {'without s':>10} {'captured s':>10} {'added':>7}")
+    for n in sizes:
+        cases = [GoldenCase(id=f"c{i}", question=f"look up {i}") for i in range(n)]
+        with tempfile.TemporaryDirectory() as folder:
+            def wall(capture: tuple[str, ...]) -> float:
+                started = time.perf_counter()
+                tracegrade.evaluate(cases, agent_for(), judge=None, capture=capture, store=f"sqlite:///{folder}/r.db",
+                                    settings=tracegrade.RunSettings(concurrency=8))
+                return time.perf_counter() - started
+            plain = statistics.median(wall(()) for _ in range(3))
+            captured = statistics.median(wall(("openai",)) for _ in range(3))
+        print(f"{n:>6} {plain:>10.2f} {captured:>10.2f} {100 * (captured / plain - 1):>6.1f}%", flush=True)
+
+
+DEFAULT_SIZES = {"spans": "1000,2000,4000,8000,16000", "rounds": "50,100,200", "chunks": "1,5,10,20",
+                 "overhead": "64"}
+PARTS = {"spans": spans_part, "rounds": rounds_part, "chunks": chunks_part, "overhead": overhead_part}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), default="spans", help="what to measure (default spans)")
-    parser.add_argument("--sizes", default="1000,2000,4000,8000,16000", help="N, comma-separated")
+    parser.add_argument("--sizes", help="N, comma-separated (default: spans 1000..16000, rounds 50,100,200, "
+                                         "chunks 1,5,10,20 MB, overhead 64 cases)")
     args = parser.parse_args()
-    PARTS[args.part]([int(n) for n in args.sizes.split(",")])
+    PARTS[args.part]([int(n) for n in (args.sizes or DEFAULT_SIZES[args.part]).split(",")])
 
 
 if __name__ == "__main__":
