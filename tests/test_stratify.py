@@ -64,7 +64,40 @@ def test_the_report_prints_groups_and_flags():
     assert "COMPONENT METRICS  10 results, 10 with a trace" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("shipping"))
     assert row.split()[:4] == ["shipping", "2", "0", "0.00"]
-    flags = text[text.index("FLAGS"):].splitlines()[1:]
+    flags = text[text.index("FLAGS"):].splitlines()[1:-2]  # the last two: where the thresholds come from
     assert [line.split()[:2] for line in flags] == [
         ["split=edge", "passRate"], ["category=shipping", "passRate"], ["risk=low", "passRate"],
         ["language=de", "passRate"]]
+
+
+# Issue 34: "passRate wanted >= 0.8" thresholds the user never set: say where they come from and how to set them.
+def test_each_flag_says_where_its_threshold_came_from_and_how_to_set_one():
+    from tracegrade.run.evaluate import parse_thresholds
+
+    text = stratified.render(run_metrics(RESULTS, CASES, parse_thresholds(["tools.selection>=0.5"])))
+    flags = text[text.index("FLAGS"):]
+    assert "passRate                    0.00  wanted >= 0.8  (default) n=2" in flags
+    assert "--flag-threshold 'passRate>=0.9'" in flags and "do not change the exit code" in flags
+    set_high = stratified.render(run_metrics(RESULTS, CASES, parse_thresholds(["passRate>=0.95"])))
+    assert "wanted >= 0.95 (set)" in set_high
+
+
+def test_a_wrong_flag_threshold_names_the_metrics_there_are():
+    import pytest
+
+    from tracegrade.core.errors import ConfigError
+    from tracegrade.run.evaluate import parse_thresholds
+
+    with pytest.raises(ConfigError, match="flag threshold 'passrate>=0.9'.*passRate, retrieval.recall@k"):
+        parse_thresholds(["passrate>=0.9"])
+
+
+def test_the_docs_table_is_the_defaults():
+    import re
+    from pathlib import Path
+
+    from tracegrade.metrics.stratify import THRESHOLDS
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text()
+    table = {m: f"{op} {v}" for m, op, v in re.findall(r"\| `([\w.@]+)` \| ([<>]=) ([\d.]+) \|", doc)}
+    assert table == {m: str(t).replace(".0 ", " ") for m, t in THRESHOLDS.items()}

@@ -376,3 +376,26 @@ def test_the_history_page_reads_each_finished_run_once(tmp_path):
     first, second = client.get("/history").text, client.get("/history").text
     assert first == second and first.count('class="row"') == 6
     assert sorted(reads) == [f"r{n}" for n in range(6)]  # the second page read no run again
+
+
+def test_the_metrics_page_flags_at_the_thresholds_the_run_was_given(tmp_path, monkeypatch, capsys):
+    """Issue 34: `run --flag-threshold` is stored with the run; the view's FLAGS are the run's."""
+    from tracegrade.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cases.json").write_text(json.dumps([
+        {"id": "a", "question": "Weather in Oslo?", "answerMustInclude": ["Oslo"]},
+        {"id": "b", "question": "Weather in Rome?", "answerMustInclude": ["Paris"]}]))
+    (tmp_path / "weather.py").write_text("def answer(question: str) -> str:\n    return 'Sunny in Oslo'\n")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert main(["run", "cases.json", "--target", "weather:answer", "--checks-only", "--db", db,
+                 "--flag-threshold", "passRate>=0.4"]) == 1
+    printed = capsys.readouterr().out
+    assert "FLAGS  none" in printed  # 0.5 of the cases passed: above the 0.4 asked for, below the default 0.8
+    assert main(["run", "cases.json", "--target", "weather:answer", "--checks-only", "--db", db,
+                 "--flag-threshold", "passrate>=0.4"]) == 2
+    assert "flag threshold 'passrate>=0.4'" in capsys.readouterr().err
+    store = open_store(db)
+    [info] = store.runs(limit=5)
+    page = TestClient(create_view_app(store), base_url=HOST).get(run_url(info.run_id) + "/metrics").text
+    assert "FLAGS  none" in page

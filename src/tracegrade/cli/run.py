@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 # The flags that define what a run measures: stored in its manifest, and
 # restored from there by --resume so the finished run is one consistent run.
 RUN_FLAGS = ("target", "agent_model", "judge_model", "prompt_version", "rubric", "pass_score", "concurrency",
-             "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget", "capture")
+             "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget", "capture",
+             "flag_thresholds")
 EXIT_STOPPED = 3
 
 
@@ -72,6 +73,10 @@ def register(subparsers: Any) -> None:
                    help="warn at 80%% of this spend, stop cleanly at 100%% (finished cases kept)")
     p.add_argument("--prices", type=Path, help="price table TOML, USD per million tokens per model id "
                    "(default: the shipped prices.toml)")
+    p.add_argument("--flag-threshold", dest="flag_thresholds", action="append", default=[], metavar="METRIC>=X",
+                   help="where the FLAGS section flags a group, in place of the default (repeatable): e.g. "
+                   "'passRate>=0.9', 'tools.argExact>=0.95', 'safety.violations<=0'; a judge metric's is the "
+                   "rubric's. Flags warn; they never change the exit code")
     p.add_argument("--resume", metavar="RUN_ID",
                    help="finish an interrupted or stopped run: only its missing cases run, with its own settings")
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
@@ -218,7 +223,8 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
             evaluate(dataset, _named(target, args.target) if target else args.target, target_options=options, judge=judge, settings=settings,
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
-                     record=record, telemetry=True, capture=tuple(args.capture or ()))
+                     record=record, telemetry=True, capture=tuple(args.capture or ()),
+                     flag_thresholds=tuple(args.flag_thresholds or ()))
         return finished[0]
     except KeyboardInterrupt:
         if started:

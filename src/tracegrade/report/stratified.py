@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 from tracegrade.metrics import JUDGE, Group, Rate, RunMetrics
 from tracegrade.metrics.routing import RoutingReport
+from tracegrade.metrics.stratify import THRESHOLDS, Threshold
 
 RULE = "=" * 60
 
@@ -101,6 +102,12 @@ def _group_row(group: Group, width: int, columns: Sequence[tuple[str, str, int]]
     return f"  {group.name:<{width}} {passed.n:>4} {int(passed.total):>6}{cells} {int(m['safety.violations'].total):>6}"
 
 
+# WHY said under the flags: a reader met "wanted >= 0.8" thresholds they never set.
+THRESHOLDS_FROM = ("  thresholds: tracegrade's defaults (docs/metrics.md), a judge metric's from its rubric; "
+                   "set one with --flag-threshold 'passRate>=0.9'\n  (evaluate(flag_thresholds=...)). "
+                   "Flags warn: they do not change the exit code.")
+
+
 def flag_lines(metrics: RunMetrics) -> list[str]:
     if not metrics.flags:
         return [RULE, "FLAGS  none: every group meets every threshold"]
@@ -112,8 +119,15 @@ def flag_lines(metrics: RunMetrics) -> list[str]:
     for f in metrics.flags:
         scope = f.scope if f.scope != previous else ""
         previous = f.scope
-        lines.append(f"  {scope:<{width}}  {f.metric:<26} {f.value:5.2f}  wanted {str(f.threshold):<7} n={f.n}")
-    return lines
+        lines.append(f"  {scope:<{width}}  {f.metric:<26} {f.value:5.2f}  wanted {str(f.threshold):<7} "
+                     f"{_origin(f.metric, f.threshold):<9} n={f.n}")
+    return [*lines, THRESHOLDS_FROM]
+
+
+def _origin(metric: str, threshold: Threshold) -> str:
+    if metric.startswith(JUDGE):
+        return "(rubric)"
+    return "(default)" if THRESHOLDS.get(metric) == threshold else "(set)"
 
 
 def render(metrics: RunMetrics) -> str:

@@ -33,6 +33,7 @@ from tracegrade.store.runstore import RunStore, open_store
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
+    from tracegrade.metrics.stratify import Threshold
     from tracegrade.report import json_report
     from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
@@ -62,6 +63,7 @@ def evaluate(
     telemetry: bool = False,
     on_finish: Callable[[Evaluation], None] | None = None,
     capture: Sequence[str] = (),
+    flag_thresholds: Sequence[str] = (),
 ) -> Run:
     """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
 
@@ -83,12 +85,13 @@ def evaluate(
     ``capture``: record the agent's model calls per case and build its Reply from
     them: "openai", "anthropic" (the SDKs) and/or "otel" (its GenAI/OpenInference
     spans); the target may then take the question and return only the answer
-    (docs/agents.md).
+    (docs/agents.md). ``flag_thresholds``: where the FLAGS section flags a group, over the
+    defaults, as ``"passRate>=0.9"`` or ``"tools.duplicateSideEffects<=0"`` (flags never fail a run).
     """
     return _run_to_end(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
         budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
-        telemetry=telemetry, on_finish=on_finish, capture=capture))
+        telemetry=telemetry, on_finish=on_finish, capture=capture, flag_thresholds=flag_thresholds))
 
 
 def named_target(spec: str, capture: Sequence[str], options: Mapping[str, str]) -> Target:
@@ -149,11 +152,16 @@ async def evaluate_async(
     telemetry: bool = False,
     on_finish: Callable[[Evaluation], None] | None = None,
     capture: Sequence[str] = (),
+    flag_thresholds: Sequence[str] = (),
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
+    # WHY only when given: the metrics load after the first case (a checks-only run starts sooner)
+    thresholds = parse_thresholds(flag_thresholds) if flag_thresholds else None
     if isinstance(dataset, (str, Path)):
         record = {**dataset_record(dataset), **(record or {})}
+    if flag_thresholds:
+        record = {**(record or {}), "flagThresholds": list(flag_thresholds)}
     options = {k: v for k, v in (target_options or {}).items() if v is not None}
     agent = named_target(target, capture, options) if isinstance(target, str) else function_target(target, capture)
     if probe := getattr(agent, "probe", None):
@@ -165,7 +173,7 @@ async def evaluate_async(
     try:
         evaluation = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
                                    executor, on_start, on_result, record or {}, telemetry,
-                                   None if out is None else Path(out))
+                                   None if out is None else Path(out), thresholds)
     finally:
         if the_store is not store:  # ours to close
             the_store.close()
@@ -177,7 +185,8 @@ async def evaluate_async(
 async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., Any] | str, judge: Judge | None, settings: RunSettings,
                   store: RunStore, resume: str | None, budget_usd: float | None, executor: Evaluate,
                   on_start: Callable[[Manifest], None] | None, on_result: Callable[[CaseResult], None] | None,
-                  record: Mapping[str, Any], telemetry: bool, out: Path | None) -> Evaluation:
+                  record: Mapping[str, Any], telemetry: bool, out: Path | None,
+                  thresholds: Mapping[str, Threshold] | None) -> Evaluation:
     if resume:
         manifest = resumable(store, resume, cases, judge)
     else:
@@ -198,11 +207,34 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
 
     with _run_spans(manifest, telemetry):
         evaluation = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
-                                      budget=budget, on_result=on_result, evaluate=executor, readers=outputs)
+                                      budget=budget, on_result=on_result, evaluate=executor, readers=outputs,
+                                      thresholds=thresholds)
     if out is None:
         return evaluation
     return replace(evaluation, files=finish_outputs(writers[0], evaluation.run, evaluation.summary,
                                                     evaluation.metrics, out))
+
+
+def parse_thresholds(given: Sequence[str]) -> dict[str, Threshold]:
+    """The flags' thresholds: the defaults, with each ``METRIC>=X`` / ``METRIC<=X`` of ``given``
+    in place of the metric's own; ConfigError naming a wrong one.
+
+        >>> str(parse_thresholds(["passRate>=0.9"])["passRate"])
+        '>= 0.9'
+    """
+    import re
+
+    from tracegrade.metrics.stratify import THRESHOLDS, Threshold
+
+    chosen = dict(THRESHOLDS)
+    for text in given:
+        found = re.fullmatch(r"\s*([\w.@]+)\s*(>=|<=)\s*(\d+(?:\.\d+)?)\s*", text)
+        if found is None or found[1] not in THRESHOLDS:
+            raise ConfigError(f"flag threshold {text!r}: write METRIC>=X or METRIC<=X, METRIC one of "
+                              f"{', '.join(THRESHOLDS)} (a judge metric's threshold is the rubric's)")
+        value = float(found[3])
+        chosen[found[1]] = Threshold(minimum=value) if found[2] == ">=" else Threshold(maximum=value)
+    return chosen
 
 
 def _run_spans(manifest: Manifest, on: bool) -> contextlib.AbstractContextManager[None]:

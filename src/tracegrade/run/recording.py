@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from tracegrade.stats.tally import RunTally
 from tracegrade.eval.dataset import GoldenCase, case_ids
@@ -30,6 +30,7 @@ from tracegrade.eval.targets import Target
 if TYPE_CHECKING:
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import Reader, RunMetrics
+    from tracegrade.metrics.stratify import Threshold
 
 
 @dataclass(frozen=True)
@@ -55,21 +56,23 @@ async def record_run(
     on_result: Callable[[CaseResult], None] | None = None,
     evaluate: Evaluate = evaluate_with_retries,
     readers: Callable[[], Sequence[Reader]] = tuple,
+    thresholds: Mapping[str, Threshold] | None = None,
 ) -> Evaluation:
     """Run (or finish) the run ``manifest`` names; returns it as stored (with its
     status), its tally and its metrics. The readers ``readers()`` makes once the cases are done (report
     writers, say: WHY made then, the report code loads after the first case)
-    are fed every stored result in the same read."""
+    are fed every stored result in the same read. ``thresholds``: where the metrics flag a group
+    (default: the metrics' own, ``metrics.stratify.THRESHOLDS``)."""
     # WHY a lock: two processes resuming one run would both pay for the same cases.
     with store.run_lock(manifest.run_id):
         return await _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate,
-                             readers)
+                             readers, thresholds)
 
 
 async def _record(
     cases: Sequence[GoldenCase], target: Target, judge: Judge | None, settings: RunSettings, store: RunStore,
     manifest: Manifest, resume: bool, budget: Budget | None, on_result: Callable[[CaseResult], None] | None,
-    evaluate: Evaluate, readers: Callable[[], Sequence[Reader]],
+    evaluate: Evaluate, readers: Callable[[], Sequence[Reader]], thresholds: Mapping[str, Threshold] | None,
 ) -> Evaluation:
     run_id = manifest.run_id
     positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
@@ -90,19 +93,20 @@ async def _record(
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
     status = "finished" if len(stored.results) >= expected else "stopped"
-    summary, metrics = _read(stored.results, cases, readers())
+    summary, metrics = _read(stored.results, cases, readers(), thresholds)
     final = replace(manifest, ended_at=now_iso(), totals=_totals(summary, settings, manifest))
     await asyncio.to_thread(store.finish_run, final, status)
     return Evaluation(Run(final, stored.results, status), summary, metrics)
 
 
-def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase],
-          readers: Sequence[Reader]) -> tuple[RunTally, RunMetrics]:
+def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader],
+          thresholds: Mapping[str, Threshold] | None) -> tuple[RunTally, RunMetrics]:
     """The run's one read: its tally and metrics, each reader fed on the way."""
     from tracegrade.metrics import run_metrics  # WHY here: a run's first case does not wait for the metrics' import
+    from tracegrade.metrics.stratify import THRESHOLDS
 
     summary = RunTally()
-    return summary, run_metrics(results, cases, readers=(summary, *readers))
+    return summary, run_metrics(results, cases, thresholds or THRESHOLDS, readers=(summary, *readers))
 
 
 class GroupCommit:

@@ -14,18 +14,26 @@ from tracegrade.core.errors import TracegradeError
 from tracegrade.core.results import Run
 from tracegrade.eval.dataset import GoldenCase, load_dataset
 from tracegrade.metrics import run_metrics
+from tracegrade.metrics.stratify import Threshold
 from tracegrade.report import stratified
+from tracegrade.run.evaluate import parse_thresholds
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.shell import e, layout, run_url, section
 
 
 def render(info: RunInfo, run: Run) -> str:
     cases, note = dataset_cases(info)
-    text = stratified.render(run_metrics(run.results, cases))
+    text = stratified.render(run_metrics(run.results, cases, flag_thresholds(info)))
     body = (f'<p class="muted">{e(note)}</p>' if note else "") + section(
         "Component metrics, stratified table, flags", f"<pre id=\"stratified\">{e(text)}</pre>", "metrics")
     return layout(f"Metrics of {info.run_id}", body, crumbs=[("runs", "/"), (info.run_id, run_url(info.run_id)),
                                                              ("metrics", run_url(info.run_id) + "/metrics")])
+
+
+def flag_thresholds(info: RunInfo) -> dict[str, Threshold]:
+    """The thresholds the run flagged its groups at (its --flag-threshold), as its FLAGS section did."""
+    given = info.manifest.settings.get("flagThresholds") or ()
+    return parse_thresholds([str(t) for t in given] if isinstance(given, list) else [])
 
 
 DATASET_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
