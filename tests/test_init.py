@@ -80,3 +80,12 @@ def test_a_folder_that_cannot_be_written_is_one_line_naming_it(tmp_path, monkeyp
     assert main(["init", "/proc/tracegrade-init"]) == 2  # not even root writes there
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "/proc/tracegrade-init" in err and "Traceback" not in err, err
+
+
+def test_next_says_the_rubric_and_gate_files_take_effect_only_when_named(tmp_path, monkeypatch, capsys):
+    """Issue 34: init writes gate.toml and judge-rubric.md; an edit to either changes nothing until passed."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert "evals/judge-rubric.md takes effect only with --rubric" in out
+    assert "evals/gate.toml takes effect only with --gate" in out

@@ -34,8 +34,16 @@ def handle(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     print(f"next: {next_command(args.folder)}\n"
-          f"      then put your agent in {args.folder / 'agent.py'} (or point --target at yours: module:function)")
+          f"      then put your agent in {args.folder / 'agent.py'} (or point --target at yours: module:function)\n"
+          + used_only_when_named(args.folder))
     return 0
+
+
+def used_only_when_named(folder: Path) -> str:
+    """WHY said: the rubric and gate files are copies to edit; the commands read the shipped
+    ones unless told, so an edit that is never passed changes nothing."""
+    return (f"      {folder / 'judge-rubric.md'} takes effect only with --rubric (run, grade, calibrate, monitor)\n"
+            f"      {folder / 'gate.toml'} takes effect only with --gate (compare, view)")
 
 
 def next_command(folder: Path) -> str:
