@@ -78,6 +78,8 @@ SHAPES = {
         '{"kvlistValue": {"values": [{"key": "k", "value": ' * 40 + "{}" + "}]}}" * 40)), "nested deeper"),
     "a resource that is a number": (_set("resourceSpans.0", 7), "resourceSpans[0]"),
     "spans: a string": (_set("resourceSpans.0.scopeSpans.0.spans", TOKEN), "spans"),
+    "a secret as a key, its value bad": (_set(f"{SPAN}.attributes.1", {"key": TOKEN, "value": {"intValue": "x"}}),
+                                         "intValue"),
 }
 
 

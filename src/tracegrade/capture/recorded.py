@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.from_messages import nested_deeper
 from tracegrade.core.from_otel import ORPHAN_FIX, OtelTrace, otel_traces
-from tracegrade.core.redact import redact
+from tracegrade.core.redact import redact, redact_secrets
 from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
@@ -72,13 +72,21 @@ def _read(path: Path) -> list[Recorded]:
                 replies.append(_reply_record(where, document))
         traces = otel_traces(spans)
     except SpanFormatError as exc:
-        raise DatasetError(redact(str(exc))) from None
+        # WHY secrets only over the message: it holds the file's path, whose digits are not a phone
+        raise DatasetError(redact_secrets(exc.described(_shown))) from None
     return replies + [_trace_record(f"{path} trace {redact(t.trace_id[:40])}", t) for t in traces]
 
 
 def _trace_record(where: str, trace: OtelTrace) -> Recorded:
     """One trace as a Recorded. WHY the trace id is redacted in ``where``: it is the file's text, printed."""
     return Recorded(where, trace.case_id, trace.question, _valid(where, trace.wire), trace.orphan)
+
+
+def _shown(value: Any) -> str:
+    """A value as an error may quote it: redacted, then cut to 60 characters."""
+    text = f"a {type(value).__name__}" if isinstance(value, (dict, list)) else repr(value)[:200]
+    cleaned = redact(text)
+    return cleaned[:60] + ("..." if len(cleaned) > 60 else "")
 
 
 def _text(path: Path) -> str:

@@ -2,23 +2,22 @@
 
 An OTLP JSON file comes from anywhere, so every field is checked for its shape:
 anything else is a ``SpanFormatError`` naming where it is (``resourceSpans[0].
-scopeSpans[0].spans[2].startTimeUnixNano``) and what was found, redacted and
-cut short, never a traceback that prints the value.
+scopeSpans[0].spans[2].startTimeUnixNano``), with the value found kept apart for
+the caller to show redacted: never a traceback that prints the value.
 
     >>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "a", "name": "chat",
     ...        "startTimeUnixNano": "1", "endTimeUnixNano": "x"}]}]}]}
     >>> spans_of_otlp_json(doc)
     Traceback (most recent call last):
     ...
-    tracegrade.core.spans.SpanFormatError: resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano: not a whole number ('x')
+    tracegrade.core.spans.SpanFormatError: resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano: not a whole number
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from tracegrade.core.redact import redact
 
 MAX_SPANS = 100_000  # of one export file: a bigger file is refused, not read into memory span by span
 MAX_VALUE_DEPTH = 16  # an attribute value's arrays and key-value lists, nested
@@ -26,7 +25,17 @@ _MAX_NANOS = 2**64 - 1  # OTLP times are fixed64
 
 
 class SpanFormatError(ValueError):
-    """A span (or the export holding it) that is not the shape OTLP says; the message names the field."""
+    """A span (or the export holding it) that is not the shape OTLP says. Its message
+    names the field; the value found is kept apart (``value``), for the caller to show
+    redacted: WHY not in the message: this layer cannot redact (redaction sits above it)."""
+
+    def __init__(self, message: str, *value: Any) -> None:
+        super().__init__(message)
+        self.value = value  # () or (the value found,)
+
+    def described(self, show: Callable[[Any], str]) -> str:
+        """The message with the value found, as ``show`` writes it."""
+        return f"{self}" + (f" ({show(self.value[0])})" if self.value else "")
 
 
 @dataclass(frozen=True)
@@ -43,12 +52,6 @@ class Span:
     attributes: Mapping[str, Any]
     error: bool = False
     origin: str = ""
-
-
-def shown(value: Any) -> str:
-    """A value as an error message may quote it: redacted and at most 60 characters."""
-    text = repr(value) if not isinstance(value, (dict, list)) else f"a {type(value).__name__}"
-    return redact(text[:60] + ("..." if len(text) > 60 else ""))
 
 
 def spans_of_otlp_json(document: Any, limit: int = MAX_SPANS, origin: str = "") -> list[Span]:
@@ -75,13 +78,13 @@ def _listed(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise SpanFormatError(f"{where}: not a list ({shown(value)})")
+        raise SpanFormatError(f"{where}: not a list", value)
     return value
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, dict) and not isinstance(value, Mapping):  # WHY dict first: typing's check is slow
-        raise SpanFormatError(f"{where}: not an object ({shown(value)})")
+        raise SpanFormatError(f"{where}: not an object", value)
     return value
 
 
@@ -103,21 +106,21 @@ def _text(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise SpanFormatError(f"{where}: not a string ({shown(value)})")
+        raise SpanFormatError(f"{where}: not a string", value)
     return value
 
 
 def _nanos(value: Any, where: str) -> int:
     number = whole_number(value, where) if value not in (None, "") else 0
     if not 0 <= number <= _MAX_NANOS:
-        raise SpanFormatError(f"{where}: out of range ({shown(value)})")
+        raise SpanFormatError(f"{where}: out of range", value)
     return number
 
 
 def whole_number(value: Any, where: str) -> int:
     """An integer as OTLP JSON writes it (a number, or a string of digits for 64 bits)."""
     if isinstance(value, bool):
-        raise SpanFormatError(f"{where}: not a whole number ({shown(value)})")
+        raise SpanFormatError(f"{where}: not a whole number", value)
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -125,7 +128,7 @@ def whole_number(value: Any, where: str) -> int:
     text = value.strip() if isinstance(value, str) else ""
     if 0 < len(text) <= 24 and text.lstrip("-").isdigit() and text.isascii():
         return int(text)
-    raise SpanFormatError(f"{where}: not a whole number ({shown(value)})")
+    raise SpanFormatError(f"{where}: not a whole number", value)
 
 
 def _attributes(raw: Any, where: str) -> dict[str, Any]:
@@ -169,7 +172,7 @@ def any_value(value: Any, where: str, depth: int = 0) -> Any:
 
 def _flag(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise SpanFormatError(f"{where}: not true or false ({shown(value)})")
+        raise SpanFormatError(f"{where}: not true or false", value)
     return value
 
 
@@ -182,7 +185,7 @@ def _double(value: Any, where: str) -> float:
             return float(value)
         except ValueError:
             pass
-    raise SpanFormatError(f"{where}: not a number ({shown(value)})")
+    raise SpanFormatError(f"{where}: not a number", value)
 
 
 def sdk_span(span: Any) -> Span:
