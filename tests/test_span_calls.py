@@ -241,6 +241,12 @@ AGENT = _span("agent", "a", 0, {"openinference.span.kind": "AGENT", "input.value
       {**_llm_asking("m2", 11, ("c1", "hold", {"b": "1"})), "parentSpanId": "m1"},
       _tool("t1", 20, "hold", {"b": "1"}), _tool("t2", 21, "hold", {"b": "1"}, parent="t1")],
      [("hold", {"b": "1"}, "ran hold", "c1")]),
+    # without ids: the same request on an LLM span and one inside it is one call; in two rounds, two
+    ([AGENT, _llm_asking("m1", 10, ("", "hold", {"b": "1"})),
+      {**_llm_asking("m2", 11, ("", "hold", {"b": "1"})), "parentSpanId": "m1"}],
+     [("hold", {"b": "1"}, "", None)]),
+    ([AGENT, _llm_asking("m1", 10, ("", "hold", {"b": "1"})), _llm_asking("m2", 20, ("", "hold", {"b": "1"}))],
+     [("hold", {"b": "1"}, "", None), ("hold", {"b": "1"}, "", None)]),
     # a tool span whose id no round asked for is not paired with another id's request
     ([AGENT, _llm_asking("m1", 10, ("c1", "hold", {"b": "1"})), _tool("t1", 20, "hold", {"b": "1"}, "c9")],
      [("hold", {"b": "1"}, "", "c1"), ("hold", {"b": "1"}, "ran hold", "c9")]),

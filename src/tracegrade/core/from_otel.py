@@ -238,7 +238,8 @@ def _tool_spans(parts: _Trace) -> list[Span]:
         key = (_tool_name(span), _arguments_key(parse_arguments(_tool_arguments(span))))
         if (call_id and call_id in ids) or keys.get(span.parent_id) == key:
             continue
-        ids.add(call_id) if call_id else None
+        if call_id:
+            ids.add(call_id)
         keys[span.span_id] = key
         kept.append(span)
     return kept
@@ -296,13 +297,22 @@ class _Requests:
         # [0]: every request, for a tool span without an id; [1]: those without an id
         self.by_key: tuple[dict[tuple[str, str], deque[int]], ...] = ({}, {})
         self.by_name: tuple[dict[str, deque[int]], ...] = ({}, {})
-        seen: set[tuple[str, str, str]] = set()
-        for m, (_, round_) in enumerate(parts.models):
+        ids: set[str] = set()
+        keys_of: dict[str, set[tuple[str, str]]] = {}  # model span id: what it asked for
+        by_start = sorted(range(len(parts.models)), key=lambda m: parts.models[m][0].start_ns)  # parents first
+        for m in by_start:
+            span, round_ = parts.models[m]
+            keys_of[span.span_id] = set()
             for asked in round_.asked:
                 key = (asked.name, _arguments_key(parse_arguments(asked.arguments)))
-                if (asked.call_id, *key) not in seen:  # WHY: one request on two spans of one call
-                    seen.add((asked.call_id, *key))
-                    self._add(m, asked, key)
+                keys_of[span.span_id].add(key)
+                # WHY: one request on two spans of one model call (a framework's and the SDK's
+                # instrumentor): the same id, or, without ids, the same call inside its parent's
+                if asked.call_id in ids or (not asked.call_id and key in keys_of.get(span.parent_id, ())):
+                    continue
+                if asked.call_id:
+                    ids.add(asked.call_id)
+                self._add(m, asked, key)
 
     def _add(self, m: int, asked: Asked, key: tuple[str, str]) -> None:
         n = len(self.asked)
