@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tracegrade.core.trace import Reply
 
 
@@ -94,3 +96,14 @@ def test_sdk_message_objects_are_read_like_dicts():
     reply = Reply.from_openai_messages([{"role": "user", "content": "q"}, message,
                                         {"role": "tool", "tool_call_id": "a", "content": "warm"}])
     assert [(c.name, c.result) for c in reply.tool_calls] == [("get_weather", "warm")]
+
+
+@pytest.mark.parametrize("depth", [101, 1_000, 5_000])
+def test_arguments_nested_too_deep_are_kept_as_written(depth):
+    """What a model wrote ~1,000 levels deep is the documented {"_raw": ...}, not a RecursionError."""
+    deep = '{"a":' * depth + "1" + "}" * depth
+    reply = Reply.from_openai_messages([
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "a", "type": "function",
+                                              "function": {"name": "f", "arguments": deep}}]}])
+    assert reply.tool_calls[0].arguments == {"_raw": deep}
