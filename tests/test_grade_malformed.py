@@ -210,3 +210,12 @@ def test_fuzzed_shapes_never_crash(tmp_path):
             assert KEY not in str(exc)
         tried += 1
     assert tried > 100
+
+
+def test_many_traces_not_graded_are_counted_past_the_first_twenty(tmp_path, dataset, capsys):
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("\n".join(json.dumps({"caseId": f"other-{n}", "answer": "x"}) for n in range(25))
+                      + "\n" + json.dumps({"caseId": "dune", "answer": "ok"}) + "\n")
+    _grade(tmp_path, dataset, traces)
+    err = capsys.readouterr().err
+    assert err.count("is not in the dataset") == 20 and "not graded: 5 more trace(s)" in err

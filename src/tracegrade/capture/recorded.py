@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.from_messages import nested_deeper
-from tracegrade.core.from_otel import ORPHAN_FIX, OtelTrace, otel_traces
+from tracegrade.core.from_otel import ORPHAN_SAID, OtelTrace, otel_traces
 from tracegrade.core.redact import redact, redact_secrets
 from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
 from tracegrade.core.trace import Reply
@@ -50,6 +50,7 @@ class Matched:
     replies: dict[str, Reply] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)  # traces that name no case of the dataset
     duplicates: list[str] = field(default_factory=list)  # a second trace for a case already matched
+    orphaned: int = 0  # traces among those that are orphaned (their fix is said once)
 
 
 def load_recorded(paths: Iterable[Path]) -> list[Recorded]:
@@ -179,20 +180,22 @@ def match(cases: Sequence[GoldenCase], recorded: Sequence[Recorded]) -> Matched:
     matched = Matched()
     for trace in sorted(recorded, key=lambda t: bool(t.orphan)):
         case_id = trace.case_id if trace.case_id in by_id else by_question.get(trace.question.strip())
+        if case_id is not None and case_id not in matched.replies:
+            matched.replies[case_id] = trace.reply
+            continue
         if case_id is None:
             matched.unmatched.append(f"{trace.where}: {_not_in_dataset(trace)}")
-        elif case_id in matched.replies:
-            also = f"; it is orphaned, fix: {ORPHAN_FIX}" if trace.orphan else ""
-            matched.duplicates.append(f"{trace.where}: a second trace for case {case_id} (the first is graded){also}")
         else:
-            matched.replies[case_id] = trace.reply
+            also = f"; {ORPHAN_SAID}" if trace.orphan else ""
+            matched.duplicates.append(f"{trace.where}: a second trace for case {case_id} (the first is graded){also}")
+        matched.orphaned += bool(trace.orphan)
     return matched
 
 
 def _not_in_dataset(trace: Recorded) -> str:
     """Why a trace matched no case. WHY redacted: a question can hold a key or an e-mail."""
     if trace.orphan:
-        return trace.orphan
+        return ORPHAN_SAID
     named = f"case id {trace.case_id[:80]!r}" if trace.case_id else f"question {trace.question[:80]!r}"
     return redact(f"{named} is not in the dataset")
 

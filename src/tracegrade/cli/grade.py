@@ -10,9 +10,12 @@ exactly like ``tracegrade run`` (the same flags, report and exit codes).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracegrade.capture.recorded import Matched
 
 
 def register(subparsers: Any) -> None:
@@ -48,8 +51,7 @@ def handle(args: argparse.Namespace) -> int:
 
     dataset = load_dataset(args.dataset)
     matched = match(dataset.cases, load_recorded(args.traces))
-    for line in matched.unmatched + matched.duplicates:
-        print(f"tracegrade: not graded: {line}", file=sys.stderr)
+    _say_not_graded(matched)
     if not matched.replies:
         raise DatasetError(f"no trace in {', '.join(map(str, args.traces))} matches a case of {args.dataset}")
     missing = [c.id for c in dataset.cases if c.id not in matched.replies]
@@ -63,6 +65,23 @@ def handle(args: argparse.Namespace) -> int:
         judge = run._check_calibration(store, judge, args.require_calibrated)
         evaluation = run._execute(args, store, selected, judge, run._settings(args), replay_target(matched.replies))
     return run._report(args, evaluation)
+
+
+SHOWN = 20  # "not graded" lines printed; WHY a limit: an agent's thread pool can orphan thousands of traces
+
+
+def _say_not_graded(matched: Matched) -> None:
+    """The traces not graded (their lines redacted by ``match``), the first SHOWN of them,
+    and once, the fix for orphaned ones."""
+    from tracegrade.core.from_otel import ORPHAN_FIX
+
+    lines = matched.unmatched + matched.duplicates
+    for line in lines[:SHOWN]:
+        print(f"tracegrade: not graded: {line}", file=sys.stderr)
+    if len(lines) > SHOWN:
+        print(f"tracegrade: not graded: {len(lines) - SHOWN:,} more trace(s)", file=sys.stderr)
+    if matched.orphaned:
+        print(f"tracegrade: {matched.orphaned:,} orphaned trace(s) not graded; fix: {ORPHAN_FIX}", file=sys.stderr)
 
 
 def _as_run_args(args: argparse.Namespace) -> argparse.Namespace:

@@ -59,8 +59,9 @@ _CHAT_REQUESTS = {"chat", "completion"}  # the indexed form's llm.request.type
 ORPHAN_FIX = ("start the agent's span around each question and carry its context into worker threads: "
               "pool.submit(contextvars.copy_context().run, fn, ...), or opentelemetry.context.attach(ctx) "
               "in the thread")
-ORPHANED = ("an orphaned trace: no root agent span and no tracegrade.case_id, only model or tool spans "
-            "(spans made in a thread without the caller's context start traces of their own); fix: " + ORPHAN_FIX)
+ORPHAN_SAID = ("an orphaned trace: no root agent span and no tracegrade.case_id, only model or tool spans "
+               "(spans made in a thread without the caller's context start traces of their own)")
+ORPHANED = f"{ORPHAN_SAID}; fix: {ORPHAN_FIX}"
 
 
 @dataclass(frozen=True)
