@@ -199,3 +199,38 @@ def test_a_template_that_drops_a_message_is_an_error_not_a_misplaced_text(scorer
     monkeypatch.setattr(scorer, "_template", lambda roles: f"<|im_start|>user\n{next_token.ROLE_MARK}<|im_end|>\n")
     with pytest.raises(ModelError, match="placed 1 of 2 messages"):
         scorer.top_tokens(chat("Is it?"), 20)
+
+
+SHUTDOWN = """
+import asyncio, gc
+from tracegrade.models import load_model, model_spec
+from tracegrade.models.base import ChatOptions, Message
+
+judge = load_model(model_spec("judge", "local"), role="judge")
+gc.freeze()  # as `tracegrade run` does once its judge is loaded: the runtime is freed only at shutdown
+reply = asyncio.run(judge.complete([Message("user", "Is 2+3 equal to 5? Answer Yes or No.")],
+                                   ChatOptions(max_tokens=1, logprobs=5)))
+print("last line", reply.text)
+"""
+
+
+def test_a_process_that_asked_a_one_token_question_ends_on_its_last_line():
+    """Issue 34: `make demo` ended with "Exception ignored in: <function IkContext.__del__> ...
+    TypeError" twice, the runtime freed after its library at interpreter shutdown."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SHUTDOWN], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1].startswith("last line")
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_closed_scorer_says_so(scorer):
+    from tracegrade.core.errors import ModelError
+
+    spare = NextTokenScorer(default_model_path())
+    spare.close()
+    spare.close()  # twice is fine
+    with pytest.raises(ModelError, match="closed"):
+        spare.top_tokens(chat(QUESTIONS[0]), 5)

@@ -17,9 +17,11 @@ which is how the judge's questions about one answer share its evidence.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import platform
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -71,10 +73,22 @@ class NextTokenScorer:
         self._n_vocab = int(api.llama_vocab_n_tokens(self._model.vocab))
         self._cached: list[int] = []
         self._lock = threading.Lock()
+        _close_at_exit(self)
+
+    def close(self) -> None:
+        """Free the context, then the model (idempotent). WHY not left to ``__del__``: at interpreter
+        shutdown the library's functions are gone before the objects, and their ``__del__``
+        printed "Exception ignored in: IkContext.__del__ ... TypeError" after a run's last line."""
+        with self._lock:
+            self._context.close()
+            self._model.close()
+            self._cached = []
 
     def top_tokens(self, messages: Sequence[Message], count: int) -> tuple[TokenAlternatives, int, int]:
         """The ``count`` likeliest next tokens after the prompt, with their logprobs;
         also the prompt tokens evaluated and those taken from the cache."""
+        if not self._context.ctx:  # WHY first: tokenizing with the freed model would crash the process
+            raise ModelError("the next-token scorer was closed")
         tokens = self._tokens(messages)
         if not tokens:
             raise ModelError("the prompt is empty")
@@ -141,6 +155,24 @@ class NextTokenScorer:
             buffer = ctypes.create_string_buffer(needed)
             needed = self._apply(self._chat_template, chat, len(roles), True, buffer, needed)
         return buffer.raw[:needed].decode("utf-8", errors="replace")
+
+
+_open_scorers: weakref.WeakSet[NextTokenScorer] = weakref.WeakSet()
+
+
+def _close_at_exit(scorer: NextTokenScorer) -> None:
+    """Close ``scorer`` when the interpreter exits, before its modules are torn down
+    (atexit runs first). Registered with the first scorer: importing this module does nothing."""
+    if not _open_scorers:
+        atexit.unregister(close_all)
+        atexit.register(close_all)
+    _open_scorers.add(scorer)
+
+
+def close_all() -> None:
+    """Close every scorer still open."""
+    for scorer in list(_open_scorers):
+        scorer.close()
 
 
 def _chatml_template(lib: Any, model: Any, path: Path) -> bytes:
