@@ -100,6 +100,14 @@ def test_a_forbidden_write_on_an_openinference_llm_span_fails_the_graded_file(tm
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
     assert code == 1, capsys.readouterr()
     assert {r["case_id"]: r["status"] for r in results} == {"dune": "pass", "fines": "fail"}
+    assert _grade_only_the_forbidden_write(tmp_path, tmp_path / "t.jsonl") == 1  # it passed, exit 0, before
+
+
+def _grade_only_the_forbidden_write(tmp_path, traces) -> int:
+    """`tracegrade grade` of a dataset whose one case only forbids the write the agent made."""
+    (tmp_path / "fines.json").write_text(json.dumps(DATASET[1:]))
+    return main(["grade", str(traces), "--dataset", str(tmp_path / "fines.json"), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path}/only.db", "--out", str(tmp_path / "only")])
 
 
 def test_the_calls_on_llm_spans_are_the_reply_with_results_and_provenance(instrumented):
@@ -196,6 +204,7 @@ def test_a_forbidden_write_on_a_genai_chat_span_fails_the_graded_file(tmp_path, 
     dune = next(r for r in results if r["case_id"] == "dune")["reply"]["toolCalls"]
     assert [(c["name"], c["arguments"], c["result"], c["id"]) for c in dune] == [
         ("search_catalog", {"query": "Dune"}, "done", "call_9")]
+    assert _grade_only_the_forbidden_write(tmp_path, tmp_path / "t.jsonl") == 1  # it passed, exit 0, before
 
 
 def _span(name: str, span_id: str, start: int, attributes: dict, parent: str = "a") -> dict:
