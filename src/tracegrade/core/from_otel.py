@@ -209,8 +209,7 @@ def _calls(parts: _Trace) -> list[dict[str, Any]]:
     """Every call once, in the order it happened: each tool span (with the request it
     answers), then each requested call no tool span ran, at the end of its round."""
     requests = _Requests(parts)
-    tools = _tool_spans(parts)
-    calls = [_tool_call(span) for span in tools]
+    tools, calls = _tool_calls(parts)
     paired = [requests.take_exact(call) for call in calls]
     paired = [asked or requests.take_by_name(call) for call, asked in zip(calls, paired)]
     results = {call_id: text for _, r in parts.models for call_id, text in r.results.items()}
@@ -226,24 +225,27 @@ def _calls(parts: _Trace) -> list[dict[str, Any]]:
     return [call for _, _, call in sorted(timed, key=lambda t: (t[0], t[1]))]
 
 
-def _tool_spans(parts: _Trace) -> list[Span]:
-    """The tool spans, less a second span of the same call: the same id, or a tool span
-    directly inside one of the same name and arguments (two instrumentations of one call)."""
-    kept: list[Span] = []
+def _tool_calls(parts: _Trace) -> tuple[list[Span], list[dict[str, Any]]]:
+    """The tool spans and their calls, less a second span of the same call: the same id,
+    or a tool span directly inside one of the same name and arguments (two instrumentations
+    of one call)."""
+    spans: list[Span] = []
+    calls: list[dict[str, Any]] = []
     ids: set[str] = set()
     keys: dict[str, tuple[str, str]] = {}
     for span, kind in zip(parts.spans, parts.kinds):
         if kind != "tool":
             continue
-        call_id = str(_first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id") or "")[:200]
-        key = (_tool_name(span), _arguments_key(parse_arguments(_tool_arguments(span))))
-        if (call_id and call_id in ids) or keys.get(span.parent_id) == key:
+        call = _tool_call(span)
+        key = (call["name"], _arguments_key(call["arguments"]))
+        if (call["id"] and call["id"] in ids) or keys.get(span.parent_id) == key:
             continue
-        if call_id:
-            ids.add(call_id)
+        if call["id"]:
+            ids.add(call["id"])
         keys[span.span_id] = key
-        kept.append(span)
-    return kept
+        spans.append(span)
+        calls.append(call)
+    return spans, calls
 
 
 def _tool_name(span: Span) -> str:
@@ -287,9 +289,9 @@ def _arguments_key(arguments: Mapping[str, Any]) -> str:
 
 class _Requests:
     """The calls the model rounds asked for, each taken at most once: by id, else by name
-    and arguments, else by name, first asked first taken. A tool span with an id takes
-    only a request with that id or none. WHY queues with a taken flag: every request is
-    looked at a bounded number of times, so pairing stays linear."""
+    and arguments, else by name, first asked first taken. A tool span with an id takes a
+    request with that id, or one without an id, never one with another id. WHY queues with
+    a taken flag: every request is looked at a bounded number of times, so pairing stays linear."""
 
     def __init__(self, parts: _Trace) -> None:
         self.asked: list[tuple[int, Asked]] = []
