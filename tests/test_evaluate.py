@@ -159,3 +159,14 @@ def test_a_target_module_that_raises_on_import_is_one_line(tmp_path, monkeypatch
         "tracegrade: error: target 'broken_agent:answer': loading broken_agent raised KeyError: "
         "'HELPDESK_KEY_NOT_SET' (at broken_agent.py:3; `python -c 'import broken_agent'` shows the whole traceback)")
     assert "Traceback" not in err
+
+
+def test_run_help_documents_every_exit_code(capsys):
+    """Issue 34: the help said 0, 1 and 3; a broken run exits 2, as the README says."""
+    from tracegrade.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for said in ("0 every case passed", "1 some case failed", "2 a broken run", "3 --budget stopped the run"):
+        assert said in text, said

@@ -178,3 +178,22 @@ def test_a_dataset_inside_the_collected_folder_is_collected_once(pytester, tmp_p
                                            "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=3, failed=1)
     assert len(asked(calls)) == 4
+
+
+def test_a_failed_assert_checks_pass_points_at_the_users_test_not_tracegrade(pytester, monkeypatch):
+    """Issue 34: the failure showed tracegrade's own frame; pytest now shows the test's line only."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    pytester.makepyfile(test_mine="""
+        from support import one_wrong_argument
+        from tracegrade import assert_checks_pass
+        from tracegrade.eval.dataset import load_dataset
+
+        def test_broken():
+            case = next(c for c in load_dataset(%r).cases if c.id == "tool-status-01")
+            assert_checks_pass(case, one_wrong_argument(case))
+    """ % str(GOLDEN))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*assert_checks_pass(case, one_wrong_argument(case))*",
+                                 "*check toolArgument: wrong_argument*"])
+    assert "pytest_plugin.py" not in result.stdout.str()

@@ -85,18 +85,25 @@ def _dataset(config: pytest.Config) -> Dataset | None:
     return None if path is None else _load(config, path)
 
 
-def _named_datasets(config: pytest.Config) -> set[Path]:
+_NAMED = pytest.StashKey[frozenset[Path]]()
+
+
+def _named_datasets(config: pytest.Config) -> frozenset[Path]:
     """The dataset files this session grades: ``--tracegrade``'s, and the dataset files named on
     the command line (``pytest evals/library.json::lib-search-01``, the node id pytest printed)."""
-    named = {config.invocation_params.dir / arg.split("::")[0] for arg in config.args}
-    wanted = {p.resolve() for p in named if p.suffix.lower() in DATASET_SUFFIXES}
-    given = _dataset_path(config)
-    return wanted | {given} if given else wanted
+    if _NAMED not in config.stash:
+        named = {config.invocation_params.dir / arg.split("::")[0] for arg in config.args}
+        wanted = {p.resolve() for p in named if p.suffix.lower() in DATASET_SUFFIXES}
+        given = _dataset_path(config)
+        config.stash[_NAMED] = frozenset(wanted | {given} if given else wanted)
+    return config.stash[_NAMED]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     config = parent.config
-    if not _option(config, "tracegrade_target") or file_path.resolve() not in _named_datasets(config):
+    if file_path.suffix.lower() not in DATASET_SUFFIXES or not _option(config, "tracegrade_target"):
+        return None  # WHY first: this hook sees every file of the session
+    if file_path.resolve() not in _named_datasets(config):
         return None
     config.stash.setdefault(_COLLECTED, set()).add(file_path.resolve())
     return DatasetFile.from_parent(parent, path=file_path)
