@@ -219,3 +219,12 @@ def test_many_traces_not_graded_are_counted_past_the_first_twenty(tmp_path, data
     _grade(tmp_path, dataset, traces)
     err = capsys.readouterr().err
     assert err.count("is not in the dataset") == 20 and "not graded: 5 more trace(s)" in err
+
+
+def test_logs_and_metrics_beside_the_spans_are_passed_over(tmp_path):
+    """A collector's file exporter may write every signal to one file."""
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps({"resourceLogs": [{"scopeLogs": []}]}) + "\n" + json.dumps(a_line()) + "\n"
+                      + json.dumps({"resourceMetrics": []}) + "\n")
+    [found] = load_recorded([traces])
+    assert found.question == "Is Dune available?"

@@ -30,6 +30,7 @@ from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
+_OTHER_SIGNALS = {"resourceLogs", "resourceMetrics", "resourceProfiles"}
 MAX_REPLY_DEPTH = 200  # of a Reply line's JSON: deeper is refused (storing and redacting it would recurse)
 
 
@@ -69,6 +70,8 @@ def _read(path: Path) -> list[Recorded]:
             if isinstance(document, dict) and "resourceSpans" in document:
                 # WHY the limit is what is left: the span cap holds per file, not per line
                 spans += spans_of_otlp_json(document, limit=MAX_SPANS - len(spans), origin=where)
+            elif isinstance(document, dict) and _OTHER_SIGNALS & document.keys():
+                continue  # a collector's file exporter may write logs and metrics beside spans: no calls there
             else:
                 replies.append(_reply_record(where, document))
         traces = otel_traces(spans)
