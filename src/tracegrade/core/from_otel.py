@@ -59,6 +59,11 @@ _CHAT_REQUESTS = {"chat", "completion"}  # the indexed form's llm.request.type
 ORPHAN_FIX = ("start the agent's span around each question and carry its context into worker threads: "
               "pool.submit(contextvars.copy_context().run, fn, ...), or opentelemetry.context.attach(ctx) "
               "in the thread")
+SILENT_MODEL_SPANS = (
+    "model spans without their messages (the instrumentation records no content) and no tool span: the calls "
+    "the model asked for cannot be read; record content on spans (OpenTelemetry GenAI: "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only; OpenInference: do not hide output messages) "
+    "or instrument the tools")
 ORPHAN_SAID = ("an orphaned trace: no root agent span and no tracegrade.case_id, only model or tool spans "
                "(spans made in a thread without the caller's context start traces of their own)")
 ORPHANED = f"{ORPHAN_SAID}; fix: {ORPHAN_FIX}"
@@ -424,6 +429,8 @@ def _problem_of(parts: _Trace) -> str:
     if not any(k in ("model", "tool") for k in parts.kinds):
         return ("the trace holds no model or tool span: what the agent called was not recorded (instrument its "
                 "model client, e.g. OpenInference's OpenAIInstrumentor, or its tools)")
+    if "tool" not in parts.kinds and any(not r.said and not s.error for s, r in parts.models):
+        return SILENT_MODEL_SPANS
     return ""
 
 

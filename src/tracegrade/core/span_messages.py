@@ -61,6 +61,7 @@ class Round:
     results: dict[str, str] = field(default_factory=dict)
     question: str = ""
     via: str = ""
+    said: bool = False  # whether the span holds its output messages at all (content capture may be off)
 
 
 def read_round(attributes: Mapping[str, Any]) -> Round:
@@ -71,7 +72,7 @@ def read_round(attributes: Mapping[str, Any]) -> Round:
     return Round(asked=tuple(a for m in said for a in m.asked), text=texts[-1] if texts else "",
                  results={call_id: text for m in given for call_id, text in m.results},
                  question=next((m.text for m in given if m.role == "user" and m.text), ""),
-                 via=via_out or via_in)
+                 via=via_out or via_in, said=bool(via_out))
 
 
 def _messages(attributes: Mapping[str, Any], json_key: str, openinference: str,
