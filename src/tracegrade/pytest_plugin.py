@@ -5,15 +5,22 @@
 (or ``tracegrade_dataset``, ``tracegrade_target`` and ``tracegrade_capture`` in
 ``[tool.pytest.ini_options]``)
 
-runs every case through :func:`tracegrade.evaluate` (stored in the run store
-as usual, checks only unless ``--tracegrade-judge`` names a model) and reports
-one item per case, its failed checks and low scores as the failure message.
-Or write the test yourself; the ``tracegrade_case`` fixture is parametrised
-over the dataset's cases::
+reports one item per case (the dataset file is a pytest File: ``pytest
+evals/golden.json::CASE_ID`` runs one), its failed checks and low scores as the
+failure message. The cases still selected after ``-k``, ``-m``, ``--lf`` and
+``--deselect`` run together through :func:`tracegrade.evaluate` at the first of
+them (one stored run; checks only unless ``--tracegrade-judge`` names a model):
+only they reach the agent. Or write the test yourself; the ``tracegrade_case``
+fixture is parametrised over the dataset's cases, and ``tracegrade_captured``
+records the agent's model calls during the test::
 
     async def test_my_agent(tracegrade_case):
         reply = await my_agent(tracegrade_case)
         assert_checks_pass(tracegrade_case, reply)
+
+    def test_my_sdk_agent(tracegrade_case, tracegrade_captured):
+        answer = my_sdk_agent(tracegrade_case.question)
+        assert_checks_pass(tracegrade_case, tracegrade_captured.reply(answer))
 
 WHY nothing is imported at module level: pytest loads this plugin in every
 session of every project that has tracegrade installed.
