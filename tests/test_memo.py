@@ -82,6 +82,37 @@ def test_a_run_still_recording_is_computed_again_when_a_case_arrives(served):
     assert counting.loads == 2
 
 
+def write_dataset(folder, questions: list[str]) -> str:
+    """A dataset file the metrics page reads (under the folder the view serves from); its version."""
+    import json
+
+    from tracegrade.eval.dataset import load_dataset
+
+    path = folder / "golden.json"
+    path.write_text(json.dumps([{"id": f"c-{i + 1}", "question": q} for i, q in enumerate(questions)]))
+    return load_dataset(path).version
+
+
+def test_with_its_dataset_file_here_the_metrics_are_kept_until_the_file_changes(served, tmp_path):
+    url, counting, store = served
+    version = write_dataset(tmp_path, ["one?", "two?"])
+    record(store, run([result("c-1"), result("c-2")], run_id="r3", version=version))
+
+    def fetch(_: int = 0) -> str:
+        page = httpx.get(f"{url}/runs/r3/metrics", headers={"Host": "localhost"}, timeout=30)
+        assert page.status_code == 200
+        return page.text
+
+    with ThreadPoolExecutor(4) as pool:
+        pages = list(pool.map(fetch, range(4)))
+    fetch()
+    assert counting.loads == 1 and "changed since this run" not in pages[0]
+    time.sleep(0.01)  # a new modification time
+    write_dataset(tmp_path, ["one?", "two, edited?"])
+    assert "changed since this run" in fetch()
+    assert counting.loads == 2
+
+
 def test_a_value_that_failed_to_compute_is_not_kept():
     memo: Memo[int] = Memo(size=2)
 
@@ -91,6 +122,13 @@ def test_a_value_that_failed_to_compute_is_not_kept():
     with pytest.raises(RuntimeError):
         memo.get("k", broken)
     assert memo.get("k", lambda: 7) == 7
+
+
+def test_a_value_no_longer_fresh_is_computed_again():
+    memo: Memo[str] = Memo(size=2)
+    memo.get("k", lambda: "old")
+    assert memo.get("k", lambda: "new", fresh=lambda value: value != "old") == "new"
+    assert memo.get("k", lambda: "newer") == "new"
 
 
 def test_only_the_last_keys_are_kept():

@@ -97,7 +97,7 @@ class Reader:
         self.point = functools.lru_cache(maxsize=256)(self._point)
         # WHY kept, and computed once for callers that come together: the metrics of a
         # 100,000-case run took 24 s and 833 MB, and four requests at once ~100 s each.
-        self._metrics: Memo[tuple[list[GoldenCase], str]] = Memo(size=4)
+        self._metrics: Memo[tuple[list[GoldenCase], str, str]] = Memo(size=4)
 
     def index_of(self, info: RunInfo) -> CaseIndex:
         return self._index(_key(info))
@@ -106,13 +106,21 @@ class Reader:
         return build_index(self.store.case_texts(key[0]))
 
     def metrics_page(self, info: RunInfo) -> str:
-        """The run's metrics page, computed again only when the run or its dataset file changed."""
-        cases, note = metrics_page.dataset_cases(info)
-        # WHY the cases list's identity: dataset_cases hands out the same list while the file is
-        # unchanged; the value holds the list, so its id cannot be reused while the key is kept.
-        key = (_key(info), note, id(cases) if cases else 0)
-        kept = self._metrics.get(key, lambda: (cases, metrics_page.render(info, self.store.load_run(info.run_id))))
-        return kept[1]
+        """The run's metrics page, computed again only when the run or its dataset file changed.
+
+        WHY the dataset is read inside the computation: four requests at once each
+        read it before, got four lists, and so four keys computed side by side."""
+        def compute() -> tuple[list[GoldenCase], str, str]:
+            cases, note = metrics_page.dataset_cases(info)
+            return cases, note, metrics_page.render(info, self.store.load_run(info.run_id))
+
+        def fresh(kept: tuple[list[GoldenCase], str, str]) -> bool:
+            # WHY the list's identity: dataset_cases hands out the same list while the file
+            # is unchanged (an empty one is new each time: compared by the note alone).
+            cases, note = metrics_page.dataset_cases(info)
+            return note == kept[1] and (cases is kept[0] if cases else not kept[0])
+
+        return self._metrics.get(_key(info), compute, fresh)[2]
 
     def previous(self, info: RunInfo) -> str | None:
         if info.run_id not in self._previous:
