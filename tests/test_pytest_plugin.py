@@ -197,3 +197,20 @@ def test_a_failed_assert_checks_pass_points_at_the_users_test_not_tracegrade(pyt
     result.stdout.fnmatch_lines(["*assert_checks_pass(case, one_wrong_argument(case))*",
                                  "*check toolArgument: wrong_argument*"])
     assert "pytest_plugin.py" not in result.stdout.str()
+
+
+def test_a_target_that_cannot_load_fails_each_item_with_one_line_and_loads_once(pytester, tmp_path, monkeypatch):
+    counting_project(pytester, tmp_path, monkeypatch)
+    loads = tmp_path / "loads.txt"
+    pytester.makepyfile(broken="""
+        with open(%r, "a") as seen:
+            seen.write("loaded\\n")
+        raise RuntimeError("no API key in this environment")
+    """ % str(loads))
+    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "broken:answer",
+                                           "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["tracegrade: target 'broken:answer': loading broken raised RuntimeError: "
+                                 "no API key in this environment (at broken.py:3;*"])
+    assert "Traceback" not in result.stdout.str()
+    assert loads.read_text().splitlines() == ["loaded"]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 import pytest
 
 if TYPE_CHECKING:
+    from tracegrade.core.errors import TracegradeError
     from tracegrade.core.results import CaseResult, CheckResult
     from tracegrade.run.capturing import Captured
     from tracegrade.core.trace import Reply
@@ -165,7 +166,7 @@ class DatasetFile(pytest.File):
     """A dataset file as a pytest node, a case per item. Its selected cases run together,
     at the first of them: one stored run, the agent asked only for the cases selected."""
 
-    _results: dict[str, CaseResult] | None = None
+    _outcome: dict[str, CaseResult] | TracegradeError | None = None
 
     def collect(self) -> Iterable[pytest.Item]:
         from tracegrade.eval.dataset import case_ids
@@ -178,17 +179,29 @@ class DatasetFile(pytest.File):
         return [i.case_id for i in self.session.items if isinstance(i, CaseItem) and i.parent is self]
 
     def results(self) -> dict[str, CaseResult]:
-        if self._results is None:
-            from tracegrade.run.evaluate import dataset_record, evaluate
+        """The selected cases' results, run once. WHY a failed run is kept too: a target that
+        cannot load would otherwise be loaded again (and fail again) for every item."""
+        from tracegrade.core.errors import TracegradeError
 
-            config, whole, ids = self.config, _load(self.config, self.path.resolve()), self.selected()
-            # WHY "only" recorded for a selection: history charts a run of some cases apart from whole runs
-            record = {**dataset_record(self.path), **({"only": ids} if len(ids) < len(whole.cases) else {})}
-            run = evaluate(whole.select(ids), _option(config, "tracegrade_target"), record=record,
-                           judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
-                           capture=tuple(_option(config, "tracegrade_capture") or ()))
-            self._results = {r.case_id: r for r in run.results}
-        return self._results
+        if self._outcome is None:
+            try:
+                self._outcome = self._run()
+            except TracegradeError as exc:
+                self._outcome = exc
+        if isinstance(self._outcome, TracegradeError):
+            raise self._outcome
+        return self._outcome
+
+    def _run(self) -> dict[str, CaseResult]:
+        from tracegrade.run.evaluate import dataset_record, evaluate
+
+        config, whole, ids = self.config, _load(self.config, self.path.resolve()), self.selected()
+        # WHY "only" recorded for a selection: history charts a run of some cases apart from whole runs
+        record = {**dataset_record(self.path), **({"only": ids} if len(ids) < len(whole.cases) else {})}
+        run = evaluate(whole.select(ids), _option(config, "tracegrade_target"), record=record,
+                       judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
+                       capture=tuple(_option(config, "tracegrade_capture") or ()))
+        return {r.case_id: r for r in run.results}
 
 
 class CaseItem(pytest.Item):
@@ -203,8 +216,12 @@ class CaseItem(pytest.Item):
             raise CaseFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        from tracegrade.core.errors import TracegradeError
+
         if isinstance(excinfo.value, CaseFailed):
             return failure_message(excinfo.value.result)
+        if isinstance(excinfo.value, TracegradeError):  # the run could not start: its one-line reason
+            return _shown(f"tracegrade: {excinfo.value}")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
