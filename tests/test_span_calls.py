@@ -397,3 +397,35 @@ def test_model_spans_without_their_messages_do_not_pass_a_forbidden_write(tmp_pa
     result = json.loads(next((tmp_path / "only").rglob("results.json")).read_text())["results"][0]
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in result["reply"]["provenance"]["problem"]
     assert result["status"] != "pass" and code != 0, capsys.readouterr().err
+
+
+def _pairs(n: int) -> list[dict]:
+    """An agent span, n chat spans each asking for one call by id, n tool spans answering them."""
+    spans = [AGENT]
+    for i in range(n):
+        spans.append(_llm_asking(f"m{i}", 10 * i + 1, (f"c{i}", "look_up", {"n": i})))
+        spans.append(_tool(f"t{i}", 10 * i + 5, "look_up", None, f"c{i}"))
+    return spans
+
+
+@pytest.mark.parametrize("shape", [
+    _pairs,
+    lambda n: [_span("s", f"s{i}", i, {}, parent=f"s{i - 1}" if i else "") for i in range(n)],  # a chain
+    lambda n: [_span("s", f"s{i}", i, {}, parent=f"s{(i - 1) % n}") for i in range(n)],  # parent ids in a cycle
+], ids=["chat+tool pairs", "chain", "cycle"])
+def test_assembly_grows_linearly(shape):
+    """Four times the spans take about four times as long (the square would take sixteen). WHY the best
+    of three and a ratio, not a time: the suite shares its machine."""
+    import time
+
+    def best(n: int) -> float:
+        spans = shape(n)
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            otel_traces(spans)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    small, large = best(1_000), best(4_000)
+    assert large / small < 9, (small, large)
