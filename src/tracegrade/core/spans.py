@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-
 MAX_SPANS = 100_000  # of one export file: a bigger file is refused, not read into memory span by span
 MAX_VALUE_DEPTH = 16  # an attribute value's arrays and key-value lists, nested
 _MAX_NANOS = 2**64 - 1  # OTLP times are fixed64
@@ -27,7 +26,8 @@ _MAX_NANOS = 2**64 - 1  # OTLP times are fixed64
 class SpanFormatError(ValueError):
     """A span (or the export holding it) that is not the shape OTLP says. Its message
     names the field; the value found is kept apart (``value``), for the caller to show
-    redacted: WHY not in the message: this layer cannot redact (redaction sits above it)."""
+    redacted. WHY not redacted here: importing core.redact would close an import cycle
+    (redact -> storable -> trace -> from_otel -> spans)."""
 
     def __init__(self, message: str, *value: Any) -> None:
         super().__init__(message)
