@@ -59,9 +59,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def fetch(port: int, path: str) -> tuple[float, int, int]:
+def fetch(port: int, path: str, timeout: float = 120) -> tuple[float, int, int]:
     """Seconds to the last byte, the status and the body's size, on a fresh connection."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     start = time.perf_counter()
     connection.request("GET", path, headers={"Host": "localhost"})
     response = connection.getresponse()
