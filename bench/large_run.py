@@ -1,6 +1,6 @@
 """A large checks-only run: does memory stay flat and speed constant with the number of cases?
 
-    python bench/large_run.py [--sizes 1000,10000,100000] [--concurrency 32]
+    python bench/large_run.py [--sizes 1000,10000,100000] [--concurrency 32] [--target sync|async]
 
 For each size it writes N cases to a JSONL file (five question templates, each
 case with an expected tool and argument, so every check runs) and runs
@@ -59,12 +59,17 @@ def trivial_target(case) -> Reply:
                  model="trivial")
 
 
-def run_one(n: int, concurrency: int, folder: Path) -> dict:
+async def async_trivial_target(case) -> Reply:
+    """The same reply from an ``async def`` target: no worker thread per case."""
+    return trivial_target(case)
+
+
+def run_one(n: int, concurrency: int, folder: Path, kind: str = "sync") -> dict:
     cases = folder / f"cases-{n}.jsonl"
     write_cases(cases, n)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")]),
            "TRACEGRADE_DB": f"sqlite:///{folder / f'runs-{n}.db'}"}
-    command = [sys.executable, "-m", "tracegrade.cli", "run", str(cases), "--target", "large_run:trivial_target",
+    command = [sys.executable, "-m", "tracegrade.cli", "run", str(cases), "--target", f"large_run:{TARGETS[kind]}",
                "--checks-only", "--quiet", "--concurrency", str(concurrency), "--out", str(folder / f"out-{n}")]
     log = folder / f"stderr-{n}.txt"
     started = time.perf_counter()
@@ -77,19 +82,24 @@ def run_one(n: int, concurrency: int, folder: Path) -> dict:
         raise SystemExit(f"run of {n} cases failed ({code}): {log.read_text()[-2000:]}")
     stored = json.loads((next((folder / f"out-{n}").glob("*/results.json"))).read_text())
     cpu = usage.ru_utime + usage.ru_stime
-    return {"cases": n, "stored": len(stored["results"]), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+    return {"cases": n, "target": kind, "stored": len(stored["results"]), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "cases_per_s": round(n / wall, 1), "cpu_ms_per_case": round(1000 * cpu / n, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
+
+
+TARGETS = {"sync": "trivial_target", "async": "async_trivial_target"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="sync",
+                        help="a plain def target (run on worker threads) or an async def one")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tracegrade-large-") as tmp:
         for n in sorted(int(s) for s in args.sizes.split(",")):
-            print(json.dumps(run_one(n, args.concurrency, Path(tmp))), flush=True)
+            print(json.dumps(run_one(n, args.concurrency, Path(tmp), args.target)), flush=True)
     return 0
 
 
