@@ -10,7 +10,9 @@ component metric), or reuses the one recorded in ``--keep DIR``. Then, each
 time in a fresh ``tracegrade view`` process over a real socket:
 
 - ``one``: GET /runs/RUN/metrics, then the same again;
-- ``four``: four GETs of it sent at once, each on its own connection.
+- ``four``: four GETs of it sent at once, each on its own connection;
+- ``parts`` (in this process, no server): the page's parts one by one, the
+  dataset file read, the stored run read, the metrics scored.
 
 Prints one JSON line per request (seconds to the last byte, status) and the
 view process's peak RSS (VmHWM). To time whole invocations, record once with
@@ -55,6 +57,28 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def parts(folder: Path, db: str, run_id: str) -> None:
+    """Seconds of each part of the page's computation, as the view does them."""
+    import os
+
+    from tracegrade.metrics import run_metrics
+    from tracegrade.store.runstore import open_store
+    from tracegrade.view import metrics_page
+
+    def timed(name: str, part):
+        started = time.perf_counter()
+        value = part()
+        print(json.dumps({"part": name, "seconds": round(time.perf_counter() - started, 1)}), flush=True)
+        return value
+
+    os.chdir(folder)  # WHY: the view reads datasets under the folder it serves from
+    with open_store(db) as store:
+        info = store.info(run_id)
+        cases, _ = timed("dataset", lambda: metrics_page.dataset_cases(info))
+        run = timed("load_run", lambda: store.load_run(run_id))
+        timed("run_metrics", lambda: run_metrics(run.results, cases))
+
+
 def measure(folder: Path, db: str, run_id: str, mode: str) -> None:
     port = free_port()
     view = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", "view", "--db", db, "--port", str(port)],
@@ -80,12 +104,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--keep", type=Path, help="folder to record into once and reuse (default: a temporary one)")
-    parser.add_argument("--only", choices=("one", "four"), help="one of the two measurements (default: both)")
+    parser.add_argument("--only", choices=("one", "four", "parts"), help="one measurement (default: one, then four)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = (args.keep or Path(tmp)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         db, run_id = recorded(folder, args.cases)
+        if args.only == "parts":
+            parts(folder, db, run_id)
+            return
         for mode in [args.only] if args.only else ["one", "four"]:
             measure(folder, db, run_id, mode)
 
