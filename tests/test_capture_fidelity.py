@@ -338,3 +338,14 @@ def test_the_cli_never_exits_0_on_a_forbidden_write_it_did_not_see(tmp_path, cap
         assert len(warned) == 1 and warned[0].startswith("tracegrade: warning: ")
     if exit_code == 2:
         assert "forbiddenCalls not judged" in done.stdout
+
+
+def test_a_capture_source_whose_sdk_is_missing_is_the_runs_one_error(monkeypatch):
+    """Found when the target is built (exit 2 with one line), not as an error in every case."""
+    import sys
+
+    from tracegrade.core.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "anthropic.resources.messages.messages", None)  # as if not installed
+    with pytest.raises(ConfigError, match=r"--capture anthropic needs the 'anthropic' package"):
+        captured_target(desk_agent(sync_client()), ("anthropic",))

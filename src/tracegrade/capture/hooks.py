@@ -73,6 +73,12 @@ def hooked(source: str) -> Iterator[None]:
                     _installed[key] = (original, users - 1)
 
 
+def check_installed(source: str) -> None:
+    """ConfigError, before any case runs, when the SDK of ``source`` is not installed."""
+    for module, name, _, _ in _TARGETS[source]:
+        _load(source, module, name)
+
+
 def _load(source: str, module: str, name: str) -> Any:
     try:
         return getattr(importlib.import_module(module), name)

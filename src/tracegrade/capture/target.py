@@ -52,6 +52,7 @@ def check_sources(sources: Iterable[str]) -> tuple[str, ...]:
 def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -> Target:
     """``function`` as a target whose model calls (``sources``) are captured per case."""
     sources = check_sources(sources)
+    _check_installed(sources)
     takes_question = wants_question(function)
     shared = Shared()  # WHY one per target: what its cases learn together (a worker task seen) is this run's
 
@@ -160,6 +161,15 @@ def _warn_once(shared: Shared, absent: Provenance) -> None:
         shared.warned_absent = True
     warnings.warn(f"{absent.unusable()}. Cases without a recorded call are unscored on their call "
                   "checks; answer checks still run.", NothingRecordedWarning, stacklevel=2)
+
+
+def _check_installed(sources: Sequence[str]) -> None:
+    """A missing SDK is the run's one error (exit 2), not an error in every case."""
+    from tracegrade.capture.hooks import check_installed
+
+    for source in sources:
+        if source != "otel":
+            check_installed(source)
 
 
 @contextlib.contextmanager
