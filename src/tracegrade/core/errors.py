@@ -8,11 +8,14 @@
     ├── JudgeReplyError             a judge reply is unusable (shape or range)
     ├── AgentError                  the agent under test could not answer
     │   └── StepLimitError          the agent used up its model rounds
+    ├── SimulatedUserError          the simulated user failed or left its role: no verdict on the agent
     └── StoreError                  the run store refused a read or write
 
 Exceptions become data at exactly two boundaries: the case (runner) and the
 check/judge call. Everywhere else they propagate.
 """
+
+from typing import Any
 
 
 class TracegradeError(Exception):
@@ -47,6 +50,18 @@ class StepLimitError(AgentError):
     def __init__(self, rounds: int) -> None:
         super().__init__(f"the agent used all {rounds} model rounds without a final answer")
         self.rounds = rounds
+
+
+class SimulatedUserError(TracegradeError):
+    """The user model failed, timed out, left its scenario or never said done.
+
+    ``reply``: the conversation so far (a ``Reply``, or None before the agent's
+    first answer), kept so the trial can be read. WHY typed Any: core.errors
+    stays at the very bottom, importing no other tracegrade module."""
+
+    def __init__(self, reason: str, reply: Any = None) -> None:
+        super().__init__(reason)
+        self.reply = reply
 
 
 class StoreError(TracegradeError):

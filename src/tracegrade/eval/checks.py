@@ -33,6 +33,7 @@ from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.simulated import ConversationEnd
 from tracegrade.eval.trajectory import (
     AnswerDecision, AnswerText, CallOrder, ExpectedCalls, ExpectedState, ForbiddenCalls, ToolSchema, UnexpectedCalls,
     expects_calls,
@@ -342,6 +343,7 @@ _BY_FIELD: tuple[tuple[str, tuple[Check, ...]], ...] = (
     ("calls", (ExpectedCalls(), UnexpectedCalls(), CallOrder(), ForbiddenCalls())),
     ("state", (ExpectedState(),)),
     ("answer", (AnswerText(), AnswerDecision())),
+    ("user", (ConversationEnd(),)),
 )
 BUILTIN_CHECKS: tuple[Check, ...] = _ALWAYS_ASKED + tuple(c for _, group in _BY_FIELD for c in group)
 # The built-in checks that read the agent's calls: never judged on a trace whose calls are

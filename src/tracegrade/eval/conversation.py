@@ -14,50 +14,33 @@ The target sees one user message at a time, with the conversation so far as
 Reply that carries the whole conversation: every message in ``turns``, every
 tool call marked with the user message it followed, model rounds numbered
 across the conversation. So any single-turn agent can be graded on what it
-did after each message.
+did after each message. A case with a ``user`` scenario is played by a
+simulated user instead (eval/simulated.py), through the same ``turns.answer_turn``.
 """
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-from tracegrade.core.errors import AgentError
-from tracegrade.core.trace import Message, Reply, Usage
+from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
+from tracegrade.eval.simulated import converse
+from tracegrade.eval.turns import answer_turn, join
+
+if TYPE_CHECKING:  # WHY: a run without a simulated user never loads the model layer
+    from tracegrade.models.base import ChatModel
 
 
-async def play(target: Callable[[GoldenCase], Awaitable[Reply]], case: GoldenCase) -> Reply:
-    """The target's reply to the case; with follow-ups, one reply for the whole conversation."""
+async def play(target: Callable[[GoldenCase], Awaitable[Reply]], case: GoldenCase,
+               user_model: ChatModel | None = None) -> Reply:
+    """The target's reply to the case; with follow-ups, or a simulated ``user`` played by
+    ``user_model`` (eval/simulated.py), one reply for the whole conversation."""
+    if case.user is not None:
+        return await converse(target, case, user_model)
     if not case.follow_ups:
         return await target(case)
-    history, replies = list(case.history), []
+    history: list[HistoryTurn] = list(case.history)
+    replies = []
     for message in (case.question, *case.follow_ups):
-        step = case.model_copy(update={"question": message, "history": tuple(history), "follow_ups": ()})
-        reply = await target(step)
-        if not isinstance(reply, Reply):
-            raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
-        replies.append(reply)
-        history += [HistoryTurn(role="user", content=message), HistoryTurn(role="assistant", content=reply.answer)]
-    return join(case, replies)
-
-
-def join(case: GoldenCase, replies: list[Reply]) -> Reply:
-    """One Reply for a conversation: the last answer, every message, call and step."""
-    turns, calls, sources, offset = [], [], [], 0
-    for number, (message, reply) in enumerate(zip((case.question, *case.follow_ups), replies), start=1):
-        turns += [Message(role="user", content=message), Message(role="assistant", content=reply.answer)]
-        rounds = [c.round for c in reply.tool_calls if c.round is not None]
-        calls += [c.model_copy(update={"turn": c.turn or number,
-                                       "round": None if c.round is None else c.round + offset})
-                  for c in reply.tool_calls]
-        offset += max(rounds) + 1 if rounds else 0
-        sources += [s for s in reply.retrieved_sources if s not in sources]
-    usage = Usage(input_tokens=sum(r.usage.input_tokens for r in replies),
-                  output_tokens=sum(r.usage.output_tokens for r in replies),
-                  cost_usd=sum(r.usage.cost_usd for r in replies))
-    # WHY the first unusable provenance: one turn's absent or mixed calls leave the whole conversation's unjudged
-    unusable = next((r.provenance for r in replies if r.calls_unusable()), replies[-1].provenance)
-    return replies[-1].model_copy(update={
-        "provenance": unusable, "turns": tuple(turns), "tool_calls": tuple(calls), "retrieved_sources": tuple(sources),
-        "retrieval_scores": (), "steps": tuple(s for r in replies for s in r.steps), "usage": usage,
-    })
+        replies.append(await answer_turn(target, case, message, history))
+    return join((case.question, *case.follow_ups), replies)

@@ -37,6 +37,7 @@ from tracegrade.eval.argmatch import STRICT_INTEGERS, SpecError, compile_spec
 from tracegrade.eval.expectations import (
     AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
 )
+from tracegrade.eval.scenario import UserScenario
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
 
@@ -64,7 +65,9 @@ class GoldenCase(_Strict):
     """One question with the behaviour we already know is right."""
 
     id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    # WHY a default: a case with a simulated ``user`` may leave the opening message to them
+    # (``_merge_and_check`` still requires a question of every other case).
+    question: str = Field(default="", min_length=1)
     golden_answer: str = ""
     expected_behaviour: str = ""
     expected_tool: str | None = None
@@ -104,6 +107,7 @@ class GoldenCase(_Strict):
     answer: AnswerExpectation | None = None
     state: dict[str, Any] | None = None  # the expected final state, key by key
     follow_ups: tuple[str, ...] = ()  # user messages after the question, one per turn
+    user: UserScenario | None = None  # a simulated user plays the conversation (eval/simulated.py)
 
     @field_validator("state")
     @classmethod
@@ -131,7 +135,7 @@ class GoldenCase(_Strict):
             own = {t.name for t in self.tools}
             tools = tuple(t for t in context.get("tools", ()) if t.name not in own) + self.tools
             case = self.model_copy(update={"tools": tools, **{k: context[k] for k in inherit}})
-        errors = reference_errors(case)
+        errors = reference_errors(case) + conversation_errors(case)
         if errors:
             raise ValidationError.from_exception_data("GoldenCase", [
                 InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=None)
@@ -179,6 +183,13 @@ class GoldenCase(_Strict):
             # meaning changed, so its hash does (an explicit null keeps its hash).
             canonical["toolChoice"] = "unchecked"
         return canonical
+
+
+def conversation_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
+    """A case with no first message and no one to write it, or a script beside a simulated user."""
+    if case.user is None:
+        return [] if case.question else [(("question",), "required, but missing (or give a `user` who opens)")]
+    return [(("followUps",), "a case with a simulated `user` cannot also script `followUps`")] if case.follow_ups else []
 
 
 def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
@@ -490,6 +501,7 @@ def golden_case_json_schema() -> dict[str, Any]:
     object with ``cases`` and the declarations they share. A JSONL line is one
     ``#/$defs/GoldenCase``."""
     case = GoldenCase.model_json_schema(by_alias=True)
+    case["anyOf"] = [{"required": ["question"]}, {"required": ["user"]}]  # a simulated user may open
     header = DatasetHeader.model_json_schema(by_alias=True)
     # WHY hoist $defs: the case's own $refs ("#/$defs/ToolOrder") resolve from
     # the document root, so the definitions must live there, next to the case.

@@ -22,7 +22,7 @@ from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.core.errors import AgentError
+from tracegrade.core.errors import AgentError, SimulatedUserError
 from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
@@ -38,6 +38,7 @@ from tracegrade.eval.verdict import case_status
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
+    from tracegrade.models.base import ChatModel
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
 
@@ -66,6 +67,7 @@ class RunSettings:
     # Checks beside the built-in ones (the user's, installed plugins'); each runs
     # on the cases it applies to.
     checks: tuple[Check, ...] = ()
+    user_model: ChatModel | None = None  # plays a case's simulated `user` (eval/simulated.py)
 
 
 def _say(message: str) -> None:
@@ -120,13 +122,18 @@ async def _evaluate_case(
     try:
         # WHY a timeout scope, not wait_for: wait_for wraps every case's agent in a task of its own.
         async with asyncio.timeout(settings.timeout_s):
-            reply = await play(target, case)
+            reply = await play(target, case, settings.user_model)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
     except asyncio.TimeoutError:
         times.mark("agent")
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
+                          seconds=time.perf_counter() - started, **base)
+    except SimulatedUserError as exc:  # WHY unscored: the user, not the agent, could not go on
+        times.mark("agent")
+        return CaseResult(status="unscored", error=redact_secrets(f"simulated user: {exc}"),
+                          reply=storable_reply(exc.reply)[0] if exc.reply else None,
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")

@@ -1,0 +1,150 @@
+"""A conversation played by a simulated user: a model holds the case's ``user`` scenario.
+
+    >>> import asyncio
+    >>> from tracegrade.models.scripted import ScriptedModel
+    >>> async def desk(case):
+    ...     return Reply(answer="Which booking?" if not case.history else "Cancelled BK-1.")
+    >>> case = GoldenCase(id="c", user={"goal": "cancel BK-1", "knows": {"ref": "BK-1"}})
+    >>> user = ScriptedModel(["I want to cancel.", "It is BK-1.", "Thanks.\\n[DONE]"])
+    >>> reply = asyncio.run(converse(desk, case, user))
+    >>> [m.role for m in reply.turns], reply.answer
+    (['user', 'assistant', 'user', 'assistant', 'user'], 'Cancelled BK-1.')
+
+The user model writes each user turn from the scenario and the conversation so
+far (temperature 0, a seed from the case); the agent answers it through its
+target exactly as a scripted follow-up (``turns.answer_turn``). The
+conversation ends when the user writes ``[DONE]`` (their last message is kept
+in ``turns``, not sent to the agent) or the agent hands over to a person
+(``scenario.hands_over``). A trial whose user cannot be trusted raises
+SimulatedUserError with the conversation so far, so the runner leaves it
+unscored with the reason, never a verdict on the agent: the user model failed
+or timed out, a turn broke the scenario (``scenario.role_breaks``), or the
+turn limit came without the user saying done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
+
+from tracegrade.core.errors import SimulatedUserError
+from tracegrade.core.results import CheckResult
+from tracegrade.core.storable import error_text
+from tracegrade.core.trace import Message as Turn
+from tracegrade.core.trace import Reply
+from tracegrade.eval.turns import answer_turn, join
+from tracegrade.eval.dataset import GoldenCase, HistoryTurn
+from tracegrade.eval.scenario import DONE_MARKER, UserScenario, bounded, ending, role_breaks, said_done
+
+if TYPE_CHECKING:  # WHY: the model layer loads only when a user turn is written (a checks-only run never)
+    from tracegrade.models.base import ChatModel, Message
+
+USER_TIMEOUT_S = 120.0  # one user turn; the case's own --timeout still bounds the whole conversation
+USER_MAX_TOKENS = 256  # a customer's message is short; a longer one is a model rambling
+
+Target = Callable[[GoldenCase], Awaitable[Reply]]
+
+
+async def converse(target: Target, case: GoldenCase, model: ChatModel | None) -> Reply:
+    """The whole conversation as one Reply; SimulatedUserError when the user is to blame."""
+    user = case.user
+    if user is None or model is None:
+        raise SimulatedUserError("no user model to play the case's `user` (evaluate(user_model=...))")
+    history: list[HistoryTurn] = list(case.history)
+    messages: list[str] = []
+    replies: list[Reply] = []
+    message = case.question or await next_turn(model, case, messages, replies)
+    while True:
+        _stay_in_role(user, message, messages, replies)
+        if said_done(message):
+            return _with_last_word(join(messages, replies), message)
+        replies.append(await answer_turn(target, case, message, history))
+        messages.append(message)
+        if ending(messages, replies[-1].answer) == "handover":
+            return join(messages, replies)
+        if len(messages) >= user.max_turns:
+            raise SimulatedUserError(f"the user never said done in its {user.max_turns} turns (maxTurns)",
+                                     join(messages, replies))
+        message = await next_turn(model, case, messages, replies)
+
+
+def _stay_in_role(user: UserScenario, message: str, messages: list[str], replies: list[Reply]) -> None:
+    """SimulatedUserError when ``message`` leaves the scenario or ends before the agent spoke."""
+    broken = role_breaks(user, message)
+    if broken:
+        raise SimulatedUserError(f"user turn {len(messages) + 1} {'; '.join(broken)}",
+                                 _with_last_word(join(messages, replies), message) if replies else None)
+    if not message.strip() or (said_done(message) and not replies):
+        raise SimulatedUserError(f"user turn {len(messages) + 1} is empty or says done before the agent answered")
+
+
+def _with_last_word(reply: Reply, message: str) -> Reply:
+    """The conversation with the user's last message (their goodbye, or the turn that broke the role)."""
+    return reply.model_copy(update={"turns": (*reply.turns, Turn(role="user", content=message))})
+
+
+async def next_turn(model: ChatModel, case: GoldenCase, messages: Sequence[str], replies: Sequence[Reply]) -> str:
+    """The user's next message, cut to the bound; SimulatedUserError when the model fails or times out."""
+    from tracegrade.models.base import ChatOptions
+
+    options = ChatOptions(temperature=0.0, max_tokens=USER_MAX_TOKENS, seed=int(case.content_hash()[:8], 16))
+    try:
+        async with asyncio.timeout(USER_TIMEOUT_S):
+            response = await model.complete(user_prompt(case, messages, replies), options)
+    except TimeoutError:
+        raise SimulatedUserError(f"the user model timed out after {USER_TIMEOUT_S:g} s") from None
+    except Exception as exc:  # a provider's own error types: all mean the user could not speak
+        raise SimulatedUserError(f"the user model failed: {error_text(exc)}") from None
+    return bounded(response.text).strip()
+
+
+def user_prompt(case: GoldenCase, messages: Sequence[str], replies: Sequence[Reply]) -> list[Message]:
+    """The scenario as a system message, then the conversation seen from the user's side:
+    the agent's answers are the ``user`` role, the user's own messages the ``assistant``."""
+    from tracegrade.models.base import Message
+
+    assert case.user is not None
+    talk = [Message("user", "(The conversation starts. Write your first message to the support agent.)")]
+    for mine, reply in zip(messages, replies):
+        talk += [Message("assistant", mine), Message("user", reply.answer)]
+    return [Message("system", scenario_text(case.user)), *talk]
+
+
+def scenario_text(user: UserScenario) -> str:
+    """The instructions the user model plays by."""
+    knows = "\n".join(f"- {name}: {value}" for name, value in user.knows.items()) or "- nothing more"
+    never = "\n".join(f"- {item}" for item in user.must_not_say) or "- (nothing listed)"
+    return (
+        "You play a CUSTOMER writing to a support agent. Write only the customer's next message: "
+        "short, plain text, no 'Customer:' or 'Agent:' labels. Never write the agent's part, and never "
+        "claim to have done what only the agent can do.\n"
+        + (f"Who you are: {user.persona}\n" if user.persona else "")
+        + f"Your goal: {user.goal}\n"
+        f"What you know (give it only when the agent asks for it):\n{knows}\n"
+        f"Never say any of these:\n{never}\n"
+        f"You are done when: {user.done_when or 'your goal is met, or the agent says it cannot be met'}\n"
+        f"When you are done, write a short goodbye and then, on its own line, {DONE_MARKER}"
+    )
+
+
+@dataclass(frozen=True)
+class ConversationEnd:
+    """How a simulated user's conversation ended, recorded on the case: ``done`` (the
+    user's last message says ``[DONE]``) or ``handover`` (the agent's last answer hands
+    the user to a person). A trial that hit ``maxTurns`` never reaches the checks (it is
+    unscored); a conversation with neither end fails here (``no_end``)."""
+
+    name: str = "conversationEnd"
+
+    def applies(self, case: GoldenCase) -> bool:
+        return case.user is not None
+
+    def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        said = [m.content for m in reply.turns if m.role == "user"]
+        how = ending(said, reply.answer)
+        if how is None:
+            return CheckResult(self.name, False, "no_end",
+                               f"the user never wrote {DONE_MARKER} and the agent did not hand over")
+        who = "the user said done" if how == "done" else "the agent handed over"
+        return CheckResult(self.name, True, how, f"{who} after {len(said)} user turns")
