@@ -22,7 +22,7 @@ import functools
 import inspect
 import re
 import warnings
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from tracegrade.capture.assemble import reply_of
 from tracegrade.capture.recorder import WORKER_TASK, Recorder, Shared, recording
@@ -57,7 +57,7 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     shared = Shared()  # WHY one per target: what its cases learn together (a worker task seen) is this run's
 
     async def ask(case: GoldenCase) -> Reply:
-        with recording(shared) as recorder, _hooks(sources), _case_span(sources, case.id, recorder):
+        with capturing(sources, case.id, shared) as recorder:
             returned = await call_agent(function, case.question if takes_question else case)
         problem = recorder.close()
         if len(recorder.exchanges) + len(recorder.spans) > _INLINE_RECORDS:
@@ -170,6 +170,14 @@ def _check_installed(sources: Sequence[str]) -> None:
     for source in sources:
         if source != "otel":
             check_installed(source)
+
+
+@contextlib.contextmanager
+def capturing(sources: Sequence[str], label: str, shared: Shared | None = None) -> Iterator[Recorder]:
+    """The model calls of the code inside the block recorded: a new Recorder, the SDKs of
+    ``sources`` hooked, and for "otel" a root span named by ``label`` whose spans it gathers."""
+    with recording(shared) as recorder, _hooks(sources), _case_span(sources, label, recorder):
+        yield recorder
 
 
 @contextlib.contextmanager

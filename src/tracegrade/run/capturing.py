@@ -20,8 +20,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from tracegrade.capture.recorder import Recorder, recording
-from tracegrade.capture.target import check_sources, merge
+from tracegrade.capture.recorder import Recorder
+from tracegrade.capture.target import capturing, check_sources, merge
 from tracegrade.core.errors import AgentError
 from tracegrade.core.trace import Reply
 
@@ -60,7 +60,7 @@ def capture_reply(sources: Sequence[str] | None = None, label: str = "capture") 
     with the block's context (``asyncio.to_thread``, ``contextvars.copy_context().run``), as
     for ``--capture``."""
     chosen = check_sources(installed_sdks() if sources is None else sources)
-    with recording() as recorder, _hooks(chosen), _spans(chosen, label, recorder):
+    with capturing(chosen, label) as recorder:
         yield Captured(recorder, chosen)
 
 
@@ -68,22 +68,3 @@ def installed_sdks() -> tuple[str, ...]:
     """The SDK sources whose package is installed. WHY not both always: hooking an SDK
     imports it, and a missing one is a ConfigError that says to install it."""
     return tuple(s for s in SDK_SOURCES if importlib.util.find_spec(s) is not None)
-
-
-@contextlib.contextmanager
-def _hooks(sources: Sequence[str]) -> Iterator[None]:
-    from tracegrade.capture.hooks import hooked
-
-    with contextlib.ExitStack() as stack:
-        for source in sources:
-            if source in SDK_SOURCES:
-                stack.enter_context(hooked(source))
-        yield
-
-
-def _spans(sources: Sequence[str], label: str, recorder: Recorder) -> contextlib.AbstractContextManager[None]:
-    if "otel" not in sources:
-        return contextlib.nullcontext()
-    from tracegrade.capture.otel import case_span
-
-    return case_span(label, recorder)
