@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # The flags that define what a run measures: stored in its manifest, and
 # restored from there by --resume so the finished run is one consistent run.
-RUN_FLAGS = ("target", "agent_model", "judge_model", "prompt_version", "rubric", "pass_score", "concurrency",
+RUN_FLAGS = ("target", "agent_model", "judge_model", "user_model", "prompt_version", "rubric", "pass_score", "concurrency",
              "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget", "capture",
              "flag_thresholds")
 EXIT_STOPPED = 3
@@ -39,7 +39,8 @@ def register(subparsers: Any) -> None:
         "with the LLM judge, and pass a case only when both layers pass. Every finished case is stored "
         "at once (TRACEGRADE_DB). Exit codes: 0 every case passed; 1 some case failed or the agent "
         "crashed (the agent's verdict); 2 a broken run (bad input, an unreachable target) or no case "
-        f"failed but the judge left some unscored; {EXIT_STOPPED} --budget stopped the run.",
+        "failed but some were left unscored (the judge could not score them, or their calls were not "
+        f"recorded); {EXIT_STOPPED} --budget stopped the run.",
     )
     p.add_argument("dataset", type=Path, help="dataset file (.json, .jsonl, .yaml)")
     p.add_argument("--target",
@@ -53,6 +54,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--agent-model", help="agent model for --target shopnest: local (default), local:/path.gguf, "
                    "openai:MODEL, anthropic:MODEL (env TRACEGRADE_AGENT_MODEL)")
     p.add_argument("--judge-model", help="judge model, same forms (env TRACEGRADE_JUDGE_MODEL; default local)")
+    p.add_argument("--user-model", help="the model that plays a case's simulated `user`, same forms "
+                   "(env TRACEGRADE_USER_MODEL; default local; loaded only when a case has a user)")
     p.add_argument("--prompt-version", help="ShopNest system prompt version: v1 (default) or terse")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
     p.add_argument("--pass-score", type=int, choices=range(1, 6), metavar="1..5",
@@ -224,7 +227,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
                      record=record, telemetry=True, capture=tuple(args.capture or ()),
-                     flag_thresholds=tuple(args.flag_thresholds or ()))
+                     flag_thresholds=tuple(args.flag_thresholds or ()), user_model=args.user_model)
         return finished[0]
     except KeyboardInterrupt:
         if started:
