@@ -1,7 +1,7 @@
 """Model providers by name. A spec is ``local``, ``local:/path/to.gguf``,
 ``openai:MODEL`` (a lean aiohttp client), ``openai-sdk:MODEL`` (the ``openai`` SDK) or ``anthropic:MODEL``; the agent and the judge are configured
 apart (``--agent-model``/``TRACEGRADE_AGENT_MODEL``, ``--judge-model``/
-``TRACEGRADE_JUDGE_MODEL``), each with its own base URL
+``TRACEGRADE_JUDGE_MODEL``; a simulated user's ``--user-model``/``TRACEGRADE_USER_MODEL``), each with its own base URL
 (``TRACEGRADE_AGENT_BASE_URL``/``TRACEGRADE_JUDGE_BASE_URL``, else
 ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``). The HTTP providers share one
 timeout and retry policy: ``TRACEGRADE_MODEL_TIMEOUT_S`` (default 60) and
@@ -19,7 +19,7 @@ from tracegrade.core.errors import ConfigError
 from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message, ModelToolCall, ToolSpec
 from tracegrade.models.retry import RetryPolicy
 
-Role = Literal["agent", "judge"]
+Role = Literal["agent", "judge", "user"]  # user: the simulated user of a conversation case
 DEFAULT_SPEC = "local"
 
 __all__ = [
@@ -38,7 +38,7 @@ def load_model(spec: str, role: Role = "agent") -> ChatModel:
     provider, _, name = spec.partition(":")
     if provider == "local":
         require("xllamacpp", "local", "the local model",
-                f"or use another model ({'--judge-model' if role == 'judge' else '--agent-model'} openai:MODEL, "
+                f"or use another model (--{role}-model openai:MODEL, "
                 f"anthropic:MODEL)" + (", or skip the judge with --checks-only" if role == "judge" else ""))
         from tracegrade.models.local import local_model
 

@@ -27,6 +27,7 @@ from tracegrade.eval.plugins import Check, Target, installed_checks
 from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
+from tracegrade.run.user_model import as_user_model
 from tracegrade.eval.targets import function_target, resolve_target
 from tracegrade.store.runstore import RunStore, open_store
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with 
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
     from tracegrade.metrics.stratify import Threshold
+    from tracegrade.models.base import ChatModel
     from tracegrade.report import json_report
     from tracegrade.report.streamed import CaseWriter
     from tracegrade.stats.tally import RunTally
@@ -64,6 +66,7 @@ def evaluate(
     on_finish: Callable[[Evaluation], None] | None = None,
     capture: Sequence[str] = (),
     flag_thresholds: Sequence[str] = (),
+    user_model: ChatModel | str | None = None,
 ) -> Run:
     """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
 
@@ -87,11 +90,15 @@ def evaluate(
     spans); the target may then take the question and return only the answer
     (docs/agents.md). ``flag_thresholds``: where the FLAGS section flags a group, over the
     defaults, as ``"passRate>=0.9"`` or ``"tools.duplicateSideEffects<=0"`` (flags never fail a run).
+    ``user_model``: the model that plays a case's simulated ``user`` (docs/trajectory.md): a
+    ChatModel or a spec (default ``$TRACEGRADE_USER_MODEL``, else local), loaded at the first
+    user turn; when None, ``settings.user_model`` if that is set.
     """
     return _run_to_end(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
         budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
-        telemetry=telemetry, on_finish=on_finish, capture=capture, flag_thresholds=flag_thresholds))
+        telemetry=telemetry, on_finish=on_finish, capture=capture, flag_thresholds=flag_thresholds,
+        user_model=user_model))
 
 
 def named_target(spec: str, capture: Sequence[str], options: Mapping[str, str]) -> Target:
@@ -153,6 +160,7 @@ async def evaluate_async(
     on_finish: Callable[[Evaluation], None] | None = None,
     capture: Sequence[str] = (),
     flag_thresholds: Sequence[str] = (),
+    user_model: ChatModel | str | None = None,
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
@@ -168,7 +176,9 @@ async def evaluate_async(
         await probe()  # before the run exists: a wrong target stores nothing
     the_judge = as_judge(judge)
     settings = replace(settings, checks=(*settings.checks, *checks, *installed_checks()),
-                       checks_only=settings.checks_only or the_judge is None)
+                       checks_only=settings.checks_only or the_judge is None,
+                       user_model=settings.user_model if user_model is None and settings.user_model
+                       else as_user_model(user_model))
     the_store = store if isinstance(store, RunStore) else open_store(store)
     try:
         evaluation = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
