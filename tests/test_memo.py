@@ -93,8 +93,17 @@ def write_dataset(folder, questions: list[str]) -> str:
     return load_dataset(path).version
 
 
-def test_with_its_dataset_file_here_the_metrics_are_kept_until_the_file_changes(served, tmp_path):
+def test_with_its_dataset_file_here_the_metrics_are_kept_until_the_file_changes(served, tmp_path, monkeypatch):
+    from tracegrade.view import metrics_page
+
     url, counting, store = served
+    load = metrics_page._load
+
+    def slow_load(*args):
+        time.sleep(0.3)  # WHY: four requests then read the file at once, as with a 23 MB dataset
+        return load(*args)
+
+    monkeypatch.setattr(metrics_page, "_load", slow_load)
     version = write_dataset(tmp_path, ["one?", "two?"])
     record(store, run([result("c-1"), result("c-2")], run_id="r3", version=version))
 
