@@ -1,5 +1,5 @@
-"""The repetitions block of a run report: run-level mean ± sd, and each case's
-mean (variance) per score."""
+"""The repetitions block of a run report: run-level mean ± sd and pass^k, and
+each case's mean (variance) per score and pass^k over its scored trials."""
 
 from __future__ import annotations
 
@@ -17,11 +17,18 @@ def render(run: Run, summary: RunTally | None = None) -> str:
     results, summary = run.results, summary or tally(run.results)
     level = run_level(results)
     metrics = summary.metric_names
+    by_case = summary.case_pass_hat()
     lines = [f"REPEATS ({len(summary.repeats)} per case)",
              "  run level  " + "   ".join(f"{m} {mean:.2f} ± {sd:.2f}" for m, (mean, sd) in level.items()),
-             f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in metrics)]
+             "  pass^k     " + _pass_hat(summary.pass_hat()) + "  (unscored trials left out)",
+             f"  {'case':<26}{'runs':>5}{'pass':>7}  " + "  ".join(f"{m:>17}" for m in metrics) + "  pass^1..k"]
     for spread in case_spreads(results):
         cells = [f"{spread.means[m]:>9.2f} ({spread.variances[m]:.2f})" if m in spread.means else f"{'-':>17}"
                  for m in metrics]
-        lines.append(f"  {spread.case_id:<26}{spread.runs:>5}{spread.pass_rate:>7.2f}  " + "  ".join(f"{c:>17}" for c in cells))
+        lines.append(f"  {spread.case_id:<26}{spread.runs:>5}{spread.pass_rate:>7.2f}  " + "  ".join(f"{c:>17}" for c in cells)
+                     + "  " + " ".join(f"{v:.2f}" for v in by_case.get(spread.case_id, {}).values()))
     return "\n".join(lines)
+
+
+def _pass_hat(by_k: dict[int, float]) -> str:
+    return "   ".join(f"pass^{k} {v:.2f}" for k, v in by_k.items()) or "-"

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.pricing import billed_agent_model
+from tracegrade.stats.passk import case_pass_hat, pass_hat
 
 
 @dataclass
@@ -45,6 +46,8 @@ class RunTally:
     scores: dict[str, list[float]] = field(default_factory=dict)  # judge metric -> values, first-seen order
     not_scored: dict[str, int] = field(default_factory=dict)
     repeats: set[int] = field(default_factory=set)
+    # case id -> [passes, scored trials], for pass^k (stats/passk.py); unscored trials are no trial of the agent
+    trials: dict[str, list[int]] = field(default_factory=dict)
     # For the price check (pricing.unpriced): what billed_agent_model says of each
     # result, and whether the judge used any tokens.
     billed_agent_models: set[str | None] = field(default_factory=set)
@@ -64,6 +67,10 @@ class RunTally:
         self.checks[1] += len(r.checks)
         self._add_scores(r)
         self.repeats.add(r.repeat)
+        if r.status != "unscored":
+            counts = self.trials.setdefault(r.case_id, [0, 0])
+            counts[0] += r.passed
+            counts[1] += 1
 
     def _add_usage(self, r: CaseResult) -> None:
         self.seconds.append(r.seconds)
@@ -134,9 +141,17 @@ class RunTally:
     def tokens(self) -> dict[str, list[int]]:
         return {"agent": self.tokens_in_out[:2], "judge": self.tokens_in_out[2:]}
 
+    def pass_hat(self) -> dict[int, float]:
+        """The run's pass^1..pass^k (stats/passk.py), k the fewest scored trials of a case."""
+        return pass_hat({case_id: (c, n) for case_id, (c, n) in self.trials.items()})
+
+    def case_pass_hat(self) -> dict[str, dict[int, float]]:
+        """Each case's pass^1..pass^n over its n scored trials."""
+        return {case_id: case_pass_hat(c, n) for case_id, (c, n) in self.trials.items()}
+
     def totals(self) -> dict[str, Any]:
-        """What the manifest records at the end of a run."""
-        return {
+        """What the manifest records at the end of a run; ``passHatK`` only for a run of repeats."""
+        totals = {
             "cases": self.cases,
             "passed": self.passed,
             "flaky": sorted({case_id for case_id, _, _ in self.flaky}),
@@ -144,6 +159,10 @@ class RunTally:
             "costUsd": self.cost(),
             "latencyS": self.latency(),
         }
+        if len(self.repeats) > 1:
+            totals["passHatK"] = {"run": {str(k): v for k, v in self.pass_hat().items()},
+                                  "cases": {case_id: list(by_k.values()) for case_id, by_k in self.case_pass_hat().items()}}
+        return totals
 
 
 def tally(results: Iterable[CaseResult]) -> RunTally:
