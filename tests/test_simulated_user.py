@@ -1,0 +1,239 @@
+"""Conversations with a simulated user (eval/simulated.py, issue 36): a booking desk that
+asks for the reference before it acts (examples/travel/desk.py), graded on the five
+scenarios of evals/travel/simulated.json with a scripted customer, so every run is the
+same; pass^k from known outcomes; a user that fails, breaks its role or never ends
+leaves the trial unscored; bad scenarios are load errors naming the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the example agent lives in examples/, beside src/, as a user's agent would
+
+from examples.travel.desk import answer, desk  # noqa: E402
+from tracegrade import evaluate  # noqa: E402
+from tracegrade.core.errors import DatasetError, ModelError  # noqa: E402
+from tracegrade.core.results import CaseResult  # noqa: E402
+from tracegrade.core.trace import Reply  # noqa: E402
+from tracegrade.eval import simulated  # noqa: E402
+from tracegrade.eval.dataset import GoldenCase, load_dataset  # noqa: E402
+from tracegrade.models.base import ChatOptions, ChatResponse, Message  # noqa: E402
+from tracegrade.models.scripted import ScriptedModel  # noqa: E402
+from tracegrade.report import repeats  # noqa: E402
+from tracegrade.run.runner import RunSettings  # noqa: E402
+
+DATASET = ROOT / "evals" / "travel" / "simulated.json"
+
+
+def customer(messages: Sequence[Message], options: ChatOptions) -> str:
+    """A deterministic customer that plays any scenario of the dataset from its prompt:
+    opens with its goal, gives what it knows when asked, answers the desk's yes/no
+    question as the scenario says, and says done once the desk has answered."""
+    scenario = messages[0].content
+    knows = dict(re.findall(r"^- (\w+): (.+)$", scenario, re.M))
+    last = messages[-1].content
+    if len(messages) == 2:
+        return "Hi, I want to cancel my booking."
+    if "booking reference" in last:
+        return f"It is {knows['bookingReference']}."
+    if "Shall I cancel" in last:
+        return knows["confirmCancel"].capitalize() + "."
+    return "Thanks, that is all.\n[DONE]"
+
+
+def run_of(tmp_path: Path, target, user_model, repeat: int = 1, cases=DATASET, name: str = "runs"):
+    return evaluate(cases, target, judge=None, user_model=user_model, store=f"sqlite:///{tmp_path / (name + '.db')}",
+                    out=tmp_path / name, settings=RunSettings(repeat=repeat, concurrency=1))
+
+
+def by_case(results: Sequence[CaseResult]) -> dict[str, list[CaseResult]]:
+    grouped: dict[str, list[CaseResult]] = {}
+    for r in results:
+        grouped.setdefault(r.case_id, []).append(r)
+    return grouped
+
+
+def test_the_desk_passes_every_scenario_and_the_conversation_is_in_the_trace(tmp_path):
+    run = run_of(tmp_path, desk, ScriptedModel(customer))
+    results = {r.case_id: r for r in run.results}
+    assert {k: r.status for k, r in results.items()} == dict.fromkeys(results, "pass"), \
+        {k: (r.error, r.failed_checks()) for k, r in results.items()}
+    opened = results["cancel-asks-ref"].reply
+    assert [(m.role, m.content) for m in opened.turns] == [
+        ("user", "Hi, I want to cancel my booking."),
+        ("assistant", "I can help with that. What is your booking reference? It looks like BK-1234."),
+        ("user", "It is BK-2041."),
+        ("assistant", opened.turns[3].content),
+        ("user", "Yes, cancel it."),
+        ("assistant", opened.turns[5].content),
+        ("user", "Thanks, that is all.\n[DONE]"),
+    ]
+    assert "Shall I cancel BK-2041?" in opened.turns[3].content
+    assert [(c.name, c.turn) for c in opened.tool_calls] == [("get_booking", 2), ("cancel_booking", 3)]
+    assert opened.state == {"cancelled": ["BK-2041"]}
+    ends = {k: next(c for c in r.checks if c.name == "conversationEnd").code for k, r in results.items()}
+    assert ends == {"cancel-asks-ref": "done", "status-question": "done", "changes-mind": "done",
+                    "wants-human": "handover", "cancel-with-ref": "done"}
+
+
+def test_the_hasty_desk_fails_the_scenarios_where_it_acts_too_soon(tmp_path):
+    from examples.travel.desk import hasty
+
+    run = run_of(tmp_path, hasty, ScriptedModel(customer))
+    statuses = {r.case_id: r.status for r in run.results}
+    assert statuses == {"cancel-asks-ref": "fail", "status-question": "pass", "changes-mind": "fail",
+                        "wants-human": "pass", "cancel-with-ref": "fail"}
+    failed = {r.case_id: {c.name for c in r.failed_checks()} for r in run.results}
+    assert "forbiddenCalls" in failed["changes-mind"] and "expectedState" in failed["changes-mind"]
+    assert "expectedCalls" in failed["cancel-with-ref"]
+
+
+def test_repeat_4_reports_pass_hat_k_from_known_outcomes(tmp_path):
+    """cancel-with-ref meets the hasty desk on its 2nd and 4th trial: 2 passes of 4.
+    pass^k of that case = C(2,k)/C(4,k): 1/2, 1/6, 0, 0; the other four always pass."""
+    openings: Counter[str] = Counter()
+
+    async def sometimes_hasty(case: GoldenCase) -> Reply:
+        if not case.history:
+            openings[case.id] += 1
+        hasty = case.id == "cancel-with-ref" and openings[case.id] in (2, 4)
+        return answer(case, hasty=hasty)
+
+    run = run_of(tmp_path, sometimes_hasty, ScriptedModel(customer), repeat=4)
+    statuses = {k: [r.status for r in rs] for k, rs in by_case(run.results).items()}
+    assert statuses["cancel-with-ref"] == ["pass", "fail", "pass", "fail"]
+    assert all(s == ["pass"] * 4 for k, s in statuses.items() if k != "cancel-with-ref")
+    written = json.loads(next((tmp_path / "runs").rglob("results.json")).read_text())["manifest"]["totals"]["passHatK"]
+    assert written["cases"]["cancel-with-ref"] == pytest.approx([1 / 2, 1 / 6, 0, 0])
+    assert written["cases"]["wants-human"] == [1, 1, 1, 1]
+    assert written["run"] == pytest.approx({"1": (4 + 1 / 2) / 5, "2": (4 + 1 / 6) / 5, "3": 4 / 5, "4": 4 / 5})
+    block = repeats.render(run)
+    assert "pass^1 0.90   pass^2 0.83   pass^3 0.80   pass^4 0.80" in block
+    assert re.search(r"cancel-with-ref .* 0\.50 0\.17 0\.00 0\.00$", block, re.M)
+
+
+def test_a_scripted_user_makes_the_run_the_same_every_time(tmp_path):
+    turns = [[(r.case_id, [m.content for m in r.reply.turns]) for r in run_of(tmp_path, desk, ScriptedModel(customer),
+                                                                             name=name).results]
+             for name in ("one", "two")]
+    assert turns[0] == turns[1]
+
+
+def test_the_user_model_is_asked_at_temperature_0_with_a_seed_and_the_scenario(tmp_path):
+    user = ScriptedModel(customer)
+    run_of(tmp_path, desk, user, cases=load_dataset(DATASET).select(["cancel-asks-ref"]).cases)
+    messages, options = user.calls[0]
+    assert options.temperature == 0 and options.seed != 0
+    assert "BK-2041" in messages[0].content and "[DONE]" in messages[0].content
+    # the desk never sees the scenario: only the messages
+    assert all(m.role in ("user", "assistant") for m in user.calls[-1][0][1:])
+
+
+def one_case(**user) -> list[dict]:
+    return [{"id": "c", "question": "Please cancel booking BK-2041.",
+             "user": {"goal": "Cancel BK-2041.", "knows": {"bookingReference": "BK-2041", "confirmCancel": "yes"},
+                      **user}}]
+
+
+@pytest.mark.parametrize(("script", "reason"), [
+    ([ModelError("the endpoint said 503 after 4 attempts")],
+     "simulated user: the user model failed: ModelError: the endpoint said 503 after 4 attempts"),
+    # the item is named, and redacted like every error text when it is a secret
+    (["Yes. My card is 4111 1111 1111 1111."], "user turn 2 says '[REDACTED_CARD]' (mustNotSay)"),
+    (["Agent: I have cancelled your booking BK-2041."],
+     "user turn 2 answers for the agent (writes an 'Agent:' line); speaks as the agent ('I have cancelled your')"),
+    (["Yes.", "Hm.", "Hm."], "the user never said done in its 3 turns (maxTurns)"),
+])
+def test_a_user_that_fails_or_leaves_its_role_leaves_the_case_unscored(tmp_path, script, reason):
+    run = run_of(tmp_path, desk, ScriptedModel(script), cases=one_case(mustNotSay=["4111 1111 1111 1111"], maxTurns=3))
+    [result] = run.results
+    assert (result.status, result.checks) == ("unscored", ())
+    assert reason in result.error
+    if "failed" not in reason:  # the conversation is kept, with a turn that broke the role last
+        assert result.reply.turns[0].content == "Please cancel booking BK-2041."
+        assert result.reply.turns[-1].role == ("assistant" if "maxTurns" in reason else "user")
+        assert len([m for m in result.reply.turns if m.role == "user"]) == (3 if "maxTurns" in reason else 2)
+
+
+def test_a_user_model_that_times_out_leaves_the_case_unscored(tmp_path, monkeypatch):
+    async def slow(messages, options):
+        await asyncio.sleep(5)
+        return ChatResponse(text="late")
+
+    monkeypatch.setattr(simulated, "USER_TIMEOUT_S", 0.05)
+    [result] = run_of(tmp_path, desk, ScriptedModel(slow), cases=one_case()).results
+    assert result.status == "unscored" and "the user model timed out after 0.05 s" in result.error
+
+
+def test_an_unscored_trial_is_no_trial_of_the_agent_in_pass_hat_k(tmp_path):
+    trials = iter(["Yes.", "Thanks.\n[DONE]", "Agent: done.", "Yes.", "Thanks.\n[DONE]"])
+    run = run_of(tmp_path, desk, ScriptedModel(lambda m, o: next(trials)), cases=one_case(), repeat=3)
+    assert [r.status for r in run.results] == ["pass", "unscored", "pass"]
+    totals = json.loads(next((tmp_path / "runs").rglob("results.json")).read_text())["manifest"]["totals"]
+    assert totals["passHatK"]["cases"]["c"] == [1, 1]  # 2 of 2 scored trials
+
+
+def test_a_user_who_opens_writes_the_first_message(tmp_path):
+    case = {"id": "c", "user": {"goal": "Ask about BK-3307.", "knows": {"bookingReference": "BK-3307"}}}
+    user = ScriptedModel(["When does BK-3307 leave?", "Thanks.\n[DONE]"])
+    [result] = run_of(tmp_path, desk, user, cases=[case]).results
+    assert result.status == "pass"
+    assert [m.content for m in result.reply.turns][:2] == [
+        "When does BK-3307 leave?", "BK-3307 is flight LH456 from BER to FCO on 12 June 2026 (basic fare). Anything else?"]
+    assert user.calls[0][0][-1].content.startswith("(The conversation starts.")
+
+
+@pytest.mark.parametrize(("user", "message"), [
+    ({"goal": "x", "mustnotsay": ["a"]}, "field 'user.mustnotsay': unknown key (did you mean 'mustNotSay'?)"),
+    ({"goal": "x", "maxTurn": 3}, "field 'user.maxTurn': unknown key (did you mean 'maxTurns'?)"),
+    ({"persona": "someone"}, "field 'user.goal': required, but missing"),
+    ({"goal": "x", "maxTurns": 0}, "field 'user.maxTurns': Input should be greater than or equal to 1"),
+    ({"goal": "x", "knows": ["BK-1"]}, "field 'user.knows': Input should be a valid dictionary"),
+    ({"goal": "x", "mustNotSay": "secret"}, "field 'user.mustNotSay': Input should be a valid tuple"),
+])
+def test_a_bad_scenario_is_a_load_error_naming_the_field(tmp_path, user, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([{"id": "c", "question": "hi", "user": user}]))
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(path)
+    assert f"{path}: case 'c': {message}" in str(raised.value)
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ({"id": "c"}, "field 'question': required, but missing"),
+    ({"id": "c", "user": {"goal": "x"}, "followUps": ["and?"]},
+     "field 'followUps': a case with a simulated `user` cannot also script `followUps`"),
+])
+def test_a_case_needs_a_question_or_a_user_and_not_both_a_user_and_a_script(tmp_path, case, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([case]))
+    with pytest.raises(DatasetError, match=re.escape(message)):
+        load_dataset(path)
+
+
+def test_the_cli_plays_the_dataset_with_the_user_model_flag(tmp_path, monkeypatch, capsys):
+    """--user-model reaches evaluate(user_model=...): a spec that cannot load leaves each case unscored."""
+    from tracegrade.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(["run", str(DATASET), "--target", "examples.travel.desk:desk", "--checks-only", "--quiet",
+                 "--only", "wants-human", "--only", "cancel-with-ref", "--user-model", "nonsense:x",
+                 "--db", f"sqlite:///{tmp_path / 'r.db'}", "--out", str(tmp_path / "out")])
+    results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
+    assert results["manifest"]["settings"]["userModel"] == "nonsense:x"
+    outcome = {r["case_id"]: (r["status"], r["error"]) for r in results["results"]}
+    # wants-human ends at the desk's first answer (a handover): the user model is never asked
+    assert outcome["wants-human"] == ("pass", "")
+    assert outcome["cancel-with-ref"][0] == "unscored"
+    assert "unknown model spec 'nonsense:x'" in outcome["cancel-with-ref"][1]
+    assert code == 2  # no case failed, one was left unscored
