@@ -237,3 +237,32 @@ def test_the_cli_plays_the_dataset_with_the_user_model_flag(tmp_path, monkeypatc
     assert outcome["cancel-with-ref"][0] == "unscored"
     assert "unknown model spec 'nonsense:x'" in outcome["cancel-with-ref"][1]
     assert code == 2  # no case failed, one was left unscored
+
+
+@pytest.mark.parametrize(("turn", "broken"), [
+    ("I have booked a flight with you and want to cancel it.", False),
+    ("Can I talk to an agent: a real one?", False),
+    ("My reference is BK-2041, please cancel it.", False),
+    ("Assistant: Your booking is cancelled.", True),
+    ("**Agent**: how can I help?", True),
+    ("I've just refunded your ticket.", True),
+    ("my card number is 4111  1111 1111 1111", True),
+])
+def test_what_counts_as_leaving_the_role(turn, broken):
+    from tracegrade.eval.scenario import UserScenario, role_breaks
+
+    user = UserScenario(goal="cancel", must_not_say=("4111 1111 1111 1111",))
+    assert bool(role_breaks(user, turn)) is broken
+
+
+@pytest.mark.parametrize(("answer", "handover"), [
+    ("I am transferring you to a human colleague now.", True),
+    ("Let me connect you with a live agent.", True),
+    ("I'll hand you over to our baggage specialist.", True),
+    ("I cannot transfer money between bookings.", False),
+    ("A person may travel with one bag.", False),
+])
+def test_what_counts_as_a_handover(answer, handover):
+    from tracegrade.eval.scenario import hands_over
+
+    assert hands_over(answer) is handover

@@ -107,7 +107,8 @@ def user_prompt(case: GoldenCase, messages: Sequence[str], replies: Sequence[Rep
     assert case.user is not None
     talk = [Message("user", "(The conversation starts. Write your first message to the support agent.)")]
     for mine, reply in zip(messages, replies):
-        talk += [Message("assistant", mine), Message("user", reply.answer)]
+        # WHY bounded: the agent's answers are untrusted text too, and the user model's context is small
+        talk += [Message("assistant", mine), Message("user", bounded(reply.answer))]
     return [Message("system", scenario_text(case.user)), *talk]
 
 
