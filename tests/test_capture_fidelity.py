@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 
 import httpx
 import pytest
@@ -349,3 +350,50 @@ def test_a_capture_source_whose_sdk_is_missing_is_the_runs_one_error(monkeypatch
     monkeypatch.setitem(sys.modules, "anthropic.resources.messages.messages", None)  # as if not installed
     with pytest.raises(ConfigError, match=r"--capture anthropic needs the 'anthropic' package"):
         captured_target(desk_agent(sync_client()), ("anthropic",))
+
+
+def test_a_case_with_thousands_of_spans_does_not_starve_the_others(tmp_path):
+    """One agent emits 2,000 chat + tool span pairs (GenAI conventions) under --capture otel
+    while 6 quick cases run beside it: putting the long trace together neither stalls the
+    loop nor takes the others past their deadline (before: 4,000 pairs blocked it for 34 s)."""
+    from opentelemetry import trace as otel_trace
+
+    tracer = otel_trace.get_tracer("desk-spans")
+    emitted = asyncio.Event()  # WHY: the quick cases are still running while the long trace is put together
+    emitted_at: list[float] = []
+    woke: list[float] = []
+
+    async def agent(question: str) -> str:
+        if "many" not in question:
+            await emitted.wait()
+            await asyncio.sleep(0.3)
+            woke.append(time.perf_counter() - emitted_at[0])  # 0.3 s unless the loop was held
+            return "quick"
+        with tracer.start_as_current_span("invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent",
+                                                                         "input.value": question}):
+            for i in range(2000):
+                asked = [{"role": "assistant", "parts": [{"type": "tool_call", "id": f"c{i}", "name": "find_slot",
+                                                          "arguments": {"patient": str(i)}}]}]
+                with tracer.start_as_current_span("chat", attributes={
+                        "gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(asked)}):
+                    pass
+                with tracer.start_as_current_span("execute_tool find_slot", attributes={
+                        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "find_slot",
+                        "gen_ai.tool.call.id": f"c{i}", "gen_ai.tool.call.result": "ok"}):
+                    pass
+                if i % 200 == 0:
+                    await asyncio.sleep(0)
+        emitted_at.append(time.perf_counter())
+        emitted.set()
+        return "many done"
+
+    cases = [case("Many", question="Book many slots for Many?",
+                  calls={"expected": [{"tool": "find_slot", "arguments": {"patient": "0"}}]}),
+             *[case(f"Q{i}", calls={"forbidden": [{"tool": "cancel_appointment"}]}) for i in range(6)]]
+    run = tracegrade.evaluate(cases, agent, judge=None, capture=("otel",), store=f"sqlite:///{tmp_path}/r.db",
+                              settings=tracegrade.RunSettings(concurrency=7, timeout_s=60))
+    by_id = {r.case_id: r for r in run.results}
+    assert len(by_id["c-Many"].reply.tool_calls) == 2000 and by_id["c-Many"].status != "error"
+    quick = [by_id[f"c-Q{i}"] for i in range(6)]
+    assert {r.status for r in quick} == {"unscored"}  # they ran, emitted no span: nothing to judge their calls on
+    assert len(woke) == 6 and max(woke) < 2.0, [round(w, 2) for w in woke]
