@@ -429,3 +429,51 @@ def test_assembly_grows_linearly(shape):
 
     small, large = best(1_000), best(4_000)
     assert large / small < 9, (small, large)
+
+
+def test_the_judges_own_sdk_calls_are_not_the_agents_spans(instrumented):
+    """An openai-SDK call made by tracegrade itself (an ``openai-sdk:`` judge) inside ``unobserved``
+    makes no span for the agent's instrumentor; the agent's own call beside it still does."""
+    import httpx
+    import openai
+
+    from tracegrade.models.base import unobserved
+
+    def model(request):
+        return httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "j",
+                                         "choices": [{"index": 0, "finish_reason": "stop",
+                                                      "message": {"role": "assistant", "content": "yes"}}]})
+    client = openai.OpenAI(api_key="sk-judge", base_url="http://judge.test/v1",
+                           http_client=httpx.Client(transport=httpx.MockTransport(model)))
+    with unobserved():
+        client.chat.completions.create(model="j", messages=[{"role": "user", "content": "is it faithful?"}])
+    assert instrumented.get_finished_spans() == ()
+    client.chat.completions.create(model="j", messages=[{"role": "user", "content": "the agent's question"}])
+    assert len(instrumented.get_finished_spans()) == 1
+
+
+def test_the_runner_asks_the_judge_unobserved():
+    import asyncio
+
+    from opentelemetry import context
+
+    import tracegrade
+    from tracegrade.core.results import Unscored
+
+    seen = []
+
+    class Judge:
+        model = None
+
+        async def score(self, case, reply):
+            seen.append(context.get_value(context._SUPPRESS_INSTRUMENTATION_KEY))
+            return Unscored("test judge")
+
+    async def agent(case):
+        return tracegrade.Reply(answer="ok")
+
+    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.run.runner import RunSettings, evaluate_case
+
+    asyncio.run(evaluate_case(GoldenCase(id="a", question="q?"), agent, Judge(), RunSettings()))
+    assert seen == [True]

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence
+from typing import Any, Iterator, Literal, Protocol, Sequence
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -92,3 +93,26 @@ class ChatModel(Protocol):
     async def complete(
         self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
     ) -> ChatResponse: ...
+
+
+@contextlib.contextmanager
+def unobserved() -> Iterator[None]:
+    """Model calls made inside the block are not seen by the agent's OpenTelemetry instrumentors.
+
+    WHY: the judge's own SDK calls (an ``openai-sdk:`` judge) would otherwise become root spans of
+    the agent's instrumentation while cases run, and ``--capture otel`` would count them as orphans
+    of the running cases. Instrumentors (OpenInference's, OpenTelemetry's) honour this context key."""
+    try:
+        from opentelemetry import context
+    except ImportError:  # no OpenTelemetry: nothing instruments the calls
+        yield
+        return
+    key = getattr(context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
+    if key is None:
+        yield
+        return
+    token = context.attach(context.set_value(key, True))
+    try:
+        yield
+    finally:
+        context.detach(token)

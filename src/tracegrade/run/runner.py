@@ -35,6 +35,7 @@ from tracegrade.observe.clock import CaseTimes
 from tracegrade.run.offload import in_thread
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
+from tracegrade.models.base import unobserved
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
@@ -152,7 +153,8 @@ async def _evaluate_case(
     times.mark("checks")
     outcome = None
     if not settings.checks_only and judge is not None:
-        outcome = await judge.score(case, reply)
+        with unobserved():  # the judge's own model calls are not the agent's spans
+            outcome = await judge.score(case, reply)
         times.mark("judge")
     status = case_status(checks, outcome, settings.pass_score)
     # WHY never a pass: the call checks were left out, so nothing says the agent did what it should
