@@ -122,6 +122,24 @@ def test_repeat_4_reports_pass_hat_k_from_known_outcomes(tmp_path):
     assert re.search(r"cancel-with-ref .* 0\.50 0\.17 0\.00 0\.00$", block, re.M)
 
 
+def test_compare_and_history_carry_pass_hat_k_for_runs_of_repeats(tmp_path):
+    from tracegrade.compare.comparison import compare_runs
+    from tracegrade.report.history import latest_vs_previous
+
+    openings: Counter[str] = Counter()
+
+    async def hasty_every_other(case: GoldenCase) -> Reply:
+        openings[case.id] += not case.history
+        return answer(case, hasty=case.id == "cancel-with-ref" and openings[case.id] % 2 == 0)
+
+    careful = run_of(tmp_path, desk, ScriptedModel(customer), repeat=2, name="careful")
+    sloppy = run_of(tmp_path, hasty_every_other, ScriptedModel(customer), repeat=2, name="sloppy")
+    rows = {row.name: (row.baseline, row.candidate) for row in compare_runs(careful, sloppy).metrics}
+    assert rows["pass^1"] == pytest.approx((1.0, (4 + 1 / 2) / 5))
+    assert rows["pass^2"] == pytest.approx((1.0, 4 / 5))
+    assert re.search(r"pass\^2 +1\.00 +0\.80 ", latest_vs_previous(sloppy, careful))
+
+
 def test_a_scripted_user_makes_the_run_the_same_every_time(tmp_path):
     turns = [[(r.case_id, [m.content for m in r.reply.turns]) for r in run_of(tmp_path, desk, ScriptedModel(customer),
                                                                              name=name).results]

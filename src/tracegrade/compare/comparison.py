@@ -20,6 +20,7 @@ from tracegrade.core.errors import ConfigError
 from tracegrade.run.repeats import by_case
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.stats.summary import metric_names
+from tracegrade.stats.tally import tally
 
 GROUP_DIMENSIONS = ("split", "category", "risk")
 
@@ -179,7 +180,22 @@ def _metric_rows(base: Sequence[CaseResult], cand: Sequence[CaseResult], alpha: 
             tests = _score_tests(_case_means(base, _per_case_value(metric)), _case_means(cand, _per_case_value(metric)),
                                  alpha, resamples, seed)
             rows.append(MetricRow(metric, base_metrics.get(metric), cand_metrics.get(metric), tests))
-    return tuple(rows)
+    return tuple(rows) + _pass_hat_rows(base, cand, alpha, resamples, seed)
+
+
+def _pass_hat_rows(base: Sequence[CaseResult], cand: Sequence[CaseResult], alpha: float, resamples: int,
+                   seed: int) -> tuple[MetricRow, ...]:
+    """pass^k (stats/passk.py) for the k both runs measured, tested on the cases' own pass^k;
+    none unless both runs repeated their cases."""
+    b, c = tally(base), tally(cand)
+    if len(b.repeats) < 2 or len(c.repeats) < 2:
+        return ()
+    b_run, c_run, b_cases, c_cases = b.pass_hat(), c.pass_hat(), b.case_pass_hat(), c.case_pass_hat()
+    return tuple(
+        MetricRow(f"pass^{k}", b_run[k], c_run[k],
+                  _score_tests({i: v[k] for i, v in b_cases.items() if k in v},
+                               {i: v[k] for i, v in c_cases.items() if k in v}, alpha, resamples, seed))
+        for k in sorted(b_run.keys() & c_run.keys()))
 
 
 def _pass_tests(base: Sequence[CaseResult], cand: Sequence[CaseResult], alpha: float, resamples: int, seed: int) -> PairedTests:

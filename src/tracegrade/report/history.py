@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tracegrade.stats.aggregate import cost, latency, quality_metrics
+from tracegrade.stats.tally import tally
 from tracegrade.report.compare_console import table
 from tracegrade.report.compare_table import delta, value
 from tracegrade.core.results import Run
@@ -47,6 +48,9 @@ def _numbers(run: Run) -> dict[str, float | None]:
     spent = cost(run.results)
     numbers["cost per case (USD)"] = spent["perCaseUsd"]
     numbers["cost per success (USD)"] = spent["perSuccessUsd"]
+    counted = tally(run.results)
+    if len(counted.repeats) > 1:  # WHY only then: pass^1 of one trial per case is taskSuccess again
+        numbers.update({f"pass^{k}": v for k, v in counted.pass_hat().items()})
     return numbers
 
 
