@@ -284,3 +284,14 @@ def test_what_counts_as_a_handover(answer, handover):
     from tracegrade.eval.scenario import hands_over
 
     assert hands_over(answer) is handover
+
+
+def test_the_case_page_shows_the_conversation_with_the_calls_under_each_answer(tmp_path):
+    from tracegrade.view import case_page
+
+    run = run_of(tmp_path, desk, ScriptedModel(customer), cases=load_dataset(DATASET).select(["cancel-asks-ref"]).cases)
+    page = case_page.render(run.manifest.run_id, run.results[0], ())
+    rows = re.findall(r"<tr><td>(user|assistant)</td><td><pre>.*?</pre></td><td>(.*?)</td></tr>",
+                      page[page.index("<h3>Conversation</h3>"):], re.S)
+    assert rows == [("user", ""), ("assistant", ""), ("user", ""), ("assistant", "get_booking"),
+                    ("user", ""), ("assistant", "cancel_booking"), ("user", "")]

@@ -137,10 +137,20 @@ def _call_row(c: ToolCall) -> str:
 
 
 def _turns(reply: Reply) -> str:
+    """The conversation turn by turn, each answer with the calls the agent made for it
+    (those marked with the user message it answers)."""
     if not reply.turns:
         return ""
-    rows = (f"<tr><td>{e(m.role)}</td><td><pre>{e(m.content)}</pre></td></tr>" for m in reply.turns)
-    return "<h3>Conversation</h3>" + table(("role", "message"), rows, "turns")
+    by_turn: dict[int, list[str]] = {}
+    for c in reply.tool_calls:
+        if c.turn is not None:
+            by_turn.setdefault(c.turn, []).append(c.name)
+    rows, number = [], 0
+    for m in reply.turns:
+        number += m.role == "user"
+        calls = ", ".join(by_turn.get(number, ())) if m.role == "assistant" else ""
+        rows.append(f"<tr><td>{e(m.role)}</td><td><pre>{e(m.content)}</pre></td><td>{e(calls)}</td></tr>")
+    return "<h3>Conversation</h3>" + table(("role", "message", "calls for this answer"), rows, "turns")
 
 
 def _evidence(reply: Reply) -> str:
