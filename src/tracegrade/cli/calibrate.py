@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from tracegrade.judge.calibrate import Calibration, Judged, Thresholds, calibrate, good_items
 from tracegrade.core.errors import ConfigError
-from tracegrade.judge.rubric import DEFAULT_RUBRIC
+from tracegrade.judge.rubric import DEFAULT_RUBRIC, with_weights
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
 from tracegrade.eval.provenance import new_run_id, now_iso
@@ -66,6 +66,9 @@ def register(subparsers: Any) -> None:
                    help="store the result for `run` to use even with labels or a rubric other than the shipped pair")
     p.add_argument("--db", help="store URL for the result (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--json", type=Path, metavar="PATH", help="also write the full result as JSON")
+    p.add_argument("--write-weights", type=Path, metavar="RUBRIC",
+                   help="write the weights fitted for each metric with parts (model, code, overlap) into this rubric "
+                   "file: the judge then combines that metric's parts by them (docs/judge.md)")
     p.set_defaults(handler=handle)
 
 
@@ -96,6 +99,8 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
         ))
     print(report.render(result))
     _save(result, args)
+    if args.write_weights:
+        _write_weights(result, args.write_weights)
     return 0 if result.passed else 1
 
 
@@ -132,6 +137,23 @@ def _save(result: Calibration, args: argparse.Namespace) -> None:
         store.save_calibration(record)
         where = store.url
     print(f"tracegrade: stored calibration {record.calibration_id} in {where}", file=sys.stderr)
+
+
+def _write_weights(result: Calibration, path: Path) -> None:
+    """Each fitted combination's weights into the rubric at ``path``, the rest of it as written."""
+    fitted = [m for m in result.metrics if m.combination is not None]
+    if not fitted:
+        raise ConfigError(f"no metric with parts (yesNo and code: grounding) was fitted: nothing to write to {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the rubric: {exc.strerror or exc}") from None
+    for m in fitted:
+        assert m.combination is not None
+        text = with_weights(text, m.metric, m.combination.weights, str(path))
+        shown = ", ".join(f"{k} {v:.2f}" for k, v in m.combination.weights.items())
+        print(f"tracegrade: {m.metric}: weights {shown} written to {path}", file=sys.stderr)
+    path.write_text(text, encoding="utf-8")
 
 
 def _shipped_pair(args: argparse.Namespace) -> bool:

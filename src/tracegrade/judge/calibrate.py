@@ -54,16 +54,17 @@ from tracegrade.judge.agreement import (
     spearman,
 )
 from tracegrade.judge.attribution import MODEL, MODEL_ADDS, READS_MEANING, matched_pairs, part_aucs
+from tracegrade.judge.combine import FOLDS, OutOfSample, cross_validate, fit, logistic, part_alone, question_folds
 from tracegrade.judge.labels import HumanLabel, LabelledItem
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.perturb import BREAK_KINDS, TARGETS, all_breaks
 from tracegrade.judge.prompt import section_texts
-from tracegrade.judge.scoring import Judge
+from tracegrade.judge.rubric import Rubric
+from tracegrade.judge.scoring import Judge, evidence_overlap
 
 LABELS = (1, 2, 3, 4, 5)
 ORIGINAL = "original"
 SEED_STEP = 1000  # far apart, so sample i's retry seeds never meet sample i+1's
-FOLDS = 5
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,25 @@ class MetricAgreement:
 
 
 @dataclass(frozen=True)
+class Combination:
+    """A model-and-code metric's parts, each alone and combined by a fitted monotone logistic
+    model (judge.combine), all cross-validated on folds of whole questions; ``weights`` are
+    fitted on every labelled answer (what ``--write-weights`` writes)."""
+
+    weights: Mapping[str, float]
+    fitted: OutOfSample
+    parts: Mapping[str, OutOfSample]
+    rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        def figures(o: OutOfSample) -> dict[str, float | None]:
+            return {"cvAuc": _clean(o.auc), "cvBalancedAccuracy": _clean(o.balanced_accuracy),
+                    "cvFalseFail": _clean(o.false_fail)}
+        return {"weights": {k: round(v, 4) for k, v in self.weights.items()}, "rows": self.rows,
+                "fitted": figures(self.fitted), "parts": {k: figures(v) for k, v in self.parts.items()}}
+
+
+@dataclass(frozen=True)
 class MetricCalibration:
     """Everything measured about one metric, and whether it may gate."""
 
@@ -145,9 +165,11 @@ class MetricCalibration:
     matched_auc: float = math.nan
     matched_model_auc: float = math.nan
     notes: tuple[str, ...] = ()  # where the signal comes from, in words
+    combination: Combination | None = None  # the parts combined by fit (judge.combine), side by side
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"combination": self.combination.to_json()} if self.combination else {}),
             "metric": self.metric, "source": self.source, "threshold": self.threshold, "good": self.good,
             "bad": self.bad, "auc": _clean(self.auc), "balancedAccuracy": _clean(self.balanced_accuracy),
             "falseFail": _clean(self.false_fail), "cvFalseFail": _clean(self.cv_false_fail),
@@ -274,8 +296,9 @@ async def calibrate(
         judge_model=judge.model.model_id, rubric_hash=judge.rubric_hash, labels_version=labels_version,
         item_count=len(items), samples=samples, temperature=judge.temperature, thresholds=thresholds,
         reference=items[0].labels[0].annotator if items else "",
-        metrics=tuple(measure_metric(m.name, items, originals, break_results, rubric_thresholds[m.name],
-                                     m.range, thresholds, fit_thresholds) for m in judge.rubric.metrics),
+        metrics=tuple(combine_parts(measure_metric(m.name, items, originals, break_results, rubric_thresholds[m.name],
+                                                   m.range, thresholds, fit_thresholds), items, originals,
+                                    judge.rubric, thresholds) for m in judge.rubric.metrics),
         annotators=pair,
         annotator_agreement=annotator_agreement(items, *pair) if pair else (),
         breaks=break_results,
@@ -375,6 +398,29 @@ def _attributed(m: MetricCalibration, rows: Sequence[tuple[LabelledItem, str, fl
                    matched_model_auc=matched_model, notes=tuple(notes))
 
 
+def combine_parts(m: MetricCalibration, items: Sequence[LabelledItem], judged: Mapping[str, Judged],
+                  rubric: Rubric, bars: Thresholds) -> MetricCalibration:
+    """``m`` with its parts combined by fit, for a metric scored by the model and by code."""
+    spec = rubric.metric(m.metric)
+    if not spec.model_and_code:
+        return m
+    rows = []
+    for item in items:
+        verdict, parts = item.verdict(m.metric), _parts(judged.get(item.id), m.metric)
+        if verdict in ("good", "bad") and {MODEL, "code"} <= parts.keys():
+            # WHY computed here when the score lacks it: a rubric that neither asks for overlap
+            # nor weighs it keeps no overlap part, and the fit must be free to weigh it.
+            parts.setdefault("overlap", evidence_overlap(rubric, spec, section_texts(item.case(), item.reply())))
+            rows.append((item.case_id, parts, verdict == "good"))
+    if not any(good for _, _, good in rows) or all(good for _, _, good in rows):
+        return m
+    names = [MODEL, "code", "overlap"]
+    return replace(m, combination=Combination(
+        weights=fit([(p, g) for _, p, g in rows], names),
+        fitted=cross_validate(rows, logistic(names), bars.max_false_fail),
+        parts={n: cross_validate(rows, part_alone(n), bars.max_false_fail) for n in names}, rows=len(rows)))
+
+
 def _from_code(part_auc: Mapping[str, float], metric_auc: float, bars: Thresholds) -> bool:
     """A model-and-code metric that separates while its model part alone stays under ``MODEL_ADDS``."""
     return MODEL in part_auc and len(part_auc) > 1 and metric_auc >= bars.min_auc and not part_auc[MODEL] >= MODEL_ADDS
@@ -432,8 +478,7 @@ def cross_validated(rows: Sequence[tuple[LabelledItem, str, float]], max_false_f
                     folds: int = FOLDS) -> tuple[float, float]:
     """Balanced accuracy and the share of good answers failed, of thresholds fitted on the
     other folds, pooled over folds of whole questions (nan when a side is missing)."""
-    questions = sorted({item.case_id for item, _, _ in rows})
-    fold_of = {q: index % folds for index, q in enumerate(questions)}
+    fold_of = question_folds([item.case_id for item, _, _ in rows], folds)
     passed: dict[str, list[bool]] = {"good": [], "bad": []}
     for fold in range(folds):
         train = [(v, verdict) for item, verdict, v in rows if fold_of[item.case_id] != fold]

@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, Mapping, Sequence, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -96,6 +97,10 @@ class MetricSpec(_Strict):
     # question, the evidence and the answer only); the result says "reference-free".
     reference_free: str | None = None
     overlap: bool = False  # with code: grounding and yesNo: a word-overlap part joins the model part
+    # With code: grounding and yesNo: the parts combined by a fitted logistic model instead of
+    # the veto (judge/combine.py; written by `tracegrade calibrate --write-weights`): bias and a
+    # weight >= 0 per part. WHY >= 0: a higher part must never lower the value (monotone).
+    weights: dict[str, float] | None = None
     evidence: tuple[Section, ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
@@ -123,6 +128,8 @@ class MetricSpec(_Strict):
             raise ValueError("evidence must include answer")
         if self.overlap and not (self.code == "grounding" and self.yes_no is not None):
             raise ValueError("overlap is a part of a metric with both yesNo and code: grounding")
+        if self.weights is not None:
+            _check_weights(self.weights, self.model_and_code)
         if self.reference_free is not None and not (self.needs_reference and self.yes_no is not None):
             raise ValueError("referenceFree is the question a yesNo metric that needsReference asks without one")
         if self.code == "coverage" and "claims" not in self.model_fields_set:
@@ -162,6 +169,23 @@ class MetricSpec(_Strict):
             return tuple(self.checklist or ())
         question = self.yes_no or self.scale
         return (question,) if question else ()
+
+
+WEIGHTED_PARTS = ("bias", "model", "code", "overlap")
+
+
+def _check_weights(weights: dict[str, float], model_and_code: bool) -> None:
+    if not model_and_code:
+        raise ValueError("weights combine the parts of a metric with both yesNo and code: grounding")
+    unknown = [k for k in weights if k not in WEIGHTED_PARTS]
+    if unknown:
+        raise ValueError(f"weights: unknown part {unknown[0]!r}: use {', '.join(WEIGHTED_PARTS)}")
+    if "bias" not in weights or not all(math.isfinite(w) for w in weights.values()):
+        raise ValueError("weights need a bias, and every weight must be a finite number")
+    negative = [k for k, w in weights.items() if k != "bias" and w < 0]
+    if negative:
+        raise ValueError(f"weights: {negative[0]} is {weights[negative[0]]:g}; a part's weight must be >= 0 "
+                         "(a higher part must never lower the value)")
 
 
 def _field(kind: str) -> str:
@@ -251,6 +275,47 @@ def load_rubric(path: str | Path | None = None) -> Rubric:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the rubric: {exc.strerror or exc}") from None
     return parse_rubric(text, str(path))
+
+
+def with_weights(text: str, metric: str, weights: Mapping[str, float], source: str = "rubric") -> str:
+    """The rubric text with ``metric``'s ``weights`` line put in (replacing one already there),
+    everything else as written. WHY text, not a YAML dump: a rubric's comments say why each
+    metric is as it is, and a dump would drop them. The metric must be a block entry
+    (``- name: METRIC``); the result is parsed back and must carry the weights."""
+    lines = text.splitlines(keepends=True)
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), len(lines))
+    entry = re.compile(rf"^(\s*)-\s+name:\s*['\"]?{re.escape(metric)}['\"]?\s*(#.*)?$")
+    start = next((i for i in range(1, end) if entry.match(lines[i].rstrip("\n"))), None)
+    if start is None:
+        raise ConfigError(f"{source}: metric {metric!r} is not a block entry ('- name: {metric}'): add its weights by hand")
+    indent = len(entry.match(lines[start].rstrip("\n")).group(1)) + 2  # type: ignore[union-attr]
+    stop = start + 1
+    while stop < end and (not lines[stop].strip() or _indent(lines[stop]) >= indent):
+        stop += 1
+    body = _without_key(lines[start + 1:stop], "weights", indent)
+    shown = ", ".join(f"{k}: {round(v, 4):g}" for k, v in weights.items())
+    new = "".join([*lines[:start + 1], f"{' ' * indent}weights: {{{shown}}}\n", *body, *lines[stop:]])
+    if parse_rubric(new, source).metric(metric).weights != {k: round(v, 4) for k, v in weights.items()}:
+        raise ConfigError(f"{source}: the weights written for {metric!r} do not read back")
+    return new
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _without_key(lines: Sequence[str], key: str, indent: int) -> list[str]:
+    """``lines`` of one entry without ``key`` and the lines nested under it."""
+    kept, inside = [], False
+    for line in lines:
+        if _indent(line) == indent and line.strip().startswith(f"{key}:"):
+            inside = True
+        elif inside and (not line.strip() or _indent(line) > indent):
+            continue
+        else:
+            inside = False
+            kept.append(line)
+    return kept
 
 
 def rubric_hash(text: str) -> str:

@@ -48,6 +48,7 @@ from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.judge import json_scores
+from tracegrade.judge.combine import combined
 from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded
 from tracegrade.judge.overlap import word_overlap
 from tracegrade.judge.relevant import relevant_parts
@@ -162,12 +163,15 @@ class Judge:
         for spec in asked:
             failed = [name for name in spec.requires if name in done and done[name].passed is False]
             missing = self._ungrounded(spec, texts)[1] if spec.model_and_code else []
+            best = self._best_possible(spec, texts, missing) if missing else 0.0
             if failed:
                 done[spec.name] = replace(self._result(spec, spec.range[0], "code", NOT_ASKED), parts=())
-            elif missing:
+            elif missing and best < self.thresholds.get(spec.name, spec.threshold):
                 share = self._claim_share(spec, texts, missing)
-                detail = f"code {share:.2f}; not in the evidence: {_named(missing)}; failed: code (the model not asked)"
-                done[spec.name] = replace(self._result(spec, 0.0, "code", detail), parts=(("code", share),))
+                at_most = f"at most {best:.2f} whatever the model says; " if spec.weights else ""
+                detail = (f"code {share:.2f}; not in the evidence: {_named(missing)}; {at_most}"
+                          "failed: code (the model not asked)")
+                done[spec.name] = replace(self._result(spec, best, "code", detail), parts=(("code", share),))
             else:
                 undecided.append(spec)
         return undecided
@@ -182,25 +186,27 @@ class Judge:
 
     def _ungrounded(self, spec: MetricSpec, texts: Mapping[str, str]) -> tuple[list[str], list[Claim]]:
         """The evidence sections the metric reads, and the answer's claims they do not hold."""
-        sources = [texts[s] for s in self.rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
+        sources = evidence_sources(self.rubric, spec, texts)
         # WHY names also from the reference answer and the rubric's known names: a name a
         # right answer uses (the assistant's own, its organisation's) is expected, not invented.
         names = [*self.rubric.known, texts["reference"]]
         return sources, ungrounded(texts["answer"], sources, spec.claims, names)
 
     def _model_and_code(self, spec: MetricSpec, model: MetricScore, texts: Mapping[str, str]) -> MetricScore:
-        """The model's P(yes), times (2 + word overlap) / 3 when overlap is a part, or 0 when any
+        """With fitted ``weights``, the parts combined by them (judge/combine.py). Otherwise the
+        model's P(yes), times (2 + word overlap) / 3 when overlap is a part, or 0 when any
         specific claim of the answer is not in the evidence. WHY this shape: the model's no
         fails the metric whatever the words share (overlap can take at most a third off a yes,
         never make a no pass; a refusal or a paraphrase shares few words and is still faithful), and a misstated number or name fails it whatever the model says (a small
         model says yes to nearly anything) at any fitted threshold; the code part reports the
         share of claims found."""
-        sources, missing = self._ungrounded(spec, texts)
-        parts = [("model", float(model.value or 0.0)), ("code", self._claim_share(spec, texts, missing))]
-        if spec.overlap:
-            parts.append(("overlap", word_overlap(texts["answer"], sources)))
+        _, missing = self._ungrounded(spec, texts)
+        parts = self._parts(spec, texts, missing, float(model.value or 0.0))
         shares = dict(parts)
-        value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
+        if spec.weights is not None:
+            value = combined(spec.weights, shares)
+        else:
+            value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
         threshold = self.thresholds.get(spec.name, spec.threshold)
         failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
         said = [f"{name} {v:.2f}" for name, v in parts]
@@ -209,6 +215,23 @@ class Judge:
         if value < threshold and failed:
             said.append(f"failed: {', '.join(failed)}")
         return replace(model, value=value, detail=_joined("; ".join(said), model.detail), parts=tuple(parts))
+
+    def _parts(self, spec: MetricSpec, texts: Mapping[str, str], missing: Sequence[Claim],
+               p_yes: float) -> list[tuple[str, float]]:
+        """The parts of a model-and-code metric: the model's P(yes), the code's share of claims
+        found, and word overlap when the rubric asks for it or weighs it."""
+        parts = [("model", p_yes), ("code", self._claim_share(spec, texts, missing))]
+        if spec.overlap or (spec.weights or {}).get("overlap", 0.0) > 0:
+            parts.append(("overlap", evidence_overlap(self.rubric, spec, texts)))
+        return parts
+
+    def _best_possible(self, spec: MetricSpec, texts: Mapping[str, str], missing: Sequence[Claim]) -> float:
+        """The highest value the metric can reach, whatever the model says. WHY it may skip the
+        model: every weight is >= 0 (monotone), so the value at P(yes) = 1 bounds every other;
+        without weights a missing claim is the veto (0)."""
+        if spec.weights is None:
+            return 0.0
+        return combined(spec.weights, dict(self._parts(spec, texts, missing, 1.0)))
 
     def _claim_share(self, spec: MetricSpec, texts: Mapping[str, str], missing: Sequence[Claim]) -> float:
         """The share of the answer's distinct specific claims found in the evidence.
@@ -340,6 +363,16 @@ NOT_ASKED = "not asked: a metric it requires failed"
 def saw_evidence(texts: Mapping[str, str]) -> bool:
     """The assistant was shown something to ground an answer in: a context or a tool call."""
     return bool(texts["context"].strip() or texts["tools"].strip())
+
+
+def evidence_sources(rubric: Rubric, spec: MetricSpec, texts: Mapping[str, str]) -> list[str]:
+    """The texts of the evidence sections ``spec`` reads (not the answer), in the rubric's order."""
+    return [texts[s] for s in rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
+
+
+def evidence_overlap(rubric: Rubric, spec: MetricSpec, texts: Mapping[str, str]) -> float:
+    """The overlap part: the share of the answer's content words in the metric's evidence."""
+    return word_overlap(texts["answer"], evidence_sources(rubric, spec, texts))
 
 
 def reference_free(spec: MetricSpec) -> MetricSpec:

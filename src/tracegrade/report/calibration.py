@@ -6,12 +6,16 @@ import math
 from typing import Sequence
 
 from tracegrade.judge.calibrate import LABELS, Calibration, MetricAgreement, separation
+from tracegrade.judge.combine import FOLDS, OutOfSample
 
 RULE = "=" * 72
 
 
 def render(cal: Calibration) -> str:
-    parts = [_header(cal), _metrics(cal), _signal(cal), _agreement(cal)]
+    parts = [_header(cal), _metrics(cal), _signal(cal)]
+    if any(m.combination for m in cal.metrics):
+        parts.append(_combined(cal))
+    parts.append(_agreement(cal))
     confusions = [m.agreement for m in cal.metrics if m.agreement and m.agreement.confusion]
     if confusions:
         parts.append(_confusions(confusions, f"human {cal.reference}", "judge"))
@@ -71,6 +75,27 @@ def _signal(cal: Calibration) -> str:
                      f"{_f(p.get('requires')):>8} {m.matched_pairs:>5} {_f(m.matched_auc):>7} "
                      f"{_f(m.matched_model_auc):>7}")
     lines += [f"  ! {m.metric}: {note}" for m in cal.metrics for note in m.notes if not note.startswith("parts alone")]
+    return "\n".join(lines)
+
+
+def _combined(cal: Calibration) -> str:
+    """Per metric with parts: each part alone, the value as the rubric combines it now, and the
+    parts combined by fit, side by side; all cross-validated (``--write-weights`` writes the weights)."""
+    lines = [f"PARTS COMBINED BY FIT (monotone logistic, weights >= 0; {FOLDS}-fold cross-validation over "
+             "whole questions: AUC of the held-out values, balanced accuracy and good failed at thresholds "
+             "fitted on the other folds)",
+             f"  {'metric':<18} {'scored as':<26} {'cv.AUC':>6} {'cv.ba':>5} {'cv.ff':>5}  weights"]
+    for m in cal.metrics:
+        c = m.combination
+        if c is None:
+            continue
+        rows: list[tuple[str, OutOfSample | None, str]] = [(f"part {name} alone", o, "") for name, o in c.parts.items()]
+        rows.append(("the rubric's value now", None, ""))
+        rows.append(("parts combined by fit", c.fitted, ", ".join(f"{k} {v:.2f}" for k, v in c.weights.items())))
+        for label, o, weights in rows:
+            figures = (f"{_f(o.auc):>6} {_f(o.balanced_accuracy):>5} {_f(o.false_fail):>5}" if o else
+                       f"{_f(m.auc):>6} {_f(m.cv_balanced_accuracy):>5} {_f(m.cv_false_fail):>5}")
+            lines.append(f"  {m.metric:<18} {label:<26} {figures}  {weights}".rstrip())
     return "\n".join(lines)
 
 
