@@ -37,7 +37,9 @@ all), ``gate`` (false: reported, never decides pass/fail), ``ifNotScored``
 (skip | fail | unscored, for a metric that does not apply to a case; see
 ``eval.verdict``), ``requires`` (other metrics: when one fails, this one fails
 too, with value 0 and the reason; e.g. an answer that invents a fact is not
-correct). A typo is an error naming the file, the metric and the field.
+correct), ``weights`` (with ``yesNo`` and ``code: grounding``: the parts combined by a
+fitted monotone logistic model, ``judge.combine``; ``with_weights`` writes them into a
+rubric's text). A typo is an error naming the file, the metric and the field.
 """
 
 from __future__ import annotations
