@@ -4,10 +4,12 @@ rebinding), idle and slow connections, a flood of sockets. Real uvicorn, real so
 from __future__ import annotations
 
 import os
+import queue
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import httpx
@@ -190,16 +192,24 @@ def test_serving_beyond_loopback_without_a_token_is_refused_before_anything_star
 # --- issue 34: the URL printed for --host 0.0.0.0 answers ----------------------------
 
 
-def printed_url(process: subprocess.Popen, marker: str) -> str:
-    """The first URL the server prints on a line containing ``marker``, read as it starts."""
+def stderr_lines(process: subprocess.Popen) -> queue.Queue:
+    """The lines the process writes to stderr, as they come (read on a thread: a line
+    that never comes must fail the test, not hang it)."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
+    return lines
+
+
+def next_line(lines: queue.Queue, containing: str) -> str:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if marker in line:
-            return re.search(r"http://\S+?(?=[/ ]|$)", line).group(0)
-        if not line and process.poll() is not None:
-            break
-    raise AssertionError(f"no line with {marker!r} printed")
+        try:
+            line = lines.get(timeout=1)
+        except queue.Empty:
+            continue
+        if containing in line:
+            return line
+    raise AssertionError(f"no line with {containing!r} printed")
 
 
 @pytest.mark.parametrize("command, env_var, path, marker", [
@@ -214,8 +224,8 @@ def test_the_url_printed_for_every_address_is_answered_and_other_names_are_expla
     server = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", command, "--host", "0.0.0.0", "--port", str(port),
                                *extra], cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        url = printed_url(server, marker)
-        hint = server.stderr.readline()
+        lines = stderr_lines(server)
+        url = re.search(r"http://\S+?(?=[/ ]|$)", next_line(lines, marker)).group(0)
         host = url.removeprefix("http://")
         assert not host.startswith("0.0.0.0")
         for _ in range(100):
@@ -226,7 +236,8 @@ def test_the_url_printed_for_every_address_is_answered_and_other_names_are_expla
             except httpx.ConnectError:
                 time.sleep(0.1)
         assert answer.status_code == 200, answer.text  # not 400 "host ... is not served here"
-        assert "--allowed-hosts" in hint and "_ALLOWED_HOSTS" in hint
+        hint = next_line(lines, "--allowed-hosts")
+        assert "_ALLOWED_HOSTS" in hint
     finally:
         server.terminate()
         server.wait(timeout=30)
