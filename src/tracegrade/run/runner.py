@@ -35,7 +35,6 @@ from tracegrade.observe.clock import CaseTimes
 from tracegrade.run.offload import in_thread
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
-from tracegrade.models.base import unobserved
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
@@ -153,6 +152,8 @@ async def _evaluate_case(
     times.mark("checks")
     outcome = None
     if not settings.checks_only and judge is not None:
+        from tracegrade.models.base import unobserved  # WHY here: a checks-only run loads no model code
+
         with unobserved():  # the judge's own model calls are not the agent's spans
             outcome = await judge.score(case, reply)
         times.mark("judge")
