@@ -1,6 +1,6 @@
 """The judge on the local model: seconds per answer, prompt tokens evaluated, and what the cache saved.
 
-    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime ik|xllamacpp] [--out FILE]
+    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime auto|ik|xllamacpp] [--out FILE]
 
 Loads the embedded Qwen GGUF with xllamacpp (one slot, as a judge-only process
 would use it) and scores every answer of the shipped human labels with the
@@ -10,8 +10,9 @@ llama.cpp timings: prompt tokens evaluated (``prompt_n``), prompt tokens taken
 from the KV cache (``cache_n``), generated tokens, and milliseconds.
 ``--no-cache`` sends ``cache_prompt: false`` with every request, so every
 prompt is evaluated in full: the same judge without prefix sharing (xllamacpp
-only). ``--runtime`` says where the one-token questions run: ik_llama.cpp, as
-a run does where it loads (models/next_token.py), or xllamacpp, as before it.
+only). ``--runtime`` says where the one-token questions run: ``auto`` (default)
+as a run does, on the faster of ik_llama.cpp and xllamacpp here (a short probe,
+cached per machine: models/runtime_choice.py), or forced to one of them.
 
 It reports seconds per answer (p50/p95), also over the answers that were asked
 every question (a run leaves out the questions code already decided, which
@@ -81,11 +82,14 @@ class Recorder:
         return raw
 
 
-def record_scorer(model: LocalModel, recorder: Recorder) -> None:
-    """Keeps each ik_llama.cpp question's tokens and time in the recorder's calls, as for xllamacpp."""
+def record_scorer(model: LocalModel, recorder: Recorder, forced: bool) -> str:
+    """Keeps each ik_llama.cpp question's tokens and time in the recorder's calls, as for xllamacpp;
+    returns the runtime the questions go to (with --runtime auto, the one the probe picked)."""
     scorer = model._ensure_scorer()
-    if scorer is None:
+    if scorer is None and forced:
         raise SystemExit("ik_llama.cpp does not load here; run with --runtime xllamacpp")
+    if scorer is None:
+        return "xllamacpp"
     top_tokens = scorer.top_tokens
 
     def timed(messages: Any, count: int) -> Any:
@@ -98,6 +102,7 @@ def record_scorer(model: LocalModel, recorder: Recorder) -> None:
         return alternatives, evaluated, cached
 
     scorer.top_tokens = timed  # type: ignore[method-assign]
+    return "ik"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -110,9 +115,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     items, _ = load_labels()
     items = items[: args.limit] if args.limit else items
     recorder = Recorder(start_server(), cache=not args.no_cache)
-    model = LocalModel(default_model_path(), MODEL_ID, server=recorder, next_token=args.runtime == "ik")
-    if args.runtime == "ik":
-        record_scorer(model, recorder)
+    setting = {"auto": "auto", "ik": True, "xllamacpp": False}[args.runtime]
+    model = LocalModel(default_model_path(), MODEL_ID, server=recorder, next_token=setting)  # type: ignore[arg-type]
+    runtime = record_scorer(model, recorder, forced=args.runtime == "ik") if args.runtime != "xllamacpp" else "xllamacpp"
+    probe_calls = len(recorder.calls)  # WHY: the probe's xllamacpp calls are no answer's
     judge = Judge(model, load_rubric(args.rubric))
     answers = []
     for item in items:
@@ -137,8 +143,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     # fewer calls; the answers asked every question show the cost of a right one.
     most = max(a["calls"] for a in steady)
     full = [a["seconds"] for a in steady if a["calls"] == most]
+    print(f"p50 {percentile(seconds, 50):.2f} s per answer, {percentile(evaluated, 50)} prompt tokens evaluated per "
+          f"answer (p50; the figure that does not depend on the machine), questions on {runtime}", file=sys.stderr)
     return {
-        "answers": len(answers), "cache": not args.no_cache,
+        "answers": len(answers), "cache": not args.no_cache, "runtime": runtime, "setting": args.runtime,
+        "probeCalls": probe_calls,
         "secondsPerAnswer": {"p50": percentile(seconds, 50), "p95": percentile(seconds, 95),
                              "mean": statistics.fmean(seconds)},
         "secondsPerAnswerAskedEverything": {"answers": len(full), "calls": most, "p50": percentile(full, 50),
@@ -157,8 +166,9 @@ def main() -> None:
     parser.add_argument("--rubric", type=Path, help="judge rubric (default: the shipped one)")
     parser.add_argument("--no-cache", action="store_true",
                         help="evaluate every prompt in full (cache_prompt false; xllamacpp only)")
-    parser.add_argument("--runtime", choices=("ik", "xllamacpp"), default="ik",
-                        help="where the judge's one-token questions run (default: ik_llama.cpp, as a run does)")
+    parser.add_argument("--runtime", choices=("auto", "ik", "xllamacpp"), default="auto",
+                        help="where the judge's one-token questions run (default auto: the faster here, probed "
+                        "once per machine, as a run does)")
     parser.add_argument("--out", type=Path, help="write the result as JSON")
     args = parser.parse_args()
     load = os.getloadavg()

@@ -12,19 +12,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from tracegrade.core.errors import ModelError, WeightsError
-from tracegrade.models import decisions, next_token
+from tracegrade.models import decisions, next_token, runtime_choice
 from tracegrade.models.base import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.logprobs import top_logprobs
 from tracegrade.models.next_token import NextTokenScorer
-from tracegrade.models.weights import MODEL_ID, default_model_path
+from tracegrade.models.weights import MODEL_ID, cache_dir, default_model_path
 
+NextToken = bool | Literal["auto"]  # ik_llama.cpp (True), xllamacpp (False), or the faster here
 _INSTANCES: dict[Path, "LocalModel"] = {}
 _INSTANCES_LOCK = threading.Lock()
 
@@ -41,9 +43,12 @@ def local_model(path: str | None = None) -> "LocalModel":
         return _INSTANCES[resolved]
 
 
-def next_token_runtime() -> bool:
-    """Whether one-token questions may go to ik_llama.cpp: unless TRACEGRADE_NEXT_TOKEN=xllamacpp."""
-    return os.environ.get("TRACEGRADE_NEXT_TOKEN", "ik").strip().lower() != "xllamacpp"
+def next_token_runtime() -> NextToken:
+    """Where one-token questions go: TRACEGRADE_NEXT_TOKEN=ik (True) or xllamacpp (False) forces
+    one; unset (or auto), the faster of the two on this machine (``"auto"``, models/runtime_choice.py)."""
+    setting = os.environ.get("TRACEGRADE_NEXT_TOKEN", "auto").strip().lower()
+    forced: dict[str, NextToken] = {runtime_choice.IK: True, runtime_choice.XLLAMACPP: False}
+    return forced.get(setting, "auto")
 
 
 class LocalModel:
@@ -52,16 +57,18 @@ class LocalModel:
     token_probabilities = True  # llama.cpp returns the top tokens of every output position
 
     def __init__(self, path: Path, model_id: str, n_ctx: int = 4096, server: Any = None,
-                 next_token: bool = False) -> None:
+                 next_token: NextToken = False) -> None:
         """``server``: an already started ``xllamacpp.Server``, or anything with its
         ``handle_chat_completions(request)`` (a stand-in in tests); default: started on first use.
-        ``next_token``: one-token probability questions go to ik_llama.cpp where it loads."""
+        ``next_token``: one-token probability questions go to ik_llama.cpp where it loads (True),
+        or to whichever of the two evaluates a short prompt faster here (``"auto"``)."""
         self.model_id = model_id
         self.path = path
         self._n_ctx = n_ctx
         self._server: Any = server
         self._lock = threading.Lock()
-        self._next_token = next_token
+        self._next_token = bool(next_token)
+        self._pick = next_token == "auto"
         self._scorer: NextTokenScorer | None = None
 
     async def complete(
@@ -118,9 +125,37 @@ class LocalModel:
                     self._scorer = NextTokenScorer(self.path, self._n_ctx, _threads()) if next_token.available() else None
                 except (ModelError, OSError, RuntimeError) as exc:
                     warnings.warn(f"ik_llama.cpp did not load {self.path.name} ({exc}); "
-                                  "the judge's questions go to xllamacpp, slower", stacklevel=2)
+                                  "the judge's questions go to xllamacpp", stacklevel=2)
+                if self._scorer is not None and self._pick:
+                    self._scorer = self._picked(self._scorer)
                 self._next_token = self._scorer is not None  # one attempt: a failure falls back for good
             return self._scorer
+
+    def _picked(self, scorer: NextTokenScorer) -> NextTokenScorer | None:
+        """``scorer`` when ik_llama.cpp is the faster runtime here, else None (closed); says which
+        on stderr. Called with the lock held, once per process; measured once per machine."""
+        cache = cache_dir() / runtime_choice.CACHE_FILE
+        choice = runtime_choice.choose(lambda: self._probe(scorer), cache, runtime_choice.machine_key())
+        print(choice.said(cache), file=sys.stderr)
+        if choice.runtime == runtime_choice.IK:
+            return scorer
+        scorer.close()
+        return None
+
+    def _probe(self, scorer: NextTokenScorer) -> dict[str, float]:
+        """Seconds each runtime takes to evaluate the same short prompt in full, after a warm-up
+        each. WHY a system message and two openings: Qwen's Jinja template adds a default system
+        prompt to a chat without one (ik's built-in ChatML does not), and the second prompt must
+        share no prefix with the first, which ik's cache would skip (xllamacpp is told not to cache)."""
+        server = self._ensure_server()  # the lock is held: the server is called directly
+
+        def on_ik(chat: list[Message]) -> object:
+            return scorer.top_tokens(chat, PROBE_OPTIONS.logprobs)
+
+        def on_xllamacpp(chat: list[Message]) -> object:
+            return server.handle_chat_completions({**self._request(chat, PROBE_OPTIONS), "cache_prompt": False})
+
+        return {runtime_choice.IK: _timed(on_ik), runtime_choice.XLLAMACPP: _timed(on_xllamacpp)}
 
     def _request(self, messages: Sequence[Message], options: ChatOptions) -> dict[str, Any]:
         schema = options.json_schema
@@ -183,6 +218,24 @@ class LocalModel:
             params.cache_ram_mib = 256
             self._server = xllamacpp.Server(params)
         return self._server
+
+
+PROBE_OPTIONS = ChatOptions(max_tokens=1, logprobs=20)
+PROBE_TEXT = ("Answer each question with Yes or No.", "QUESTION:\nWhen does the city museum open on weekdays?\n\n"
+              "ANSWER TO JUDGE:\nIt opens at nine in the morning and closes at six, except on public holidays.\n\n"
+              "CONTEXT THE ASSISTANT SAW:\nThe city museum is open Monday to Friday from 9 am to 6 pm and on "
+              "Saturdays from 10 am to 4 pm. It is closed on Sundays and public holidays. Entry is free for "
+              "children under twelve.\n\nIs everything the answer states supported by what the assistant saw?")
+
+
+def _timed(ask: Callable[[list[Message]], object]) -> float:
+    """Seconds to answer the probe's prompt, after answering it once with another opening (the
+    warm-up: a runtime's first call pays for buffers and threads, not for its speed)."""
+    system, user = PROBE_TEXT
+    ask([Message("system", f"Warm-up. {system}"), Message("user", user)])
+    started = time.perf_counter()
+    ask([Message("system", f"You check one answer of an assistant. {system}"), Message("user", user)])
+    return time.perf_counter() - started
 
 
 def _threads() -> int:
