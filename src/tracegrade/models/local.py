@@ -3,8 +3,10 @@
 One model instance per process and weights file; requests are serialised with
 a lock because a single llama.cpp context must never interleave two requests.
 A one-token question asked for its token probabilities (every judge question)
-goes to ik_llama.cpp instead where it loads (models/next_token.py): the same
-weights and chat template, its prompt evaluation about 1.5x as fast here.
+may go to ik_llama.cpp instead (models/next_token.py): the same weights and chat
+template, its prompt evaluation 1.5x as fast on one AVX2 machine and no faster
+on an AVX-512 one. So by default the faster of the two here is used: a short
+probe at load, cached per machine (models/runtime_choice.py).
 """
 
 from __future__ import annotations
@@ -144,9 +146,8 @@ class LocalModel:
 
     def _probe(self, scorer: NextTokenScorer) -> dict[str, float]:
         """Seconds each runtime takes to evaluate the same short prompt in full, after a warm-up
-        each. WHY a system message and two openings: Qwen's Jinja template adds a default system
-        prompt to a chat without one (ik's built-in ChatML does not), and the second prompt must
-        share no prefix with the first, which ik's cache would skip (xllamacpp is told not to cache)."""
+        each. WHY a system message in both: Qwen's Jinja template adds a default system prompt to
+        a chat without one (ik's built-in ChatML does not); xllamacpp is told not to cache."""
         server = self._ensure_server()  # the lock is held: the server is called directly
 
         def on_ik(chat: list[Message]) -> object:
@@ -221,20 +222,21 @@ class LocalModel:
 
 
 PROBE_OPTIONS = ChatOptions(max_tokens=1, logprobs=20)
-PROBE_TEXT = ("Answer each question with Yes or No.", "QUESTION:\nWhen does the city museum open on weekdays?\n\n"
-              "ANSWER TO JUDGE:\nIt opens at nine in the morning and closes at six, except on public holidays.\n\n"
-              "CONTEXT THE ASSISTANT SAW:\nThe city museum is open Monday to Friday from 9 am to 6 pm and on "
-              "Saturdays from 10 am to 4 pm. It is closed on Sundays and public holidays. Entry is free for "
-              "children under twelve.\n\nIs everything the answer states supported by what the assistant saw?")
+# WHY this size: ~60 prompt tokens, what one judge question adds after the cached evidence
+# (40-110), so the probe times the kernels a question uses, in ~0.3-0.6 s per runtime.
+PROBE = [Message("system", "You check one answer of an assistant. Answer with Yes or No."),
+         Message("user", "QUESTION:\nWhen does the museum open?\n\nANSWER TO JUDGE:\nAt nine, except on holidays."
+                 "\n\nCONTEXT:\nOpen Monday to Friday, 9 am to 6 pm; closed on public holidays.\n\n"
+                 "Is the answer supported by the context?")]
+WARM_UP = [Message("system", "Warm-up."), Message("user", "Ready?")]
 
 
 def _timed(ask: Callable[[list[Message]], object]) -> float:
-    """Seconds to answer the probe's prompt, after answering it once with another opening (the
-    warm-up: a runtime's first call pays for buffers and threads, not for its speed)."""
-    system, user = PROBE_TEXT
-    ask([Message("system", f"Warm-up. {system}"), Message("user", user)])
+    """Seconds to answer the probe, after a short warm-up (a runtime's first call pays for
+    buffers and threads, not for its speed) that shares no prefix with it beyond the template's."""
+    ask(WARM_UP)
     started = time.perf_counter()
-    ask([Message("system", f"You check one answer of an assistant. {system}"), Message("user", user)])
+    ask(PROBE)
     return time.perf_counter() - started
 
 

@@ -2,9 +2,10 @@
 
 A judge question is one forward pass over the prompt's new tokens and a look at
 the last position's distribution; nothing is generated. ik_llama.cpp (a fork of
-llama.cpp with its own CPU matrix kernels) evaluates prompt tokens about 1.5x
-as fast as the xllamacpp build on this machine's AVX2 CPU (`python
-bench/judge_speed.py` with and without `--runtime xllamacpp`).
+llama.cpp with its own CPU matrix kernels) evaluated prompt tokens about 1.5x
+as fast as the xllamacpp build on one AVX2 CPU (`python bench/judge_speed.py`
+with and without `--runtime xllamacpp`) and no faster on an AVX-512 one: which
+runtime answers is picked per machine (models/runtime_choice.py).
 Only that one-token question runs here: generation, tools and JSON stay on
 xllamacpp (models/local.py), which this runtime lacks.
 
