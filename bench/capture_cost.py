@@ -208,7 +208,33 @@ def _sdk_part(sizes: list[int], unit: str, agent_of: Callable[[int], Callable[[s
 
 
 def rounds_part(sizes: list[int]) -> None:
+    """The agent end to end, captured and not, then capture's own work alone (no SDK, no HTTP):
+    what the hook does per call (the request copied as sent: as long as the history, like the
+    SDK's own encoding of it) and putting the N rounds together into the Reply."""
     _sdk_part(sizes, "rounds", lambda n: _tool_loop(_client(_asking(n))))
+    from tracegrade.capture.assemble import reply_of
+    from tracegrade.capture.recorder import Recorder, snapshot
+
+    print(f"{'rounds':>8} {'messages sent':>14} {'record s':>9} {'us/message':>11} {'assemble s':>11} {'us/round':>9}")
+    for n in sizes:
+        recorder, messages, sent = Recorder(), [{"role": "user", "content": "look it up"}], 0
+        record_s = 0.0
+        for i in range(n + 1):
+            said = ({"role": "assistant", "content": "done"} if i == n else {"role": "assistant", "content": None,
+                    "tool_calls": [{"id": f"c{i}", "type": "function",
+                                    "function": {"name": "look_up", "arguments": '{"n": 1}'}}]})
+            started = time.perf_counter()
+            recorder.finished("openai-chat", snapshot({"model": "bench-1", "messages": messages}),
+                              _chat(said), started)
+            record_s += time.perf_counter() - started
+            sent += len(messages)
+            messages = [*messages, said, {"role": "tool", "tool_call_id": f"c{i}", "content": "ok"}]
+        started = time.perf_counter()
+        reply = reply_of(recorder)
+        assemble_s = time.perf_counter() - started
+        assert reply is not None and len(reply.tool_calls) == n
+        print(f"{n:>8,} {sent:>14,} {record_s:>9.3f} {1e6 * record_s / sent:>11.2f} {assemble_s:>11.3f} "
+              f"{1e6 * assemble_s / n:>9.1f}", flush=True)
 
 
 def chunks_part(sizes: list[int]) -> None:
