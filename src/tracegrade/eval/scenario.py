@@ -26,12 +26,14 @@ from tracegrade.eval.expectations import Strict
 
 DONE_MARKER = "[DONE]"
 MAX_TURN_CHARS = 4_000  # a user turn is cut to this before it is read, sent or stored
-Ending = Literal["done", "handover", "limit"]
+Ending = Literal["done", "handover"]  # a conversation that hits maxTurns has no ending: it is unscored
 
 # WHY these few forms: they are how a chat model drifts into the other role (a
 # transcript line, or the agent's own report of an action), and each is rare in
 # what a customer writes. A rule that misfires leaves a trial unscored, never failed.
-_SPEAKER_LINE = re.compile(r"^\s*\**\s*(assistant|agent|support agent|ai)\s*\**\s*:", re.IGNORECASE | re.MULTILINE)
+# WHY [ \t] and not \s: a \s run may cross lines, and then every line start of a
+# turn of blank lines would rescan the rest of it.
+_SPEAKER_LINE = re.compile(r"^[ \t]*\**[ \t]*(assistant|agent|support agent|ai)[ \t]*\**[ \t]*:", re.IGNORECASE | re.MULTILINE)
 _AGENT_ACTION = re.compile(
     r"\bI(?:'ve| have)\s+(?:now\s+|just\s+|already\s+)?"
     r"(cancell?ed|booked|rebooked|refunded|processed|changed|updated|issued|transferred)\s+your\b",
