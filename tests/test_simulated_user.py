@@ -295,3 +295,20 @@ def test_the_case_page_shows_the_conversation_with_the_calls_under_each_answer(t
                       page[page.index("<h3>Conversation</h3>"):], re.S)
     assert rows == [("user", ""), ("assistant", ""), ("user", ""), ("assistant", "get_booking"),
                     ("user", ""), ("assistant", "cancel_booking"), ("user", "")]
+
+
+def test_grade_of_a_recorded_conversation_asks_no_user_model(tmp_path, monkeypatch):
+    """A recorded Reply is the whole conversation: `tracegrade grade` checks it as it is,
+    never plays it again (an unknown --user-model would leave the case unscored if it did)."""
+    from tracegrade.cli import main
+
+    [played] = run_of(tmp_path, desk, ScriptedModel(customer),
+                      cases=load_dataset(DATASET).select(["cancel-asks-ref"]).cases).results
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"caseId": "cancel-asks-ref", **played.reply.to_wire()}) + "\n")
+    monkeypatch.setenv("TRACEGRADE_USER_MODEL", "nonsense:x")
+    code = main(["grade", str(traces), "--dataset", str(DATASET), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path / 'g.db'}", "--out", str(tmp_path / "graded")])
+    [graded] = json.loads(next((tmp_path / "graded").rglob("results.json")).read_text())["results"]
+    assert (code, graded["status"], graded["error"]) == (0, "pass", "")
+    assert [m["content"] for m in graded["reply"]["turns"]] == [m.content for m in played.reply.turns]

@@ -27,6 +27,7 @@ from tracegrade.core.from_otel import ORPHAN_SAID, OtelTrace, otel_traces
 from tracegrade.core.redact import redact, redact_secrets
 from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
 from tracegrade.core.trace import Reply
+from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
 from tracegrade.eval.dataset import GoldenCase
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -209,4 +210,7 @@ def replay_target(replies: dict[str, Reply]) -> Any:
     async def recorded(case: GoldenCase) -> Reply:
         return replies[case.id]
 
+    # WHY: a recorded Reply is the whole conversation (follow-ups, a simulated user's turns);
+    # playing it again message by message would ask it once per turn (eval/conversation.py)
+    setattr(recorded, WHOLE_CONVERSATIONS, True)
     return recorded

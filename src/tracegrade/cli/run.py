@@ -241,7 +241,10 @@ def _named(target: Target, name: str) -> Target:
     async def named(case: GoldenCase) -> Reply:
         return await target(case)
 
+    from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
+
     named.agent_name = name  # type: ignore[attr-defined]
+    setattr(named, WHOLE_CONVERSATIONS, getattr(target, WHOLE_CONVERSATIONS, False))
     return named
 
 

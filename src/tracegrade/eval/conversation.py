@@ -30,11 +30,17 @@ from tracegrade.eval.turns import answer_turn, join
 if TYPE_CHECKING:  # WHY: a run without a simulated user never loads the model layer
     from tracegrade.models.base import ChatModel
 
+# A target with this attribute set answers a whole conversation itself (its Reply carries
+# every turn): it is asked once, never played message by message or with a simulated user.
+WHOLE_CONVERSATIONS = "answers_whole_conversations"
+
 
 async def play(target: Callable[[GoldenCase], Awaitable[Reply]], case: GoldenCase,
                user_model: ChatModel | None = None) -> Reply:
     """The target's reply to the case; with follow-ups, or a simulated ``user`` played by
     ``user_model`` (eval/simulated.py), one reply for the whole conversation."""
+    if getattr(target, WHOLE_CONVERSATIONS, False):  # e.g. recorded traces (`tracegrade grade`): asked once
+        return await target(case)
     if case.user is not None:
         return await converse(target, case, user_model)
     if not case.follow_ups:
