@@ -206,6 +206,7 @@ def test_a_user_who_opens_writes_the_first_message(tmp_path):
     user = ScriptedModel(["When does BK-3307 leave?", "Thanks.\n[DONE]"])
     [result] = run_of(tmp_path, desk, user, cases=[case]).results
     assert result.status == "pass"
+    assert result.question == "When does BK-3307 leave?"  # reports and the view show what the user opened with
     assert [m.content for m in result.reply.turns][:2] == [
         "When does BK-3307 leave?", "BK-3307 is flight LH456 from BER to FCO on 12 June 2026 (basic fare). Anything else?"]
     assert user.calls[0][0][-1].content.startswith("(The conversation starts.")

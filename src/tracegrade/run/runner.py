@@ -126,6 +126,8 @@ async def _evaluate_case(
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
+        if not base["question"] and reply.turns:  # a simulated user wrote the opening message
+            base["question"] = reply.turns[0].content
     except asyncio.TimeoutError:
         times.mark("agent")
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
