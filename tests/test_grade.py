@@ -89,7 +89,8 @@ def test_a_recorded_otlp_export_is_graded_with_the_live_run_verdicts(tmp_path, e
     exported.clear()
     live = tracegrade.evaluate(str(dataset), agent, judge=None, capture=("otel",), store=f"sqlite:///{tmp_path}/a.db")
     live_verdicts = {r.case_id: r.passed for r in live.results}
-    assert live_verdicts == {"paris": True, "oslo": False, "rome": False}
+    assert live_verdicts == {"paris": True, "oslo": False, "rome": False}, [(r.case_id, r.error, r.checks)
+                                                                             for r in live.results]
     assert live.results[0].reply.tool_calls[0].arguments == {"city": "Paris"}  # from the chat span's tool_call part
 
     # The agent's own spans only (a collector sees those, not tracegrade's case span), one OTLP JSON per line.

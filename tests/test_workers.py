@@ -7,9 +7,18 @@ import asyncio
 import contextvars
 import threading
 
+import pytest
+
+from tracegrade.capture import workers
 from tracegrade.capture.workers import in_daemon_thread
 
 case_name: contextvars.ContextVar[str] = contextvars.ContextVar("case_name", default="")
+
+
+@pytest.fixture(autouse=True)
+def own_pool(monkeypatch):
+    """A pool of this test's own: idle threads other tests left would take jobs too."""
+    monkeypatch.setattr(workers, "_pool", workers._Pool())
 
 
 def whoami() -> tuple[str, int]:

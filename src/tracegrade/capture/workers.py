@@ -28,15 +28,19 @@ from typing import Any, Callable
 IDLE_S = 10.0  # a thread with nothing to do for this long ends
 
 
+# A job runs its work and returns what hands its outcome over (called once the thread is idle again).
+Job = Callable[[], Callable[[], None]]
+
+
 class _Pool:
     """Daemon threads taking jobs from one queue; a new one only when none is idle."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._idle = 0  # threads waiting for a job that no job has claimed yet
         self._lock = threading.Lock()
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Job) -> None:
         with self._lock:
             claimed = self._idle > 0
             if claimed:
@@ -55,9 +59,12 @@ class _Pool:
                         self._idle -= 1
                         return
                 continue  # every waiting thread was claimed: a job is on its way
-            job()
+            hand_over = job()
+            # WHY idle before the result is handed over: the caller's next job, submitted as soon
+            # as it has this result, must find this thread free, not start another one
             with self._lock:
                 self._idle += 1
+            hand_over()
 
 
 _pool = _Pool()
@@ -80,13 +87,12 @@ def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future
         except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
             pass
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         try:
             value = context.run(function, *args)
         except BaseException as exc:  # handed to the case, which turns it into data
-            hand_over(functools.partial(future.set_exception, exc))
-        else:
-            hand_over(functools.partial(future.set_result, value))
+            return functools.partial(hand_over, functools.partial(future.set_exception, exc))
+        return functools.partial(hand_over, functools.partial(future.set_result, value))
 
     _pool.submit(job)
     return future
