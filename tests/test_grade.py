@@ -72,6 +72,8 @@ def exported():
     import tracegrade.capture.otel as capture_otel
 
     provider = TracerProvider()
+    # WHY before too: a test before this one may have left capture's processor on its own provider
+    capture_otel._processor = None
     trace._TRACER_PROVIDER_SET_ONCE = Once()
     trace.set_tracer_provider(provider)
     memory = InMemorySpanExporter()
