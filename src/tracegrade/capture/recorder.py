@@ -47,17 +47,17 @@ class Exchange:
 
 @dataclass
 class Shared:
-    """What the cases of one captured target learn together: calls that arrived late, and
-    whether a worker task was seen (so a case that recorded nothing can say why)."""
+    """What the cases of one captured target learn together: whether a worker task was seen
+    (a call arrived late, or came from a task that outlived its case), so a case that
+    recorded nothing can say why."""
 
-    late_calls: int = 0
     worker_seen: bool = False
     warned_absent: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def late(self) -> None:
+        """A call arrived for a case that had ended: a worker task a case created is at work."""
         with self.lock:
-            self.late_calls += 1
             self.worker_seen = True
 
 
