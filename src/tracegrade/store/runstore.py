@@ -24,6 +24,7 @@ inherit it. Ids, statuses and names (``STRUCTURE_KEYS``) are kept as they are.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -39,6 +40,7 @@ from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import configured_secrets, redact_data
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.store import labelrows
 from tracegrade.store.compact import CompactResults
 from tracegrade.store.backends import Backend, PostgresBackend, Row, Run as RunSql, SqliteBackend, Work, hide_password
 
@@ -106,6 +108,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "case results in dataset order", (
         "CREATE INDEX case_results_in_order ON case_results (run_id, position, repetition, case_id)",
     )),
+    Migration(4, labelrows.MIGRATION_NAME, labelrows.MIGRATION_STATEMENTS),  # labels given in `tracegrade view`
 )
 
 # running: cases may still arrive (or the process died: resume it);
@@ -313,6 +316,17 @@ class RunStore:
             "WHERE d.judge_model = c.judge_model AND d.rubric_hash = c.rubric_hash) ORDER BY created_ns DESC LIMIT ?",
             (limit,))
         return [CalibrationRecord(r[0], r[1], r[2], r[3], bool(r[4]), r[5], json.loads(r[6])) for r in rows]
+
+    def save_label(self, label: labelrows.AnswerLabel) -> None:
+        """A person's label of an answer on a metric, replacing their earlier one (its texts redacted as a case's are)."""
+        texts = {"note": label.note, "golden_answer": label.golden_answer,
+                 "expected_behaviour": label.expected_behaviour}
+        stored = dataclasses.replace(label, **json.loads(self._clean(texts)), labelled_at=label.labelled_at or now_iso())
+        self._do(lambda run: labelrows.upsert(run, stored, time.time_ns()))
+
+    def labels(self, run_ids: Sequence[str] | None = None) -> list[labelrows.AnswerLabel]:
+        """The labels given on ``run_ids`` (None: on every run)."""
+        return self._do(lambda run: labelrows.select(run, run_ids))
 
     def applied_migrations(self) -> list[int]:
         return [int(row[0]) for row in self._query("SELECT version FROM tracegrade_migrations ORDER BY version", ())]
