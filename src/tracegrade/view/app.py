@@ -13,7 +13,8 @@ production pages are the monitor's own app, mounted at /production/.
 Safety as the monitor's: only the allowed Host names are answered (DNS
 rebinding) and a browser request from another origin is refused (HostGuard,
 outermost); with a token (what binding beyond loopback needs) every route
-asks for it; pages may not be framed by another site.
+asks for it; pages may not be framed by another site; a POST (a label, the one
+change the view makes) needs the page's CSRF token (csrf.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import functools
 import secrets
 from pathlib import Path
 from typing import Iterable, Iterator
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -40,9 +42,13 @@ from tracegrade.report import junit, markdown
 from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page
+from tracegrade.store.labelrows import NAME_CHARS
 from tracegrade.view.caseindex import CaseIndex, Filters, build_index, paged
+from tracegrade.view.csrf import CsrfGuard
+from tracegrade.view.label_forms import case_labels
+from tracegrade.view.label_routes import add_label_routes, default_annotator
 from tracegrade.view.memo import Memo
-from tracegrade.view.shell import e, framing_nav, layout, run_url
+from tracegrade.view.shell import case_url, e, framing_nav, layout, run_url
 
 ENV_VAR = "TRACEGRADE_VIEW_TOKEN"  # its token, when it serves beyond loopback
 RUNS_SHOWN = 500  # runs the landing page reads (the store's newest first)
@@ -51,10 +57,13 @@ SEARCH_CHARS = 200  # of the case search text
 
 
 def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | None = None,
-                    allowed_hosts: Iterable[str] = LOOPBACK_NAMES, gate: GateConfig | None = None) -> FastAPI:
+                    allowed_hosts: Iterable[str] = LOOPBACK_NAMES, gate: GateConfig | None = None,
+                    annotator: str | None = None) -> FastAPI:
     """The view over ``store`` (and the production traces in ``spans_db``).
 
-    ``token``: every route needs it (None: none does; serve only on loopback then)."""
+    ``token``: every route needs it (None: none does; serve only on loopback then);
+    ``annotator``: the name labels are given under unless the page names another
+    (default: the login name)."""
     app = FastAPI(title="tracegrade view", docs_url=None, redoc_url=None, openapi_url=None)
     reader = Reader(store, gate or GateConfig())
 
@@ -66,10 +75,13 @@ def create_view_app(store: RunStore, spans_db: Path | None = None, token: str | 
     def favicon() -> Response:
         return Response(status_code=204)  # WHY: a browser asks on every page; a 404 is a console error
 
-    _run_routes(app, reader)
+    labeller = annotator or default_annotator()
+    _run_routes(app, reader, labeller)
     _compare_routes(app, reader)
     _other_routes(app, reader)
+    add_label_routes(app, store, labeller, _info, _case)
     app.mount("/production", _production(spans_db, allowed_hosts))
+    app.add_middleware(CsrfGuard)  # every POST (a label) needs the page's token
     app.add_middleware(SecurityHeaders)
     if token:
         app.add_middleware(TokenGate, token=token, server="view", env_var=ENV_VAR)
@@ -137,7 +149,7 @@ class Reader:
         return comparison, decide(comparison, self.gate)
 
 
-def _run_routes(app: FastAPI, reader: Reader) -> None:
+def _run_routes(app: FastAPI, reader: Reader, labeller: str) -> None:
     """The runs, a run's cases and files, a case."""
     store = reader.store
 
@@ -182,7 +194,7 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         return Response(markdown.to_markdown(store.load_run(info.run_id)), media_type="text/markdown; charset=utf-8")
 
     @app.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)
-    def case(run_id: str, case_id: str, repeat: int = 0) -> Response:
+    def case(request: Request, run_id: str, case_id: str, repeat: int = 0, annotator: str = "") -> Response:
         info = _info(store, run_id)
         result = _case(store, info.run_id, case_id, repeat)
         if result is None:
@@ -190,8 +202,13 @@ def _run_routes(app: FastAPI, reader: Reader) -> None:
         others = [(i.run_id, i.manifest.agent_model, other) for i in store.runs(limit=OTHER_RUNS + 1, dataset=info.dataset)
                   if i.run_id != info.run_id and (other := _case(store, i.run_id, case_id, repeat)) is not None]
         reference, why = metrics_page.reference(info, case_id)
+        given = [g for g in store.labels([info.run_id]) if (g.case_id, g.repeat) == (result.case_id, result.repeat)]
+        named = annotator.strip()[:NAME_CHARS]
+        back = case_url(info.run_id, result.case_id, result.repeat)
+        back += (("&" if "?" in back else "?") + urlencode({"annotator": named})) if named else ""
+        labels = case_labels(info.run_id, result, given, named or labeller, request.state.csrf, back)
         return HTMLResponse(case_page.render(info.run_id, result, others[:OTHER_RUNS],
-                                             redact(reference) if reference else None, why))
+                                             redact(reference) if reference else None, why, labels))
 
 
 def _compare_routes(app: FastAPI, reader: Reader) -> None:

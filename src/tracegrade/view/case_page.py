@@ -18,9 +18,10 @@ ARGUMENT_CHARS = 4000  # a tool call's arguments as shown; the rest is cut (with
 
 
 def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, str, CaseResult]],
-           reference: str | None = None, no_reference: str = "") -> str:
+           reference: str | None = None, no_reference: str = "", labels: str = "") -> str:
     """``others``: the same case (same repetition) in other runs, newest first, as (run id, agent, result);
-    ``reference``: the dataset's reference answer, or None and ``no_reference`` says why."""
+    ``reference``: the dataset's reference answer, or None and ``no_reference`` says why;
+    ``labels``: the section where a person labels the answer (label_forms.case_labels)."""
     r = result
     known = f"<pre>{e(reference)}</pre>" if reference else f'<p class="muted">{e(no_reference or "none")}</p>'
     parts = [
@@ -30,6 +31,7 @@ def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, str, Cas
         section("Reference answer", known, "reference"),
         section("Checks", _checks(r.checks), "checks"),
         section("Metrics", _metrics(r), "metrics"),
+        labels,
         section("Trace", _trace(r.reply) if r.reply else '<p class="muted">no trace</p>', "trace"),
         section("Evidence the judge saw", _evidence(r.reply) if r.reply else '<p class="muted">none</p>', "evidence"),
         section("In other runs", _others(run_id, r, others), "other-runs"),

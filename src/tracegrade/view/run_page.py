@@ -30,7 +30,9 @@ def render(info: RunInfo, index: CaseIndex, filters: Filters, page: Page, previo
     links = [f'<a href="{e(run_url(info.run_id))}/metrics">component metrics and stratified table</a>',
              f'<a href="{e(run_url(info.run_id))}/results.json">results JSON</a>',
              f'<a href="{e(run_url(info.run_id))}/junit.xml">JUnit</a>',
-             f'<a href="{e(run_url(info.run_id))}/summary.md">summary</a>']
+             f'<a href="{e(run_url(info.run_id))}/summary.md">summary</a>',
+             f'<a href="{e(run_url(info.run_id))}/label" id="label-queue">label answers</a>',
+             f'<a href="{e(with_query("/labels.json", {"run": info.run_id}))}">labels JSON</a>']
     if previous:
         links.append(f'<a href="{e(compare_url(previous, info.run_id))}">compare with the previous run on this dataset</a>')
     body = (f'<p class="muted">{e(meta)}</p><p>{" · ".join(links)}</p>' + _summary(info, index)

@@ -1,0 +1,124 @@
+"""The label queue: a run's unlabelled answers one at a time, labelled by keyboard.
+
+    >>> "g good" in KEYS_LINE
+    True
+
+Each item is one answer on one metric, nearest the metric's threshold first
+(``labelqueue``). The page shows what the judge read (question, reference,
+evidence, answer), the judge's score and the threshold, and one form: good,
+bad or skip, with an optional note. Keys: g good, b bad, s skip (leaves the
+queue unlabelled), n or → next (the item stays for later), Esc leaves the note.
+The keys press the form's buttons, so the page works without them too; the
+script is inline, as every view page's, which the view's Content-Security-Policy
+(frame-ancestors only) allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from tracegrade.core.results import CaseResult
+from tracegrade.judge.prompt import tool_calls_text
+from tracegrade.view.label_forms import LabelTarget, label_form, queue_url
+from tracegrade.view.labelqueue import Candidate
+from tracegrade.view.shell import case_url, e, layout, options, run_url, section, with_query
+
+KEYS_LINE = "keys: g good · b bad · s skip (not judged, leaves your queue) · n or → next (stays for later) · " \
+            "Esc leaves the note"
+
+QUEUE_JS = """
+(() => {
+  const form = document.querySelector('#to-label form.label');
+  let sent = false;
+  document.addEventListener('keydown', (event) => {
+    const tag = (event.target.tagName || '').toLowerCase();
+    if (event.key === 'Escape' && ['input', 'textarea'].includes(tag)) { event.target.blur(); return; }
+    if (['input', 'select', 'textarea'].includes(tag) || event.ctrlKey || event.metaKey || event.altKey) return;
+    const verdict = {g: 'good', b: 'bad', s: 'skip'}[event.key];
+    if (verdict && form) {
+      event.preventDefault();
+      if (!sent) { sent = true; form.requestSubmit(form.querySelector('button[value="' + verdict + '"]')); }
+      return;
+    }
+    const next = document.getElementById('next');
+    if ((event.key === 'n' || event.key === 'ArrowRight') && next) { event.preventDefault(); location.assign(next.href); }
+  });
+})();
+"""
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Where a person is in a run's queue."""
+
+    run_id: str
+    metrics: Sequence[str]  # the metrics the judge scored in the run
+    metric: str  # the one chosen, "" for all
+    annotator: str
+    passed: int  # items passed over with "next" in this walk
+    left: int  # items not labelled, from this one on
+    labelled: int  # this person's labels (and skips) in the run
+
+    def url(self, passed: int | None = None) -> str:
+        chosen = self.passed if passed is None else passed
+        return with_query(queue_url(self.run_id), {"metric": self.metric, "annotator": self.annotator, "pass": chosen})
+
+
+def render(queue: Queue, item: Candidate | None, result: CaseResult | None, reference: str, expected: str,
+           csrf: str) -> str:
+    """The page at ``item`` (None: nothing left to label in this walk)."""
+    body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue)
+    if item is None or result is None or result.reply is None:
+        body += section("Nothing left", _done(queue), "done")
+    else:
+        body += _item(queue, item, result, reference, expected, csrf)
+    return layout(f"Label answers · {queue.run_id}", body, crumbs=[("runs", "/"), (queue.run_id, run_url(queue.run_id)),
+                                                                    ("label", queue.url(0))],
+                  script=QUEUE_JS)
+
+
+def _chooser(queue: Queue) -> str:
+    choices = [("", "every metric, in turn")] + [(m, m) for m in queue.metrics]
+    return (f'<form class="filters" method="get" action="{e(queue_url(queue.run_id))}">'
+            f'<label>metric <select name="metric">{options(choices, queue.metric)}</select></label>'
+            f'<label>labelling as <input type="text" name="annotator" value="{e(queue.annotator)}" size="12"></label>'
+            f'<button type="submit">show</button>'
+            f'<span class="muted" id="progress">{queue.left} left · {queue.labelled} labelled by {e(queue.annotator)}'
+            f'{f" · {queue.passed} passed over" if queue.passed else ""}</span></form>')
+
+
+def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, expected: str, csrf: str) -> str:
+    reply = result.reply
+    assert reply is not None
+    target = LabelTarget(queue.run_id, item.case_id, item.repeat, item.metric)
+    head = (f'<p>Is this answer <b>good</b> or <b>bad</b> on <b id="metric">{e(item.metric)}</b>? '
+            f'The judge scored it <b id="judge-value">{item.value:.2f}</b>; it passes at &ge; {item.threshold:g} '
+            f'(range {item.low:g}–{item.high:g}).</p>')
+    form = label_form(target, queue.annotator, csrf, queue.url(), skip=True)
+    next_link = (f'<p><a id="next" href="{e(queue.url(queue.passed + 1))}">next (n, →): leave it for later</a> · '
+                 f'<a href="{e(case_url(queue.run_id, item.case_id, item.repeat))}">the whole case</a></p>')
+    tools = tool_calls_text(reply)
+    parts = [section(f"Answer to label: {item.case_id}" + (f" #{item.repeat + 1}" if item.repeat else ""),
+                     head + form + next_link, "to-label"),
+             section("Question", f"<pre>{e(result.question)}</pre>", "question"),
+             section("Answer", f'<pre id="answer">{e(reply.answer)}</pre>', "answer"),
+             section("Reference answer", f"<pre>{e(reference)}</pre>" if reference else '<p class="muted">none</p>',
+                     "reference")]
+    if expected:
+        parts.append(section("Expected behaviour", f"<pre>{e(expected)}</pre>", "expected"))
+    parts.append(section("Evidence the judge saw",
+                         "<h3>Context</h3>" + (f"<pre>{e(reply.context)}</pre>" if reply.context else
+                                               '<p class="muted">none</p>')
+                         + "<h3>Tool calls</h3>" + (f"<pre>{e(tools)}</pre>" if tools else '<p class="muted">none</p>'),
+                         "evidence"))
+    return "".join(parts)
+
+
+def _done(queue: Queue) -> str:
+    on = f" on {queue.metric}" if queue.metric else ""
+    again = (f' <a href="{e(queue.url(0))}">Start again at the items you passed over</a>.' if queue.passed else "")
+    export = with_query("/labels.json", {"run": queue.run_id})
+    return (f'<p id="nothing-left">No unlabelled answer left for {e(queue.annotator)} in this run{e(on)}.{again}</p>'
+            f'<p>Measure the judge on these labels: <code>tracegrade calibrate --from-store {e(queue.run_id)}</code>, '
+            f'or download them as a labels file: <a href="{e(export)}">labels.json</a>.</p>')

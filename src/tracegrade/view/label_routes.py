@@ -1,0 +1,117 @@
+"""The view's label routes: the queue page, the one POST that stores a label, the labels file.
+
+    >>> default_annotator() != ""
+    True
+
+``GET /runs/{run}/label`` walks a person's unlabelled answers (``label_page``);
+``POST /labels`` stores one label (CSRF-checked by ``csrf.CsrfGuard`` before it
+gets here, which also hands over the parsed form) and sends the browser back;
+``GET /labels.json?run=RUN`` (or ``?dataset=NAME``, or neither for every run) is
+the labels file `tracegrade calibrate --labels` reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+from typing import Callable
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from tracegrade.core.redact import redact
+from tracegrade.core.results import CaseResult
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.judge import stored_labels
+from tracegrade.store.labelrows import NAME_CHARS, AnswerLabel
+from tracegrade.store.runstore import RunInfo, RunStore
+from tracegrade.view import label_page, labelqueue, metrics_page
+from tracegrade.view.label_forms import queue_url
+from tracegrade.view.shell import case_url, e, layout
+
+InfoOf = Callable[[RunStore, str], RunInfo]
+CaseOf = Callable[[RunStore, str, str, int], "CaseResult | None"]
+RUNS_EXPORTED = 500  # runs on one dataset a labels file gathers
+
+
+def default_annotator() -> str:
+    """Who labels when the page names no one: the login name, else "me"."""
+    try:
+        return getpass.getuser()[:NAME_CHARS] or "me"
+    except (OSError, KeyError):  # no user name in this environment (a container without one)
+        return "me"
+
+
+def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: InfoOf, case_of: CaseOf) -> None:
+    """The routes, over ``store``; ``annotator``: the name a page starts with."""
+    default = annotator
+    # WHY kept per run content: a queue reads every case's metrics; the next item must not read them again.
+    candidates = functools.lru_cache(maxsize=4)(lambda key: labelqueue.candidates(store.case_texts(key[0])))
+
+    @app.get("/runs/{run_id}/label", response_class=HTMLResponse)
+    def queue(request: Request, run_id: str, metric: str = "", annotator: str = "",
+              passed: int = Query(0, alias="pass")) -> Response:
+        info = info_of(store, run_id)
+        if info.run_id != run_id:
+            return RedirectResponse(queue_url(info.run_id), status_code=307)
+        who = _name(annotator) or default
+        items = candidates((info.run_id, info.cases_done, info.status))
+        done = {(g.case_id, g.repeat, g.metric) for g in store.labels([info.run_id]) if g.annotator == who}
+        order = labelqueue.ordered(items, done, metric)
+        passed = min(max(passed, 0), len(order))
+        item = order[passed] if passed < len(order) else None
+        result = case_of(store, info.run_id, item.case_id, item.repeat) if item else None
+        golden = _golden(info, item.case_id) if item else None
+        state = label_page.Queue(info.run_id, labelqueue.metrics_of(items), metric, who, passed, len(order) - passed,
+                                 len(done))
+        return HTMLResponse(label_page.render(state, item, result, redact(golden.golden_answer) if golden else "",
+                                              redact(golden.expected_behaviour) if golden else "", request.state.csrf))
+
+    @app.post("/labels")
+    def label(request: Request) -> Response:
+        form: dict[str, str] = getattr(request.state, "form", {})
+        repeat = form.get("repeat", "0")
+        info = info_of(store, form.get("run_id", ""))
+        result = case_of(store, info.run_id, form.get("case_id", ""), int(repeat) if repeat.isdigit() else -1)
+        if result is None:
+            return _problem(404, f"no case {form.get('case_id', '')!r} (repetition {repeat}) in run {info.run_id}")
+        metric = form.get("metric", "")
+        if metric not in {m.name for m in result.metrics} | set(result.scores or ()):
+            return _problem(400, f"the judge has no metric {metric!r} on this answer")
+        golden = _golden(info, result.case_id)
+        try:
+            given = AnswerLabel(info.run_id, result.case_id, result.repeat, metric,
+                                form.get("annotator", "").strip() or default, form.get("verdict", ""),
+                                form.get("note", "").strip(), golden.golden_answer if golden else "",
+                                golden.expected_behaviour if golden else "")
+        except ValueError as exc:
+            return _problem(400, str(exc))
+        store.save_label(given)
+        back = form.get("back", "")
+        local = back.startswith("/") and not back.startswith("//") and "\\" not in back
+        return RedirectResponse(back if local else case_url(info.run_id, result.case_id, result.repeat),
+                                status_code=303)
+
+    @app.get("/labels.json")
+    def labels_json(run: str = "", dataset: str = "") -> Response:
+        run_ids = [info_of(store, run).run_id] if run else \
+            [i.run_id for i in store.runs(limit=RUNS_EXPORTED, dataset=dataset)] if dataset else None
+        data = stored_labels.label_file(store, run_ids)
+        return Response(json.dumps(data, indent=2, ensure_ascii=False) + "\n", media_type="application/json",
+                        headers={"content-disposition": 'attachment; filename="labels.json"'})
+
+
+def _name(given: str) -> str:
+    return given.strip()[:NAME_CHARS]
+
+
+def _golden(info: RunInfo, case_id: str) -> GoldenCase | None:
+    """The case in the run's dataset file (at the run's version), as the case page finds its reference."""
+    cases, _ = metrics_page.dataset_cases(info)
+    return next((c for c in cases if c.id == case_id), None)
+
+
+def _problem(status: int, problem: str) -> HTMLResponse:
+    return HTMLResponse(layout("Not labelled", f'<section><p class="error" id="problem">{e(problem)}</p>'
+                               '<p><a href="/">all runs</a></p></section>'), status_code=status)
