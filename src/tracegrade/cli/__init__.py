@@ -26,6 +26,7 @@ COMMANDS = {
     "history": "list the last runs; compare the latest run's aggregates with the previous run's",
     "compare": "compare two runs case by case and gate the candidate",
     "calibrate": "validate the judge: agreement with human labels, known-bad breaks, stability",
+    "labels": "export the labels given in `tracegrade view` as a labels file for `tracegrade calibrate`",
     "pairwise": "compare two runs answer by answer with the judge, in both orders",
     "report": "report on a run: console, or one self-contained HTML file",
     "monitor": "serve a dashboard over the production traces in the local span store",

@@ -13,13 +13,17 @@ from tracegrade.judge.calibrate import Calibration, Judged, Thresholds, calibrat
 from tracegrade.core.errors import ConfigError
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, with_weights
 from tracegrade.judge.scoring import Judge, load_rubric
-from tracegrade.judge.labels import DEFAULT_LABELS, balanced_subset, load_labels
+from tracegrade.judge.labels import DEFAULT_LABELS, LabelledItem, balanced_subset, load_labels
+from tracegrade.judge.stored_labels import labelled_items, runs_labelled
 from tracegrade.eval.provenance import new_run_id, now_iso
 from tracegrade.models import load_model, model_spec
 from tracegrade.judge.perturb import BREAK_KINDS
 from tracegrade.eval.progress import progress_bar
 from tracegrade.report import calibration as report
 from tracegrade.store.runstore import CalibrationRecord, open_store
+
+
+EVERY_RUN = ""  # --from-store with no value
 
 
 def register(subparsers: Any) -> None:
@@ -30,11 +34,16 @@ def register(subparsers: Any) -> None:
         "same-question pairs ordered, plus Spearman rho (and MAE and kappas for 1..5 scales). Every all-good answer "
         "is broken three ways and each break must fail its target metric. A metric that meets every bar may gate; "
         "`tracegrade run` reads the stored result and does not gate on the others. The shipped labels with the "
-        "shipped rubric are stored automatically; any other pairing only with --record. "
+        "shipped rubric are stored automatically; any other pairing only with --record. Labels given in "
+        "`tracegrade view` are read from the store with --from-store. "
         "Exits 0 when every metric may gate, 1 otherwise.",
     )
-    p.add_argument("--labels", type=Path, default=DEFAULT_LABELS,
+    p.add_argument("--labels", type=Path,
                    help="human labels (default: the shipped ShopNest human-labels.json)")
+    p.add_argument("--from-store", nargs="?", const=EVERY_RUN, metavar="RUN|DATASET",
+                   help="read the labels given in `tracegrade view` from the run store (--db) instead of a file: "
+                   "those on one run (id, prefix, latest, previous), on every run of a dataset, or, with no "
+                   "value, on every run; each labelled answer is judged as it was stored")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
@@ -64,7 +73,8 @@ def register(subparsers: Any) -> None:
                    help="inputs judged at once (default 1: one answer's questions share the model's prompt cache)")
     p.add_argument("--record", action="store_true",
                    help="store the result for `run` to use even with labels or a rubric other than the shipped pair")
-    p.add_argument("--db", help="store URL for the result (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
+    p.add_argument("--db", help="store URL for the result and --from-store's labels "
+                   "(env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--json", type=Path, metavar="PATH", help="also write the full result as JSON")
     p.add_argument("--write-weights", type=Path, metavar="RUBRIC",
                    help="write the weights fitted for each metric with parts (model, code, overlap) into this rubric "
@@ -82,7 +92,7 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     """The command with its judge given: tests pass a scripted one."""
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--samples and --limit must be at least 1")
-    labelled, version = load_labels(args.labels)
+    labelled, version = _labels(args)
     items = balanced_subset(labelled, args.limit) if args.limit else labelled
     breaks = 0 if args.no_breaks else len(good_items(items)[: args.break_limit]) * len(BREAK_KINDS)
     total = (len(items) + breaks) * args.samples
@@ -102,6 +112,21 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     if args.write_weights:
         _write_weights(result, args.write_weights)
     return 0 if result.passed else 1
+
+
+def _labels(args: argparse.Namespace) -> tuple[tuple[LabelledItem, ...], str]:
+    """The labelled answers and their version: from --labels' file, or from the store (--from-store)."""
+    if args.from_store is None:
+        return load_labels(args.labels)
+    if args.labels is not None:
+        raise ConfigError("--labels and --from-store each name the labels: give one")
+    with open_store(args.db) as store:
+        run_ids = None if args.from_store == EVERY_RUN else runs_labelled(store, args.from_store)
+        items, version = labelled_items(store, run_ids)
+        where = store.url
+    print(f"tracegrade: {len(items)} answers labelled in tracegrade view, from {where} (labels {version})",
+          file=sys.stderr)
+    return items, version
 
 
 def _reporter(advance: Callable[[], None], total: int) -> Callable[[Judged], None]:
@@ -160,4 +185,4 @@ def _shipped_pair(args: argparse.Namespace) -> bool:
     def same(given: str | Path | None, default: Path) -> bool:
         return given is None or Path(given).resolve() == default.resolve()
 
-    return same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC)
+    return args.from_store is None and same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC)

@@ -17,8 +17,9 @@ def register(subparsers: Any) -> None:
         description="A web UI over the run store: every run, its cases a page at a time (filters: failed only, "
         "check code, split), each case's checks, metrics and trace as a timeline, the case in other runs, two "
         "runs compared with the gate's verdict and per-case diffs, history charts, the latest judge "
-        "calibrations, and the monitor's production pages under /production/. Binds 127.0.0.1; another "
-        "address needs TRACEGRADE_VIEW_TOKEN.",
+        "calibrations, and the monitor's production pages under /production/. A case page and a run's label "
+        "queue (keys g good, b bad, s skip, n next) label answers good or bad per metric, stored with the run "
+        "for `tracegrade calibrate --from-store`. Binds 127.0.0.1; another address needs TRACEGRADE_VIEW_TOKEN.",
     )
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
@@ -26,6 +27,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--spans-db", type=Path, help="span store for the production pages "
                    "(env TRACEGRADE_SPANS_DB; default .tracegrade/spans.db)")
     p.add_argument("--gate", type=Path, help="gate thresholds TOML for comparisons and history (default: the shipped one)")
+    p.add_argument("--annotator", help="the name labels are given under unless a page names another "
+                   "(default: your login name)")
     from tracegrade.observe.serving import add_server_flags
 
     add_server_flags(p, "TRACEGRADE_VIEW")
@@ -50,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     if hint := other_names_hint(args.host, "TRACEGRADE_VIEW"):
         print(f"tracegrade view: {hint}", file=sys.stderr)
     try:
-        serve(create_view_app(store, spans, token, allowed_hosts, gate), args.host, args.port, limits)
+        serve(create_view_app(store, spans, token, allowed_hosts, gate, args.annotator), args.host, args.port, limits)
     finally:
         store.close()
     return 0
