@@ -1,0 +1,142 @@
+"""Labels given in the view, in the run store (store/labelrows.py) and exported as the labels
+file `tracegrade calibrate` reads (judge/stored_labels.py): on SQLite and a real Postgres,
+across reopening, and read by `calibrate --from-store` and `tracegrade labels`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runs_support import run
+from test_store import postgres_server, store_url  # noqa: F401  (the SQLite / Postgres store fixtures)
+from tracegrade.cli import build_parser, main
+from tracegrade.cli.calibrate import run_calibration
+from tracegrade.core.errors import DatasetError
+from tracegrade.core.results import CaseResult, MetricScore
+from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.judge.labels import load_labels
+from tracegrade.judge.scoring import Judge
+from tracegrade.judge.stored_labels import label_file, labelled_items, runs_labelled
+from tracegrade.models.scripted import ScriptedModel
+from tracegrade.store.labelrows import AnswerLabel
+from tracegrade.store.runstore import open_store
+from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
+from view_support import record
+
+CALL = ToolCall(name="getOrderStatus", arguments={"orderId": "ORD-1"}, argument="ORD-1",
+                result="Order ORD-1 is SHIPPED.")
+
+
+def answered(case_id: str, answer: str, repeat: int = 0) -> CaseResult:
+    reply = Reply(answer=answer, context=f"SOURCE: policy.md\nabout {case_id}", tool_calls=(CALL,))
+    metrics = tuple(MetricScore(m, 3.0, 4.0, "scale", low=1.0, high=5.0) for m in SEED_METRICS)
+    return CaseResult(case_id, "pass", question=f"question {case_id}?", reply=reply, metrics=metrics, repeat=repeat)
+
+
+def stored(url: str):
+    """A store with run r1 of three answers (c has a second repetition)."""
+    store = open_store(url)
+    record(store, run([answered("a", "answer a"), answered("b", "answer b"), answered("c", "answer c"),
+                       answered("c", "answer c again", repeat=1)], run_id="r1"))
+    return store
+
+
+def label(case_id: str, metric: str, verdict: str, who: str = "ann", note: str = "", repeat: int = 0) -> AnswerLabel:
+    return AnswerLabel("r1", case_id, repeat, metric, who, verdict, note, golden_answer=f"reference {case_id}")
+
+
+def test_labels_survive_reopening_and_a_newer_label_replaces_the_persons_older_one(store_url):  # noqa: F811
+    with stored(store_url) as store:
+        store.save_label(label("a", "correctness", "good", note="first"))
+        store.save_label(label("a", "correctness", "bad", note="second thoughts"))  # the same person: replaced
+        store.save_label(label("a", "correctness", "good", who="bob"))  # another person: kept beside it
+        store.save_label(label("c", "relevance", "skip", repeat=1))
+    with open_store(store_url) as store:  # a restart: a new connection to the same database
+        kept = {(g.case_id, g.repeat, g.metric, g.annotator): (g.verdict, g.note) for g in store.labels(["r1"])}
+        assert store.labels(["another-run"]) == []
+    assert kept == {("a", 0, "correctness", "ann"): ("bad", "second thoughts"),
+                    ("a", 0, "correctness", "bob"): ("good", ""), ("c", 1, "relevance", "ann"): ("skip", "")}
+
+
+def test_a_label_must_be_good_bad_or_skip_and_name_its_person():
+    with pytest.raises(ValueError, match="good, bad, skip"):
+        label("a", "correctness", "fine")
+    with pytest.raises(ValueError, match="annotator"):
+        label("a", "correctness", "good", who=" ")
+
+
+def test_a_note_is_redacted_before_it_is_stored(tmp_path):
+    with stored(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.save_label(label("a", "correctness", "bad", note="the customer ann.lee@example.com was told wrong"))
+        [given] = store.labels()
+    assert "ann.lee@example.com" not in given.note and "was told wrong" in given.note
+
+
+def test_the_export_is_the_labels_file_calibrate_reads_built_from_the_stored_answers(tmp_path):
+    with stored(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.save_label(label("a", "correctness", "good", note="right"))
+        store.save_label(label("a", "faithfulness", "bad", note="the date is not in the policy"))
+        store.save_label(label("a", "correctness", "bad", who="bob"))
+        store.save_label(label("c", "relevance", "good", repeat=1))
+        store.save_label(label("b", "relevance", "skip"))  # skipped: not an item
+        data = label_file(store, runs_labelled(store, "r1"))
+        items, version = labelled_items(store, None)
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(data))
+    loaded, _ = load_labels(path)
+    assert loaded == items and len(version) == 12
+    by_id = {item.id: item for item in loaded}
+    assert sorted(by_id) == ["r1:a", "r1:c#2"]
+    a = by_id["r1:a"]
+    assert (a.case_id, a.question, a.answer, a.golden_answer) == ("a", "question a?", "answer a", "reference a")
+    assert a.evidence.context == "SOURCE: policy.md\nabout a" and a.evidence.tool_calls == (CALL,)
+    assert [g.annotator for g in a.labels] == ["ann", "bob"]
+    assert a.labels[0].scores == {"correctness": "good", "faithfulness": "bad"}
+    assert a.labels[0].rationale == "correctness: right; faithfulness: the date is not in the policy"
+    assert a.labels[1].verdict("correctness") == "bad" and by_id["r1:c#2"].answer == "answer c again"
+
+
+def test_an_export_with_nothing_labelled_says_where_to_label(tmp_path):
+    with stored(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        store.save_label(label("b", "relevance", "skip"))
+        with pytest.raises(DatasetError, match="label answers in `tracegrade view`"):
+            label_file(store, ["r1"])
+
+
+def _judge_saying(value: int) -> Judge:
+    def reply(messages, options):
+        return json.dumps({**{m: value for m in SEED_METRICS}, "reason": "scripted"})
+
+    return Judge(ScriptedModel(reply, "scripted-judge"), SCALE_RUBRIC)
+
+
+def test_calibrate_from_the_store_judges_exactly_the_labelled_answers(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with stored(url) as store:
+        for case_id, verdict in (("a", "good"), ("b", "bad"), ("c", "good")):
+            store.save_label(label(case_id, "correctness", verdict))
+    out = tmp_path / "cal.json"
+    args = build_parser().parse_args(["calibrate", "--from-store", "r1", "--db", url, "--no-breaks",
+                                      "--min-labels", "1", "--json", str(out)])
+    run_calibration(args, _judge_saying(4))
+    err = capsys.readouterr().err
+    assert "3 answers labelled in tracegrade view" in err and "not stored" in err  # not the shipped pair
+    result = json.loads(out.read_text())
+    [correctness] = [m for m in result["metrics"] if m["metric"] == "correctness"]
+    assert (correctness["good"], correctness["bad"]) == (2, 1)
+    assert [m for m in result["metrics"] if m["metric"] == "relevance"][0]["good"] == 0
+    with pytest.raises(Exception, match="give one"):
+        run_calibration(build_parser().parse_args(["calibrate", "--from-store", "--labels", str(out), "--db", url]),
+                        _judge_saying(4))
+
+
+def test_tracegrade_labels_writes_the_file_calibrate_reads(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with stored(url) as store:
+        store.save_label(label("b", "helpfulness", "bad", note="vague"))
+    assert main(["labels", "r1", "--db", url, "--out", str(tmp_path / "out" / "labels.json")]) == 0
+    [item], _ = load_labels(tmp_path / "out" / "labels.json")
+    assert item.id == "r1:b" and item.verdict("helpfulness") == "bad"
+    assert main(["labels", "no-such-thing", "--db", url]) == 2
+    assert "names no run and no dataset" in capsys.readouterr().err
