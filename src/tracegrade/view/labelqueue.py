@@ -8,13 +8,15 @@
 An item is one answer on one metric the judge scored. Within a metric, the
 answers whose score is nearest the metric's pass threshold come first (in units
 of the metric's range): there a label tells most about whether the threshold
-sits right, and there the judge is least sure. The metrics take turns, so the
-first labels cover every metric's threshold region before any metric's far ends.
+sits right, and there the judge is least sure. The metrics take turns (counting
+the labels each already has), so the first labels cover every metric's threshold
+region before any metric's far ends.
 An item the person labelled (or skipped) leaves their queue.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -67,16 +69,18 @@ def _candidate(data: Mapping[str, Any], metric: Mapping[str, Any], position: int
 
 
 def ordered(items: Sequence[Candidate], done: set[Key], metric: str = "") -> list[Candidate]:
-    """The items not ``done``, nearest their threshold first, the metrics in turn (only ``metric`` when given)."""
+    """The items not ``done``, nearest their threshold first, the metrics in turn (only ``metric`` when given).
+
+    WHY the turn counts the labels already given: the queue is worked out again after each
+    label, and a turn that started afresh would put the same metric first every time."""
     by_metric: dict[str, list[Candidate]] = {}
     for item in items:
         if item.key not in done and (not metric or item.metric == metric):
             by_metric.setdefault(item.metric, []).append(item)
-    queues = [sorted(found, key=lambda c: (c.distance, c.position, c.repeat)) for _, found in sorted(by_metric.items())]
-    out: list[Candidate] = []
-    for rank in range(max(map(len, queues), default=0)):
-        out += [queue[rank] for queue in queues if rank < len(queue)]
-    return out
+    given = Counter(key[2] for key in done)
+    turns = [(rank + given[name], name, item) for name, found in by_metric.items()
+             for rank, item in enumerate(sorted(found, key=lambda c: (c.distance, c.position, c.repeat)))]
+    return [item for _, _, item in sorted(turns, key=lambda turn: turn[:2])]
 
 
 def metrics_of(items: Iterable[Candidate]) -> list[str]:

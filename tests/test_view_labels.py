@@ -1,0 +1,167 @@
+"""Labelling in `tracegrade view`, through the app's routes: the CSRF token on every POST,
+the token gate, a person's label replacing their own, the queue's order, skip and next,
+redaction, and the labels file. The browser test (test_view_browser.py) presses the keys."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+from fastapi.testclient import TestClient
+
+from runs_support import run
+from tracegrade.core.results import CaseResult, MetricScore
+from tracegrade.core.trace import Reply
+from tracegrade.store.runstore import open_store
+from tracegrade.view.app import create_view_app
+from tracegrade.view.labelqueue import Candidate, ordered
+from view_support import record
+
+HOST = "http://localhost"
+# (case, relevance P(yes), correctness 1..5): relevance passes at 0.5, correctness at 4.
+VALUES = (("far", 0.99, 1.0), ("near", 0.52, 3.0), ("nearest", 0.5, 5.0), ("mid", 0.3, 4.0))
+EMAIL = "ann.lee@example.com"
+
+
+def answered(case_id: str, relevance: float, correctness: float) -> CaseResult:
+    reply = Reply(answer=f"answer {case_id}, mail {EMAIL}", context="SOURCE: policy.md\n30 days")
+    metrics = (MetricScore("relevance", relevance, 0.5, "probability"),
+               MetricScore("correctness", correctness, 4.0, "scale", low=1.0, high=5.0),
+               MetricScore("faithfulness", None, 0.5, "probability", "no evidence"))
+    return CaseResult(case_id, "pass", question=f"question {case_id}?", reply=reply, metrics=metrics)
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([answered(*v) for v in VALUES], run_id="r1"))
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def client(store):
+    return TestClient(create_view_app(store, annotator="ann"), base_url=HOST)
+
+
+def form_of(page: str) -> dict[str, str]:
+    """The hidden fields of the page's first label form (its CSRF token among them)."""
+    first = page[page.index('<form method="post"'):]
+    first = first[:first.index("</form>")]
+    return {k: unescape(v) for k, v in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', first)}
+
+
+def shown(page: str, ident: str) -> str:
+    return unescape(re.search(rf'id="{ident}"[^>]*>([^<]*)<', page).group(1))
+
+
+def test_a_label_without_this_sessions_token_is_refused_and_changes_nothing(client, store):
+    fields = form_of(client.get("/runs/r1/label").text)
+    for token, why in (("", "no form token was sent"), ("0" * 64, "the form token is not this session's")):
+        refused = client.post("/labels", data={**fields, "csrf": token, "verdict": "good"}, follow_redirects=False)
+        assert refused.status_code == 403 and why in unescape(refused.text) and "Reload the page" in refused.text
+    stranger = TestClient(client.app, base_url=HOST)  # another browser: its own session cookie
+    stranger.get("/")
+    refused = stranger.post("/labels", data={**fields, "verdict": "good"}, follow_redirects=False)
+    assert refused.status_code == 403
+    other_port = client.post("/labels", data={**fields, "verdict": "good"}, headers={"Origin": "http://localhost:9999"},
+                             follow_redirects=False)  # same site to the cookie, another server: refused
+    assert other_port.status_code == 403 and "http://localhost:9999" in unescape(other_port.text)
+    assert store.labels() == []
+    taken = client.post("/labels", data={**fields, "verdict": "good"}, headers={"Origin": HOST},
+                        follow_redirects=False)
+    assert taken.status_code == 303 and taken.headers["location"] == fields["back"]
+    assert [(g.case_id, g.metric, g.annotator, g.verdict) for g in store.labels()] == \
+        [(fields["case_id"], fields["metric"], "ann", "good")]
+
+
+def test_labels_never_go_through_a_get(client, store):
+    fields = form_of(client.get("/runs/r1/label").text)
+    assert client.get("/labels", params={**fields, "verdict": "good"}).status_code == 405
+    assert store.labels() == []
+
+
+def test_a_persons_new_label_replaces_their_old_one_and_the_case_page_shows_it(client, store):
+    page = client.get("/runs/r1/cases/near").text
+    assert page.count('<form method="post" action="/labels"') == 3  # one per metric, the unscored one too
+    fields = form_of(page)
+    for verdict, note in (("good", "first look"), ("bad", "wrong date")):
+        assert client.post("/labels", data={**fields, "verdict": verdict, "note": note, "annotator": "ann"},
+                           follow_redirects=False).status_code == 303
+    client.post("/labels", data={**fields, "verdict": "good", "annotator": "bob"})
+    assert sorted((g.annotator, g.verdict, g.note) for g in store.labels()) == [("ann", "bad", "wrong date"),
+                                                                             ("bob", "good", "")]
+    page = client.get("/runs/r1/cases/near").text
+    row = page[page.index(f'data-metric="{fields["metric"]}"'):]
+    assert '<td class="mine">bad</td>' in row[:400] and "bob good" in row[:4000]
+    assert re.search(r'value="bad" class="verdict bad" aria-keyshortcuts="b" aria-pressed="true"', row)
+
+
+def test_the_token_gate_holds_for_the_queue_and_the_labels(store):
+    gated = TestClient(create_view_app(store, token="view-token-0123456789", annotator="ann"), base_url=HOST)
+    assert gated.get("/runs/r1/label", headers={"accept": "text/html"}, follow_redirects=False).status_code == 303
+    assert gated.post("/labels", data={"verdict": "good"}, follow_redirects=False).status_code == 401
+    assert gated.get("/labels.json").status_code == 401
+    bearer = {"authorization": "Bearer view-token-0123456789"}
+    fields = form_of(gated.get("/runs/r1/label", headers=bearer).text)
+    assert gated.post("/labels", data={**fields, "verdict": "bad"}, headers=bearer,
+                      follow_redirects=False).status_code == 303
+    assert [g.verdict for g in store.labels()] == ["bad"]
+
+
+def test_the_queue_puts_each_metrics_threshold_region_first_the_metrics_in_turn():
+    items = [Candidate(case, 0, "relevance", rel, 0.5, position=i) for i, (case, rel, _) in enumerate(VALUES)] + \
+        [Candidate(case, 0, "correctness", cor, 4.0, 1.0, 5.0, position=i) for i, (case, _, cor) in enumerate(VALUES)]
+    order = [(c.metric, c.case_id) for c in ordered(items, done=set())]
+    assert order == [("correctness", "mid"), ("relevance", "nearest"), ("correctness", "near"),
+                     ("relevance", "near"), ("correctness", "nearest"), ("relevance", "mid"),
+                     ("correctness", "far"), ("relevance", "far")]
+    assert [c.case_id for c in ordered(items, {("mid", 0, "correctness")}, "correctness")] == ["near", "nearest", "far"]
+    # a label given: the other metric's turn next, not the same metric's next nearest
+    assert [(c.metric, c.case_id) for c in ordered(items, {("mid", 0, "correctness")})][:2] == \
+        [("relevance", "nearest"), ("correctness", "near")]
+
+
+def test_the_queue_walks_the_unlabelled_answers_good_skip_and_next(client, store):
+    first = client.get("/runs/r1/label").text
+    assert (shown(first, "metric"), shown(first, "judge-value")) == ("correctness", "4.00")  # mid: on the threshold
+    assert shown(first, "progress").startswith("8 left")  # two scored metrics of four answers; not the unscored
+    assert "g good" in shown(first, "keys") and "n or → next" in shown(first, "keys")
+    assert EMAIL not in first and "answer mid" in first  # the answer as the view shows every page: redacted
+    client.post("/labels", data={**form_of(first), "verdict": "good"})
+    second = client.get("/runs/r1/label").text
+    assert shown(second, "metric") == "relevance" and shown(second, "progress").startswith("7 left · 1 labelled")
+    client.post("/labels", data={**form_of(second), "verdict": "skip"})
+    third = client.get("/runs/r1/label").text
+    passed = client.get(re.search(r'id="next" href="([^"]+)"', third).group(1).replace("&amp;", "&")).text
+    assert form_of(passed)["metric"] != form_of(third)["metric"] and "1 passed over" in shown(passed, "progress")
+    assert shown(client.get("/runs/r1/label", params={"metric": "relevance"}).text, "progress").startswith("3 left")
+    exported = client.get("/labels.json", params={"run": "r1"})
+    assert exported.headers["content-disposition"] == 'attachment; filename="labels.json"'
+    [item] = json.loads(exported.text)["items"]  # the skip is no label
+    assert item["id"] == "r1:mid" and item["labels"][0]["scores"] == {"correctness": "good"}
+    assert EMAIL not in exported.text
+
+
+def test_every_label_walked_leaves_a_page_that_says_how_to_calibrate(client, store):
+    for _ in range(8):
+        client.post("/labels", data={**form_of(client.get("/runs/r1/label").text), "verdict": "bad"})
+    done = client.get("/runs/r1/label").text
+    assert "No unlabelled answer left for ann" in done and "tracegrade calibrate --from-store r1" in done
+    assert "8 labelled by ann" in shown(done, "progress")
+    assert shown(client.get("/runs/r1/label", params={"annotator": "bob"}).text, "progress").startswith("8 left")
+
+
+def test_a_bad_label_is_refused_with_the_reason_and_back_stays_on_this_site(client, store):
+    fields = form_of(client.get("/runs/r1/label").text)
+    cases = ((dict(metric="tone"), 400, "no metric 'tone'"), (dict(case_id="nope"), 404, "no case 'nope'"),
+             (dict(verdict="maybe"), 400, "good, bad, skip"), (dict(annotator="x" * 65), 400, "annotator"))
+    for change, status, problem in cases:
+        answer = client.post("/labels", data={**fields, "verdict": "good", **change}, follow_redirects=False)
+        assert answer.status_code == status and problem in unescape(answer.text)
+    assert store.labels() == []
+    away = client.post("/labels", data={**fields, "verdict": "good", "back": "//evil.example/x"},
+                       follow_redirects=False)
+    assert away.headers["location"] == f"/runs/r1/cases/{fields['case_id']}"
