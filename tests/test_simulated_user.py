@@ -313,3 +313,145 @@ def test_grade_of_a_recorded_conversation_asks_no_user_model(tmp_path, monkeypat
     [graded] = json.loads(next((tmp_path / "graded").rglob("results.json")).read_text())["results"]
     assert (code, graded["status"], graded["error"]) == (0, "pass", "")
     assert [m["content"] for m in graded["reply"]["turns"]] == [m.content for m in played.reply.turns]
+
+
+# Replay (--replay-users RUN, eval/replay.py): the stored user turns are sent again while the
+# agent's replies match; the first reply that differs is marked and the live user goes on.
+
+def refusing(messages: Sequence[Message], options: ChatOptions) -> str:
+    raise ModelError("the live user model was asked")
+
+
+def stored_run(tmp_path: Path, case_id: str = "cancel-asks-ref"):
+    return run_of(tmp_path, desk, ScriptedModel(customer), cases=load_dataset(DATASET).select([case_id]).cases,
+                  name="stored")
+
+
+def replayed(tmp_path: Path, target, user_model, stored, name: str = "replayed", case_id: str = "cancel-asks-ref"):
+    return evaluate(load_dataset(DATASET).select([case_id]).cases, target, judge=None, user_model=user_model,
+                    store=f"sqlite:///{tmp_path / 'stored.db'}", out=tmp_path / name,
+                    settings=RunSettings(concurrency=1), replay_users=stored.manifest.run_id)
+
+
+def test_a_replay_against_the_same_agent_sends_the_stored_turns_and_never_asks_the_user_model(tmp_path):
+    stored = stored_run(tmp_path)
+    user = ScriptedModel(refusing)
+    [result] = replayed(tmp_path, desk, user, stored).results
+    assert user.calls == []
+    assert [m.content for m in result.reply.turns] == [m.content for m in stored.results[0].reply.turns]
+    assert result.status == "pass" and result.user_tokens == (0, 0)
+    assert (result.replay.diverged_at, result.replay.user_turns, result.replay.note) == (None, 4, "")
+    assert result.replay.describe() == f"the same to the end: user turns 1-4 as stored in {stored.manifest.run_id}"
+
+
+def test_an_agent_that_changes_at_turn_2_is_marked_there_and_the_live_user_goes_on(tmp_path):
+    stored = stored_run(tmp_path)
+
+    async def reworded(case: GoldenCase) -> Reply:  # the same calls; other words in its second answer
+        reply = answer(case)
+        if len(case.history) == 2:
+            return reply.model_copy(update={"answer": "Good news: " + reply.answer})
+        return reply
+
+    user = ScriptedModel(customer)
+    run = replayed(tmp_path, reworded, user, stored)
+    [result] = run.results
+    mark = result.replay
+    assert (mark.diverged_at, mark.user_turns) == (2, 2)
+    # the calls were the same; the answers are shown from where they part
+    assert mark.differs.startswith("answer: stored 'BK-2041 is flight TP123"), mark.differs
+    assert "now 'Good news: BK-2041 is flight" in mark.differs
+    said = [m.content for m in result.reply.turns if m.role == "user"]
+    # turns 1-2 as stored; from the divergence on, the live (scripted) user wrote the rest
+    assert said[:2] == [m.content for m in stored.results[0].reply.turns if m.role == "user"][:2]
+    assert said[2:] == ["Yes, cancel it.", "Thanks, that is all.\n[DONE]"] and len(user.calls) == 2
+    assert result.status == "pass"
+    assert result.user_tokens == (20, 10)
+    written = json.loads(next((tmp_path / "replayed").rglob("results.json")).read_text())
+    assert written["manifest"]["settings"]["replayUsers"] == stored.manifest.run_id
+    assert written["results"][0]["replay"]["diverged_at"] == 2
+    from tracegrade.report import console, replay
+
+    assert "  replay     diverged at agent turn 2: answer: stored" in console.case_block(result)
+    assert re.search(r"REPLAY of run \S+: 0 the same to the end, 1 diverged, 0 played live or ran out\n"
+                     r"  cancel-asks-ref #0  diverged at agent turn 2", replay.render(run))
+
+
+def test_a_call_that_differs_is_a_divergence_even_when_the_words_are_the_same(tmp_path):
+    stored = stored_run(tmp_path)
+
+    async def other_booking(case: GoldenCase) -> Reply:
+        reply = answer(case)
+        calls = tuple(c.model_copy(update={"arguments": {"bookingId": "BK-9999"}}) if c.name == "get_booking" else c
+                      for c in reply.tool_calls)
+        return reply.model_copy(update={"tool_calls": calls})
+
+    [result] = replayed(tmp_path, other_booking, ScriptedModel(customer), stored).results
+    assert result.replay.diverged_at == 2
+    assert result.replay.differs == ("calls: stored get_booking(bookingId='BK-2041'), "
+                                     "now get_booking(bookingId='BK-9999')")
+
+
+def test_a_changed_case_or_one_the_run_did_not_play_is_played_live_with_the_reason(tmp_path):
+    stored = stored_run(tmp_path)
+    [other] = replayed(tmp_path, desk, ScriptedModel(customer), stored, case_id="status-question").results
+    assert other.replay.note == f"run {stored.manifest.run_id} has no conversation of this case: played live"
+    changed = load_dataset(DATASET).select(["cancel-asks-ref"]).cases[0]
+    changed = changed.model_copy(update={"category": "edited"})
+    [result] = evaluate([changed], desk, judge=None, user_model=ScriptedModel(customer),
+                        store=f"sqlite:///{tmp_path / 'stored.db'}", replay_users=stored.manifest.run_id).results
+    assert result.replay.note == f"the case changed since run {stored.manifest.run_id}: played live"
+    assert result.status == "pass" and result.user_tokens == (40, 20)  # four turns, all live
+
+
+def test_the_budget_counts_the_user_models_tokens(tmp_path):
+    """Each scripted user turn reports 10 tokens in and 5 out; at $1 a token, $15 a turn."""
+    from tracegrade.eval.pricing import Price, PriceTable
+    from tracegrade.report import costs
+
+    prices = PriceTable({"scripted": Price(1e6, 1e6)})
+    run = evaluate(DATASET, desk, judge=None, user_model=ScriptedModel(customer), budget_usd=40,
+                   store=f"sqlite:///{tmp_path / 'b.db'}",
+                   settings=RunSettings(concurrency=1, prices=prices))
+    # the first case's user wrote four turns ($60): past the budget, so no other case ran
+    assert run.status == "stopped" and [r.case_id for r in run.results] == ["cancel-asks-ref"]
+    [result] = run.results
+    assert (result.user_tokens, result.user_cost_usd, result.agent_cost_usd) == ((40, 20), 60.0, 0.0)
+    block = costs.render(run)
+    assert "user 40 in / 20 out" in block and "user $60.0000" in block and "total $60.0000" in block
+
+
+def test_the_cli_replays_the_latest_run_and_prints_where_it_diverged(tmp_path, monkeypatch, capsys):
+    from tracegrade.cli import main
+
+    monkeypatch.chdir(ROOT)
+    flags = ["--checks-only", "--quiet", "--only", "cancel-asks-ref", "--db", f"sqlite:///{tmp_path / 'r.db'}",
+             "--out", str(tmp_path / "out")]
+    monkeypatch.setattr("tracegrade.run.user_model.UserModel.complete",
+                        lambda self, messages, options=None: ScriptedModel(customer).complete(messages, options))
+    assert main(["run", str(DATASET), "--target", "examples.travel.desk:desk", *flags]) == 0
+    first = capsys.readouterr()
+    assert main(["run", str(DATASET), "--target", "examples.travel.desk:hasty", "--replay-users", "latest",
+                 *flags]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"REPLAY of run \S+: 0 the same to the end, 1 diverged", out), first
+    assert ("cancel-asks-ref #0  diverged at agent turn 2: calls: stored get_booking(bookingId='BK-2041'), "
+            "now cancel_booking(bookingId='BK-2041'); answer: stored 'BK-2041 is flight") in out, out
+
+
+def test_the_case_page_shows_the_replay_and_the_answer_where_it_diverged(tmp_path):
+    from tracegrade.view import case_page
+
+    stored = stored_run(tmp_path)
+    [result] = replayed(tmp_path, examples_hasty(), ScriptedModel(customer), stored).results
+    page = case_page.render(result.replay.run_id, result, ())
+    assert "diverged at agent turn 2: calls: stored get_booking(bookingId=&#x27;BK-2041&#x27;)" in page
+    rows = re.findall(r"<tr><td>assistant</td><td><pre>.*?</pre></td><td>(.*?)</td></tr>", page, re.S)
+    assert rows[1] == "cancel_booking (diverged from the stored reply here)"
+    assert "simulated user tokens 10 / 5" in page  # the live user's one turn after the divergence
+
+
+def examples_hasty():
+    from examples.travel.desk import hasty
+
+    return hasty

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # restored from there by --resume so the finished run is one consistent run.
 RUN_FLAGS = ("target", "agent_model", "judge_model", "user_model", "prompt_version", "rubric", "pass_score", "concurrency",
              "timeout", "only", "split", "category", "smoke", "checks_only", "repeat", "flaky", "prices", "budget", "capture",
-             "flag_thresholds")
+             "flag_thresholds", "replay_users")
 EXIT_STOPPED = 3
 
 
@@ -56,6 +56,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--judge-model", help="judge model, same forms (env TRACEGRADE_JUDGE_MODEL; default local)")
     p.add_argument("--user-model", help="the model that plays a case's simulated `user`, same forms "
                    "(env TRACEGRADE_USER_MODEL; default local; loaded only when a case has a user)")
+    p.add_argument("--replay-users", metavar="RUN",
+                   help="send each simulated user the turns it wrote in RUN (a run id, latest, previous or a "
+                   "results.json) while the agent's replies match the stored ones (same calls, same answer "
+                   "text); the first reply that differs is marked on the case, and --user-model goes on "
+                   "from there (docs/trajectory.md)")
     p.add_argument("--prompt-version", help="ShopNest system prompt version: v1 (default) or terse")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
     p.add_argument("--pass-score", type=int, choices=range(1, 6), metavar="1..5",
@@ -154,13 +159,15 @@ def _report(args: argparse.Namespace, evaluation: Evaluation) -> int:
     WHY imported here: a run's first case should not wait for the report code.
     WHY from the Evaluation: its tally and metrics came from the one read of the
     stored results that also wrote the files."""
-    from tracegrade.report import closing, console, costs, repeats, stratified
+    from tracegrade.report import closing, console, costs, repeats, replay, stratified
 
     run, summary = evaluation.run, evaluation.summary
     print(console.final_report(run, summary))  # the case blocks were printed as each case finished
     print(costs.render(run, summary))
     if repeats.wanted(run, summary):
         print(repeats.render(run, summary))
+    if replay.wanted(run):
+        print(replay.render(run))
     print(stratified.render(evaluation.metrics))
     print("wrote " + "  ".join(str(p) for p in evaluation.files), file=sys.stderr)
     if run.status == "stopped":
@@ -227,7 +234,8 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
                      store=store, resume=args.resume, out=args.out, budget_usd=args.budget, executor=executor,
                      on_start=say_start, on_result=None if args.quiet else progress, on_finish=finished.append,
                      record=record, telemetry=True, capture=tuple(args.capture or ()),
-                     flag_thresholds=tuple(args.flag_thresholds or ()), user_model=args.user_model)
+                     flag_thresholds=tuple(args.flag_thresholds or ()), user_model=args.user_model,
+                     replay_users=args.replay_users)
         return finished[0]
     except KeyboardInterrupt:
         if started:

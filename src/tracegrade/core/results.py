@@ -170,6 +170,33 @@ JudgeOutcome = Scores | Unscored
 
 
 @dataclass(frozen=True)
+class Replayed:
+    """A simulated user's conversation replayed from a stored run (``--replay-users``,
+    eval/replay.py): the user messages sent as stored, the agent turn that first
+    differed from the stored one (None: none did) and what differed, or why the
+    user was live without a divergence (``note``)."""
+
+    run_id: str
+    user_turns: int = 0
+    diverged_at: int | None = None
+    differs: str = ""
+    note: str = ""
+
+    def describe(self) -> str:
+        """One line for the console and the view.
+
+            >>> Replayed("r1", 2, 2, "calls: stored a(), now none").describe()
+            'diverged at agent turn 2: calls: stored a(), now none (user turns 1-2 as stored in r1, then the live user)'
+        """
+        stored = f"user turns 1-{self.user_turns} as stored in {self.run_id}" if self.user_turns else ""
+        if self.diverged_at is not None:
+            return f"diverged at agent turn {self.diverged_at}: {self.differs} ({stored}, then the live user)"
+        if self.note:
+            return self.note + (f" ({stored})" if stored else "")
+        return f"the same to the end: {stored}"
+
+
+@dataclass(frozen=True)
 class CaseResult:
     case_id: str
     status: str  # pass | fail | unscored | error
@@ -195,6 +222,10 @@ class CaseResult:
     attempts: tuple[str, ...] = ()  # statuses of every attempt when failed cases are re-run
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
+    # The simulated user's model calls (eval/simulated.py): counted and priced like the judge's.
+    user_tokens: tuple[int, int] = (0, 0)
+    user_cost_usd: float = 0.0
+    replay: Replayed | None = None  # set when the run replayed a stored run's user turns
     # Every judge metric with its source, threshold and detail, the not-scored ones too.
     metrics: tuple[MetricScore, ...] = ()
     # The stored form a Ray worker made already (tracegrade.store.runstore.StoredForm),
@@ -222,6 +253,8 @@ class CaseResult:
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
         data["metrics"] = [m.to_json() for m in self.metrics]
+        if self.replay is not None:
+            data["replay"] = _flat(self.replay)
         return data
 
     @classmethod
@@ -231,6 +264,8 @@ class CaseResult:
         values["checks"] = tuple(_rebuilt(CheckResult, c) for c in values.get("checks", ()))
         values["agent_tokens"] = tuple(values.get("agent_tokens", (0, 0)))
         values["judge_tokens"] = tuple(values.get("judge_tokens", (0, 0)))
+        values["user_tokens"] = tuple(values.get("user_tokens", (0, 0)))
+        values["replay"] = _rebuilt(Replayed, values["replay"]) if values.get("replay") else None
         values["attempts"] = tuple(values.get("attempts", ()))
         values["metrics"] = tuple(MetricScore.from_json(m) for m in values.get("metrics", ()))
         return _rebuilt(cls, values)

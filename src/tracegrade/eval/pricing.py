@@ -73,14 +73,16 @@ def agent_model_of(result: CaseResult, fallback: str) -> str:
     return (result.reply.model if result.reply is not None and result.reply.model else "") or fallback
 
 
-def price_case(result: CaseResult, table: PriceTable, agent_model: str, judge_model: str | None) -> CaseResult:
-    """The result with its agent and judge cost filled in (0 for an unpriced model)."""
+def price_case(result: CaseResult, table: PriceTable, agent_model: str, judge_model: str | None,
+               user_model: str | None = None) -> CaseResult:
+    """The result with its agent, judge and simulated user's cost filled in (0 for an unpriced model)."""
     reported = result.reply.usage.cost_usd if result.reply is not None else 0.0
     agent = reported or table.cost(agent_model_of(result, agent_model), *result.agent_tokens) or 0.0
     judge = (table.cost(judge_model, *result.judge_tokens) or 0.0) if judge_model else 0.0
-    if (agent, judge) == (result.agent_cost_usd, result.judge_cost_usd):
+    user = (table.cost(user_model, *result.user_tokens) or 0.0) if user_model and any(result.user_tokens) else 0.0
+    if (agent, judge, user) == (result.agent_cost_usd, result.judge_cost_usd, result.user_cost_usd):
         return result  # WHY: a copy of a CaseResult costs more than the pricing; an unpriced case is common
-    return replace(result, agent_cost_usd=agent, judge_cost_usd=judge)
+    return replace(result, agent_cost_usd=agent, judge_cost_usd=judge, user_cost_usd=user)
 
 
 def unpriced_models(
@@ -104,11 +106,12 @@ def billed_agent_model(result: CaseResult) -> str | None:
 
 
 def unpriced(table: PriceTable, billed: Iterable[str | None], judge_billed: bool, agent_model: str,
-             judge_model: str | None) -> list[str]:
-    """The models of ``billed`` (see billed_agent_model) and the judge's, when it used tokens,
-    that the table has no price for."""
+             judge_model: str | None, user_model: str | None = None) -> list[str]:
+    """The models of ``billed`` (see billed_agent_model), the judge's when it used tokens and
+    the simulated user's (``user_model``: given when it used tokens) that the table has no price for."""
     missing = {model or agent_model for model in billed if model is not None}
     missing = {model for model in missing if table.price(model) is None}
-    if judge_model and judge_billed and table.price(judge_model) is None:
-        missing.add(judge_model)
+    for model, used in ((judge_model, judge_billed), (user_model, True)):
+        if model and used and table.price(model) is None:
+            missing.add(model)
     return sorted(missing)

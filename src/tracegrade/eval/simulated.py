@@ -25,7 +25,7 @@ turn limit came without the user saying done.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from tracegrade.core.errors import SimulatedUserError
@@ -35,10 +35,11 @@ from tracegrade.core.trace import Message as Turn
 from tracegrade.core.trace import Reply
 from tracegrade.eval.turns import answer_turn, join
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
+from tracegrade.eval.replay import Replayer, UserReplays
 from tracegrade.eval.scenario import DONE_MARKER, UserScenario, bounded, ending, role_breaks, said_done
 
 if TYPE_CHECKING:  # WHY: the model layer loads only when a user turn is written (a checks-only run never)
-    from tracegrade.models.base import ChatModel, Message
+    from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message
 
 USER_TIMEOUT_S = 120.0  # one user turn; the case's own --timeout still bounds the whole conversation
 USER_MAX_TOKENS = 256  # a customer's message is short; a longer one is a model rambling
@@ -46,27 +47,69 @@ USER_MAX_TOKENS = 256  # a customer's message is short; a longer one is a model 
 Target = Callable[[GoldenCase], Awaitable[Reply]]
 
 
+@dataclass
+class CaseUser:
+    """One trial's simulated user: the run's model, what it spent on this trial, and the stored
+    turns it replays first (``--replay-users``, eval/replay.py). A ChatModel itself, so the
+    conversation asks it as any user model.
+
+    Mutable on purpose: made per trial by the runner, which reads its tokens and replay mark
+    into the CaseResult whatever the trial's outcome (the judge's spend is counted the same way)."""
+
+    model: ChatModel | None
+    replay: Replayer | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_id: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.model_id = self.model.model_id if self.model is not None else ""
+
+    async def complete(self, messages: Sequence[Message], options: ChatOptions | None = None) -> ChatResponse:
+        if self.model is None:
+            raise SimulatedUserError("no user model to play the case's `user` (evaluate(user_model=...))")
+        response = await (self.model.complete(messages) if options is None else self.model.complete(messages, options))
+        self.input_tokens += response.input_tokens
+        self.output_tokens += response.output_tokens
+        return response
+
+
+def case_user(case: GoldenCase, repeat: int, model: ChatModel | None, replays: UserReplays | None) -> CaseUser | None:
+    """The simulated user of one trial of ``case`` (None when the case has no ``user``)."""
+    if case.user is None:
+        return None
+    return CaseUser(model, replays.for_case(case, repeat) if replays is not None else None)
+
+
 async def converse(target: Target, case: GoldenCase, model: ChatModel | None) -> Reply:
     """The whole conversation as one Reply; SimulatedUserError when the user is to blame."""
     user = case.user
-    if user is None or model is None:
+    if user is None or model is None or (isinstance(model, CaseUser) and model.model is None):
         raise SimulatedUserError("no user model to play the case's `user` (evaluate(user_model=...))")
+    replay = model.replay if isinstance(model, CaseUser) else None
     history: list[HistoryTurn] = list(case.history)
     messages: list[str] = []
     replies: list[Reply] = []
-    message = case.question or await next_turn(model, case, messages, replies)
+    message = case.question or _stored(replay, 1) or await next_turn(model, case, messages, replies)
     while True:
         _stay_in_role(user, message, messages, replies)
         if said_done(message):
             return _with_last_word(join(messages, replies), message)
         replies.append(await answer_turn(target, case, message, history))
         messages.append(message)
+        if replay is not None:
+            replay.answered(len(messages), replies[-1])
         if ending(messages, replies[-1].answer) == "handover":
             return join(messages, replies)
         if len(messages) >= user.max_turns:
             raise SimulatedUserError(f"the user never said done in its {user.max_turns} turns (maxTurns)",
                                      join(messages, replies))
-        message = await next_turn(model, case, messages, replies)
+        message = _stored(replay, len(messages) + 1) or await next_turn(model, case, messages, replies)
+
+
+def _stored(replay: Replayer | None, number: int) -> str | None:
+    """User message ``number`` of the replayed conversation, while the agent's replies match it."""
+    return replay.message(number) if replay is not None else None
 
 
 def _stay_in_role(user: UserScenario, message: str, messages: list[str], replies: list[Reply]) -> None:

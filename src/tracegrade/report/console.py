@@ -25,6 +25,8 @@ def case_block(result: CaseResult) -> str:
         lines.append("  scores     " + "  ".join(f"{m} {v:g}" for m, v in result.scores.items()))
     if result.judge_reason:
         lines.append(f"  judge      {result.judge_reason}")
+    if result.replay is not None:
+        lines.append(f"  replay     {result.replay.describe()}")
     if result.error:
         lines.append(f"  reason     {result.error}")
     return "\n".join(lines)

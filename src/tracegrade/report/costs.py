@@ -1,5 +1,5 @@
-"""The cost and latency block of a run report: tokens, USD (agent and judge
-apart), latency percentiles, and the cases the flaky policy caught."""
+"""The cost and latency block of a run report: tokens, USD (agent, judge and a
+simulated user's model apart), latency percentiles, and the cases the flaky policy caught."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ def render(run: Run, summary: RunTally | None = None) -> str:
     lines = [
         "COST AND LATENCY",
         f"  tokens   agent {used['agent'][0]:,} in / {used['agent'][1]:,} out   "
-        f"judge {used['judge'][0]:,} in / {used['judge'][1]:,} out",
-        f"  cost     agent {usd(spent['agentUsd'])}   judge {usd(spent['judgeUsd'])}   total {usd(spent['totalUsd'])}"
+        f"judge {used['judge'][0]:,} in / {used['judge'][1]:,} out"
+        + (f"   user {used['user'][0]:,} in / {used['user'][1]:,} out" if "user" in used else ""),
+        f"  cost     agent {usd(spent['agentUsd'])}   judge {usd(spent['judgeUsd'])}"
+        + (f"   user {usd(spent['userUsd'])}" if "userUsd" in spent else "") + f"   total {usd(spent['totalUsd'])}"
         f"   per case {usd(spent['perCaseUsd'])}   per successful task {usd(spent['perSuccessUsd'])}",
         f"  latency  p50 {times['p50']:.2f} s   p95 {times['p95']:.2f} s   p99 {times['p99']:.2f} s"
         "   (wall per case, waiting for a shared model included)",

@@ -32,6 +32,7 @@ from tracegrade.eval.targets import function_target, resolve_target
 from tracegrade.store.runstore import RunStore, open_store
 
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
+    from tracegrade.eval.replay import UserReplays
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
     from tracegrade.metrics.stratify import Threshold
@@ -67,6 +68,7 @@ def evaluate(
     capture: Sequence[str] = (),
     flag_thresholds: Sequence[str] = (),
     user_model: ChatModel | str | None = None,
+    replay_users: str | Run | None = None,
 ) -> Run:
     """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
 
@@ -92,13 +94,16 @@ def evaluate(
     defaults, as ``"passRate>=0.9"`` or ``"tools.duplicateSideEffects<=0"`` (flags never fail a run).
     ``user_model``: the model that plays a case's simulated ``user`` (docs/trajectory.md): a
     ChatModel or a spec (default ``$TRACEGRADE_USER_MODEL``, else local), loaded at the first
-    user turn; when None, ``settings.user_model`` if that is set.
+    user turn; when None, ``settings.user_model`` if that is set. ``replay_users``: a stored run
+    (id, ``latest``, a results.json, or a Run) whose simulated users' turns are sent again while
+    the agent's replies match the stored ones; the first reply that differs is marked on the case
+    and the live user model goes on from there (eval/replay.py).
     """
     return _run_to_end(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
         budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
         telemetry=telemetry, on_finish=on_finish, capture=capture, flag_thresholds=flag_thresholds,
-        user_model=user_model))
+        user_model=user_model, replay_users=replay_users))
 
 
 def named_target(spec: str, capture: Sequence[str], options: Mapping[str, str]) -> Target:
@@ -161,6 +166,7 @@ async def evaluate_async(
     capture: Sequence[str] = (),
     flag_thresholds: Sequence[str] = (),
     user_model: ChatModel | str | None = None,
+    replay_users: str | Run | None = None,
 ) -> Run:
     """The async twin of :func:`evaluate`, for callers already in an event loop."""
     cases = as_dataset(dataset)
@@ -181,6 +187,10 @@ async def evaluate_async(
                        else as_user_model(user_model))
     the_store = store if isinstance(store, RunStore) else open_store(store)
     try:
+        if replay_users is not None:
+            replays = user_replays(replay_users, the_store)
+            settings = replace(settings, replay=replays)
+            record = {**(record or {}), "replayUsers": replays.run_id}
         evaluation = await _record(cases, agent, target, the_judge, settings, the_store, resume, budget_usd,
                                    executor, on_start, on_result, record or {}, telemetry,
                                    None if out is None else Path(out), thresholds)
@@ -223,6 +233,15 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
         return evaluation
     return replace(evaluation, files=finish_outputs(writers[0], evaluation.run, evaluation.summary,
                                                     evaluation.metrics, out))
+
+
+def user_replays(given: str | Run, store: RunStore) -> UserReplays:
+    """The simulated users' turns of the run ``given`` names (store/runref.py), for replay."""
+    from tracegrade.eval.replay import UserReplays
+    from tracegrade.store.runref import load
+
+    run = given if isinstance(given, Run) else load(given, store)
+    return UserReplays.of(run.manifest.run_id, run.results)
 
 
 def parse_thresholds(given: Sequence[str]) -> dict[str, Threshold]:

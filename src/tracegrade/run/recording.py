@@ -186,10 +186,15 @@ def _totals(summary: RunTally, settings: RunSettings, manifest: Manifest) -> dic
     totals = summary.totals()
     if settings.prices is not None:
         totals["unpricedModels"] = unpriced(settings.prices, summary.billed_agent_models, summary.judge_billed,
-                                            manifest.agent_model, manifest.judge_model)
+                                            manifest.agent_model, manifest.judge_model,
+                                            _user_model_id(settings) if summary.user_billed else None)
     return totals
+
+
+def _user_model_id(settings: RunSettings) -> str | None:
+    return settings.user_model.model_id if settings.user_model is not None else None
 
 
 def spent_usd(results: Sequence[CaseResult]) -> float:
     """What the stored cases already cost: a resumed run's budget starts there."""
-    return sum(r.agent_cost_usd + r.judge_cost_usd for r in results)
+    return sum(r.agent_cost_usd + r.judge_cost_usd + r.user_cost_usd for r in results)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable
 from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
+from tracegrade.eval.simulated import case_user
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError
 from tracegrade.core.tracebacks import raised_at
@@ -38,6 +39,7 @@ from tracegrade.eval.verdict import case_status
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
+    from tracegrade.eval.replay import UserReplays
     from tracegrade.models.base import ChatModel
 
 OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
@@ -68,6 +70,7 @@ class RunSettings:
     # on the cases it applies to.
     checks: tuple[Check, ...] = ()
     user_model: ChatModel | None = None  # plays a case's simulated `user` (eval/simulated.py)
+    replay: UserReplays | None = None  # a stored run's user turns, sent first (eval/replay.py)
 
 
 def _say(message: str) -> None:
@@ -106,7 +109,13 @@ async def evaluate_case(
     """Agent, checks, judge, verdict for one case; never raises. Its spans are built
     after it, in one batch, and only when a span exporter or store is on."""
     times = CaseTimes()
-    result = await _evaluate_case(case, target, judge, settings, repeat, times)
+    # WHY a user per trial: its tokens and replay mark are this trial's, whatever its outcome
+    user = case_user(case, repeat, settings.user_model, settings.replay)
+    played = settings if user is None else replace(settings, user_model=user)
+    result = await _evaluate_case(case, target, judge, played, repeat, times)
+    if user is not None:
+        result = replace(result, user_tokens=(user.input_tokens, user.output_tokens),
+                         replay=user.replay.mark() if user.replay is not None else None)
     from tracegrade.observe.telemetry import record_case  # WHY here: OpenTelemetry loads after the first case, not before it
 
     record_case(result, times, target, judge.model if judge else None)
@@ -278,6 +287,8 @@ async def evaluate_with_retries(
         judge_tokens=_sum_pairs(a.judge_tokens for a in attempts),
         agent_cost_usd=sum(a.agent_cost_usd for a in attempts),
         judge_cost_usd=sum(a.judge_cost_usd for a in attempts),
+        user_tokens=_sum_pairs(a.user_tokens for a in attempts),
+        user_cost_usd=sum(a.user_cost_usd for a in attempts),
     )
 
 
@@ -286,7 +297,8 @@ async def _priced(case: GoldenCase, target: Target, judge: Judge | None, setting
     if settings.prices is None:
         return result
     agent_model = getattr(target, "model_id", "")
-    return price_case(result, settings.prices, agent_model, judge.model.model_id if judge else None)
+    user_model = settings.user_model.model_id if settings.user_model is not None else None
+    return price_case(result, settings.prices, agent_model, judge.model.model_id if judge else None, user_model)
 
 
 def _sum_pairs(pairs: Iterable[tuple[int, int]]) -> tuple[int, int]:
@@ -342,7 +354,7 @@ async def run_cases(
                 # during another's store write must see the spend so far.
                 if budget.exhausted:
                     return  # finished after the stop: its spend was not allowed
-                budget.add(result.agent_cost_usd + result.judge_cost_usd)
+                budget.add(result.agent_cost_usd + result.judge_cost_usd + result.user_cost_usd)
                 if budget.exhausted:
                     for task in list(evaluating):
                         task.cancel()

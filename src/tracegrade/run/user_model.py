@@ -27,7 +27,8 @@ class UserModel:
     Mutable on purpose: the model it loads is kept for the run's later turns."""
 
     spec: str | None = None
-    model_id: str = field(init=False)  # the spec as given: the model is not loaded yet
+    # the spec as given until the model loads, then the model's own id (what prices.toml names)
+    model_id: str = field(init=False)
     _model: ChatModel | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -38,6 +39,7 @@ class UserModel:
             from tracegrade.models import load_model, model_spec
 
             self._model = load_model(model_spec("user", self.spec), role="user")
+            self.model_id = self._model.model_id
         # WHY None for the default: ChatOptions lives in the model layer, loaded only here
         return await (self._model.complete(messages) if options is None else self._model.complete(messages, options))
 

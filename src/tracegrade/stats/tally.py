@@ -40,6 +40,8 @@ class RunTally:
     service_seconds: list[float] = field(default_factory=list)
     agent_usd: list[float] = field(default_factory=list)  # summed at the end, as sum() over the results did
     judge_usd: list[float] = field(default_factory=list)
+    user_usd: list[float] = field(default_factory=list)  # a simulated user's model (eval/simulated.py)
+    user_tokens: list[int] = field(default_factory=lambda: [0, 0])
     tokens_in_out: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # agent in, out, judge in, out
     retries: list[int] = field(default_factory=lambda: [0, 0])  # agent, judge
     checks: list[int] = field(default_factory=lambda: [0, 0])  # passed, run
@@ -52,6 +54,7 @@ class RunTally:
     # result, and whether the judge used any tokens.
     billed_agent_models: set[str | None] = field(default_factory=set)
     judge_billed: bool = False
+    user_billed: bool = False
 
     def add(self, r: CaseResult) -> None:
         self.statuses[r.status] += 1
@@ -78,6 +81,11 @@ class RunTally:
             self.service_seconds.append(sum(s.duration_ms for s in r.reply.steps) / 1000)
         self.agent_usd.append(r.agent_cost_usd)
         self.judge_usd.append(r.judge_cost_usd)
+        if r.user_tokens != (0, 0) or r.user_cost_usd:
+            self.user_usd.append(r.user_cost_usd)
+            self.user_tokens[0] += r.user_tokens[0]
+            self.user_tokens[1] += r.user_tokens[1]
+            self.user_billed = True
         for i, n in enumerate((*r.agent_tokens, *r.judge_tokens)):
             self.tokens_in_out[i] += n
         self.retries[0] += r.agent_retries
@@ -129,17 +137,21 @@ class RunTally:
         return _percentiles(self.service_seconds) if self.service_seconds else None
 
     def cost(self) -> dict[str, Any]:
-        agent, judge = sum(self.agent_usd), sum(self.judge_usd)
+        agent, judge, user = sum(self.agent_usd), sum(self.judge_usd), sum(self.user_usd)
+        total = agent + judge + user
+        # WHY userUsd only with a simulated user: the other runs' totals keep their shape
         return {
             "agentUsd": agent,
             "judgeUsd": judge,
-            "totalUsd": agent + judge,
-            "perCaseUsd": (agent + judge) / self.cases if self.cases else 0.0,
-            "perSuccessUsd": (agent + judge) / self.passed if self.passed else None,
+            **({"userUsd": user} if self.user_billed else {}),
+            "totalUsd": total,
+            "perCaseUsd": total / self.cases if self.cases else 0.0,
+            "perSuccessUsd": total / self.passed if self.passed else None,
         }
 
     def tokens(self) -> dict[str, list[int]]:
-        return {"agent": self.tokens_in_out[:2], "judge": self.tokens_in_out[2:]}
+        used = {"agent": self.tokens_in_out[:2], "judge": self.tokens_in_out[2:]}
+        return {**used, "user": list(self.user_tokens)} if self.user_billed else used
 
     def pass_hat(self) -> dict[int, float]:
         """The run's pass^1..pass^k (stats/passk.py), k the fewest scored trials of a case."""

@@ -32,10 +32,13 @@ def render(run_id: str, result: CaseResult, others: Sequence[tuple[str, str, Cas
         section("Checks", _checks(r.checks), "checks"),
         section("Metrics", _metrics(r), "metrics"),
         labels,
-        section("Trace", _trace(r.reply) if r.reply else '<p class="muted">no trace</p>', "trace"),
+        section("Trace", _trace(r.reply, r.replay.diverged_at if r.replay else None) if r.reply
+                else '<p class="muted">no trace</p>', "trace"),
         section("Evidence the judge saw", _evidence(r.reply) if r.reply else '<p class="muted">none</p>', "evidence"),
         section("In other runs", _others(run_id, r, others), "other-runs"),
     ]
+    if r.replay is not None:  # --replay-users: where the agent first differed from the stored conversation
+        parts.insert(1, section("Replay", f"<p>{e(r.replay.describe())}</p>", "replay"))
     if r.error:
         parts.insert(1, section("Error", f'<pre class="error">{e(r.error)}</pre>', "error"))
     label = r.case_id + (f" #{r.repeat + 1}" if r.repeat else "")
@@ -50,7 +53,9 @@ def _facts(r: CaseResult) -> Iterator[str]:
             yield f" · {name} {e(value)}"
     yield f" · {seconds(r.seconds)} · agent tokens {r.agent_tokens[0]} / {r.agent_tokens[1]}"
     yield f" · judge tokens {r.judge_tokens[0]} / {r.judge_tokens[1]}"
-    cost = r.agent_cost_usd + r.judge_cost_usd
+    if any(r.user_tokens):
+        yield f" · simulated user tokens {r.user_tokens[0]} / {r.user_tokens[1]}"
+    cost = r.agent_cost_usd + r.judge_cost_usd + r.user_cost_usd
     if cost:
         yield f" · {money(cost)}"
     if r.attempts:
@@ -87,11 +92,11 @@ def _reason(r: CaseResult) -> str:
     return f"<h3>Judge reason</h3><pre>{e(r.judge_reason)}</pre>" if r.judge_reason else ""
 
 
-def _trace(reply: Reply) -> str:
+def _trace(reply: Reply, diverged_at: int | None = None) -> str:
     usage = reply.usage
     head = (f"<p>model {e(reply.model or '-')} · route {e(reply.route or '-')} · tokens {usage.input_tokens} in / "
             f"{usage.output_tokens} out · {len(reply.steps)} steps · {len(reply.tool_calls)} tool calls</p>")
-    return head + _timeline(reply.steps, reply.tool_calls) + _turns(reply)
+    return head + _timeline(reply.steps, reply.tool_calls) + _turns(reply, diverged_at)
 
 
 def _timeline(steps: Sequence[Step], calls: Sequence[ToolCall]) -> str:
@@ -138,9 +143,10 @@ def _call_row(c: ToolCall) -> str:
             f'<td class="status {css}">{e(c.status)}</td></tr>')
 
 
-def _turns(reply: Reply) -> str:
+def _turns(reply: Reply, diverged_at: int | None = None) -> str:
     """The conversation turn by turn, each answer with the calls the agent made for it
-    (those marked with the user message it answers)."""
+    (those marked with the user message it answers); a replay's first answer that differed
+    from the stored one (``diverged_at``) says so."""
     if not reply.turns:
         return ""
     by_turn: dict[int, list[str]] = {}
@@ -151,6 +157,8 @@ def _turns(reply: Reply) -> str:
     for m in reply.turns:
         number += m.role == "user"
         calls = ", ".join(by_turn.get(number, ())) if m.role == "assistant" else ""
+        if m.role == "assistant" and number == diverged_at:
+            calls += " (diverged from the stored reply here)"
         rows.append(f"<tr><td>{e(m.role)}</td><td><pre>{e(m.content)}</pre></td><td>{e(calls)}</td></tr>")
     return "<h3>Conversation</h3>" + table(("role", "message", "calls for this answer"), rows, "turns")
 
