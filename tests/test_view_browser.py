@@ -275,3 +275,63 @@ def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, t
         server.should_exit = True
         thread.join(timeout=10)
         store.close()
+
+
+def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from_the_store(browser, view,  # noqa: F811
+                                                                                              tmp_path):
+    """Issue 35: a person labels answers in the queue by keys alone (g, b, s, n, →, a note, Esc),
+    the labels are in the store, and `tracegrade calibrate --from-store` judges exactly those."""
+    import concurrent.futures
+    import json
+
+    from judge_rubrics import SCALE_RUBRIC
+    from tracegrade.cli import build_parser
+    from tracegrade.cli.calibrate import run_calibration
+    from tracegrade.judge.scoring import Judge
+    from tracegrade.models.scripted import ScriptedModel
+    from view_support import scores_for
+
+    url, _, _ = view
+    page, outside, errors = watched(browser, url)
+    page.goto(url + run_url(CANDIDATE))
+    page.click("#label-queue")
+    assert "g good" in page.inner_text("#keys") and "n or → next" in page.inner_text("#keys")
+    given: dict[tuple[str, str], str] = {}
+
+    def current() -> tuple[str, str]:
+        return page.input_value("#to-label input[name=case_id]"), page.inner_text("#metric")
+
+    for key in ("g", "b", "s", "n", "g", "ArrowRight", "b", "g"):
+        item = current()
+        with page.expect_navigation():
+            page.keyboard.press(key)
+        if key in ("g", "b"):
+            given[item] = {"g": "good", "b": "bad"}[key]
+        assert current() != item  # labelled, skipped or passed over: another answer is shown
+    assert "2 passed over" in page.inner_text("#progress")
+    noted = current()
+    page.fill("#to-label input[name=note]", "says 30 days, the policy says 14")
+    page.keyboard.press("Escape")  # out of the note: the keys label again
+    with page.expect_navigation():
+        page.keyboard.press("b")
+    given[noted] = "bad"
+    assert "7 labelled" in page.inner_text("#progress")  # six labels and a skip
+    page.screenshot(path=str(IMAGES / "view-label.png"), full_page=True)
+    assert errors == [] and outside == []
+
+    out = tmp_path / "calibration.json"
+    args = build_parser().parse_args(["calibrate", "--from-store", CANDIDATE, "--db", "sqlite:///.tracegrade/runs.db",
+                                      "--no-breaks", "--min-labels", "1", "--json", str(out)])
+    judge = Judge(ScriptedModel(scores_for, model_id="judge-model"), rubric=SCALE_RUBRIC)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # WHY a thread: Playwright's loop runs on this one
+        pool.submit(run_calibration, args, judge).result()
+    measured = {m["metric"]: (m["good"], m["bad"]) for m in json.loads(out.read_text())["metrics"]}
+    for metric in {m for _, m in given} | set(measured):
+        verdicts = [v for (_, m), v in given.items() if m == metric]
+        assert measured.get(metric, (0, 0)) == (verdicts.count("good"), verdicts.count("bad")), metric
+    store = open_store("sqlite:///.tracegrade/runs.db")
+    try:
+        [note] = [g.note for g in store.labels([CANDIDATE]) if (g.case_id, g.metric) == noted]
+    finally:
+        store.close()
+    assert note == "says 30 days, the policy says 14"

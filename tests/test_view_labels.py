@@ -125,7 +125,10 @@ def test_the_queue_puts_each_metrics_threshold_region_first_the_metrics_in_turn(
 
 
 def test_the_queue_walks_the_unlabelled_answers_good_skip_and_next(client, store):
-    first = client.get("/runs/r1/label").text
+    answer = client.get("/runs/r1/label")
+    # WHY asserted: under no-referrer a browser's form POST says Origin: null, which is refused
+    assert answer.headers["referrer-policy"] == "same-origin"
+    first = answer.text
     assert (shown(first, "metric"), shown(first, "judge-value")) == ("correctness", "4.00")  # mid: on the threshold
     assert shown(first, "progress").startswith("8 left")  # two scored metrics of four answers; not the unscored
     assert "g good" in shown(first, "keys") and "n or → next" in shown(first, "keys")

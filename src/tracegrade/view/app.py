@@ -303,10 +303,14 @@ def _results_json(store: RunStore, info: RunInfo) -> Iterator[str]:
 
 
 class SecurityHeaders:
-    """Every response may not be framed by another site, sniffed, or leak its address."""
+    """Every response may not be framed by another site, sniffed, or leak its address.
+
+    WHY same-origin and not no-referrer: under no-referrer a browser sends ``Origin: null``
+    with a form's POST, and the Origin check (HostGuard, csrf.py) rightly refuses that;
+    same-origin still sends the address to no other site."""
 
     HEADERS = [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
-               (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+               (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -33,7 +33,7 @@ class LabelTarget:
 
 def label_form(target: LabelTarget, annotator: str, csrf: str, back: str, current: AnswerLabel | None = None,
                skip: bool = False) -> str:
-    """One metric's form: good and bad (and skip, in the queue), a note, who labels."""
+    """One metric's form: good and bad (and, in the queue, skip and keys), a note, who labels."""
     hidden = {"csrf": csrf, "run_id": target.run_id, "case_id": target.case_id, "repeat": str(target.repeat),
               "metric": target.metric, "back": back}
     fields = "".join(f'<input type="hidden" name="{e(k)}" value="{e(v)}">' for k, v in hidden.items())
@@ -42,11 +42,14 @@ def label_form(target: LabelTarget, annotator: str, csrf: str, back: str, curren
                       f'aria-keyshortcuts="{key}"{_pressed(current, v)}>{label}{f" ({key})" if skip else ""}</button>'
                       for v, label, key in buttons)
     note = current.note if current else ""
+    # WHY hidden in the queue: its page names who labels once, above the form.
+    who = (f'<input type="hidden" name="annotator" value="{e(annotator)}">' if skip else
+           f'<label>as <input type="text" name="annotator" maxlength="{NAME_CHARS}" required size="12" '
+           f'value="{e(annotator)}"></label>')
     return (f'<form method="post" action="{POST_TO}" class="label" data-metric="{e(target.metric)}">{fields}'
             f'<label>note <input type="text" name="note" maxlength="{NOTE_CHARS}" value="{e(note)}" '
             f'placeholder="optional: why"></label> '
-            f'<label>as <input type="text" name="annotator" maxlength="{NAME_CHARS}" required size="12" '
-            f'value="{e(annotator)}"></label> {pressed}</form>')
+            f'{who} {pressed}</form>')
 
 
 def _pressed(current: AnswerLabel | None, verdict: str) -> str:
