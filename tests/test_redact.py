@@ -177,3 +177,43 @@ def test_distinct_personal_values_in_one_text_get_distinct_markers():
                             "[REDACTED_CARD]")
     assert redact("expected ann@example.com, got ann@example.com") == \
         "expected [REDACTED_EMAIL], got [REDACTED_EMAIL]"  # the same value: the same marker
+
+
+# --- issue 37: the screens that let a text no pattern can match through at once -------
+
+_PIECES = (
+    "sk-", "pk_", "key-", "api_", "tok-", "AKIA", "A3TX", "ASIA", "ghp_", "github_pat_", "glpat-", "glcbt-", "GR1348941",
+    "xoxb-", "npm_", "hf_", "api_org_", "AIza", "ya29.", "eyJ", ".", "Bearer ", "bEaReR\t", "Basic ", "Authorization: ",
+    "password=", "PassWD: ", "client_secret=", "auth_token", "SECRET", "Token\u000b:", "key\x1c=", "\u212aey=", "pa\u017f\u017fword=",
+    "AccountKey=", "://user:", "@", "ann", "example.com", "+44 ", "0", "7", "12", "345", "6789", "\u0663\u0664\u0665",
+    "\uff11\uff12\uff13", "-", " ", ":", "::", "fe80", "192.168.", "DE89", "GB82WEST", "(555) ", "4111 ", "SG.", "sq0csp-",
+    "AC", "SK", "https://hooks.slack.com/services/T", "/B", "_", "abcdefghij", "ABCDEFGHIJKLMNOP", "ORD-101", "\n",
+    "-----BEGIN PRIVATE KEY-----", "\udcff", "é", "ſ", "K",
+)
+
+
+def _texts(count: int, seed: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+
+def test_screened_redaction_equals_every_pattern_run(monkeypatch):
+    """A text is let through unchanged only when no pattern could match it: the screens never
+    change what redaction gives, on the texts above and on random mixes of what the patterns look for."""
+    import re
+
+    from tracegrade.core import redact as module
+
+    cases = [text for text, _ in FORMATS.values()] + _texts(4000, 37) + [
+        "Where is my order ORD-101? (ticket 12345)", "Your order ORD-101 is on its way.",
+        "key sk-abcdefghijklmnop1234 mail ann@example.com", "call +49 30 1234 5678 now", "ip 192.168.100.200"]
+    known = module._all_secrets(())
+    screened = [(module._clean(text, known, True), module._clean(text, known, False)) for text in cases]
+    monkeypatch.setattr(module, "_FORMATS_SCREEN", re.compile(""))
+    monkeypatch.setattr(module, "_PERSONAL_SCREEN", re.compile(""))
+    monkeypatch.setattr(module, "_vendor_screen", lambda: (None, {}))
+    every = [(module._clean(text, known, True), module._clean(text, known, False)) for text in cases]
+    assert screened == every
+    assert sum(a != text for (a, _), text in zip(screened, cases)) > 1000  # the mixes do hold secrets

@@ -30,7 +30,7 @@ from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
 from tracegrade.stats.tally import add_scores
 
-__all__ = ["JUDGE", "Flag", "Group", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
+__all__ = ["JUDGE", "Flag", "Group", "MetricsReader", "Rate", "RunMetrics", "Threshold", "Violation", "component_metrics", "run_metrics"]
 
 
 JUDGE = "judge."  # the prefix of the judge metrics' names here: judge.correctness, ...
@@ -175,13 +175,55 @@ def run_metrics(
 
     Each result is read once, CHUNK at a time (see CHUNK); each of ``readers`` is
     fed every result in the same read (one decode for every number and file of a run)."""
-    tally, find = _MetricsTally(), case_finder(cases)
-    for chunk in _chunks(results):
-        for result in chunk if readers else ():
-            for reader in readers:
-                reader.add(result)
-        tally.add(chunk, find)
-    return tally.finish(len(results), thresholds)
+    read = MetricsReader(cases, thresholds, readers)
+    for result in results:
+        read.add(result)
+    return read.finish()
+
+
+class MetricsReader:
+    """``run_metrics`` fed one result at a time, in the run's order: the same sums, in the
+    same chunks, so the same numbers. ``add`` may give the result's case (the one it was
+    run on), which spares looking it up in ``cases`` (a compact dataset validates it again).
+
+        >>> read = MetricsReader([])
+        >>> read.add(CaseResult("c", "pass"))
+        >>> read.finish().overall["passRate"].value
+        1.0
+    """
+
+    def __init__(self, cases: Sequence[GoldenCase], thresholds: Mapping[str, Threshold] = THRESHOLDS,
+                 readers: Sequence[Reader] = ()) -> None:
+        self._tally, self._find = _MetricsTally(), case_finder(cases)
+        self._thresholds, self._readers = thresholds, readers
+        self._chunk: list[CaseResult] = []
+        self._given: dict[str, GoldenCase] = {}  # the cases given with the chunk's results
+        self._count = 0
+
+    def add(self, result: CaseResult, case: GoldenCase | None = None) -> None:
+        for reader in self._readers:
+            reader.add(result)
+        self._chunk.append(result)
+        if case is not None:
+            self._given[result.case_id] = case
+        if len(self._chunk) == CHUNK:
+            self._add_chunk()
+
+    def finish(self) -> RunMetrics:
+        if self._chunk or not self._count:  # no results: one empty chunk, so every metric is still named
+            self._add_chunk()
+        return self._tally.finish(self._count, self._thresholds)
+
+    def _add_chunk(self) -> None:
+        given, find = self._given, self._find
+
+        def given_or_found(case_id: str) -> GoldenCase | None:
+            case = given.get(case_id)
+            return find(case_id) if case is None else case
+
+        self._tally.add(self._chunk, given_or_found if given else find)
+        self._count += len(self._chunk)
+        self._chunk, self._given = [], {}
 
 
 class _MetricsTally:

@@ -219,10 +219,10 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
         budget = Budget(budget_usd, already)
     writers: list[OutputWriters] = []
 
-    def outputs() -> tuple[CaseWriter, ...]:  # made once the cases are done: the report code loads after them
+    def outputs() -> tuple[CaseWriter, ...]:  # made after the first case: the report code loads after it
         if out is None:
             return ()
-        writers.append(output_writers(manifest))
+        writers[:] = [output_writers(manifest)]  # WHY in place: a read begun live and left to the end starts anew
         return writers[0].per_result()
 
     with _run_spans(manifest, telemetry):

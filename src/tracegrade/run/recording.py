@@ -23,8 +23,9 @@ from tracegrade.core.errors import StoreError
 from tracegrade.eval.provenance import now_iso
 from tracegrade.eval.pricing import unpriced
 from tracegrade.core.results import CaseResult, Manifest, Run
+from tracegrade.run.reading import LiveRead
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
-from tracegrade.store.runstore import RunStore
+from tracegrade.store.runstore import RunStore, StoredForm, redaction_key, stored_form
 from tracegrade.eval.targets import Target
 
 if TYPE_CHECKING:
@@ -82,10 +83,13 @@ async def _record(
         await asyncio.to_thread(store.start_run, manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
-    commits = GroupCommit(store, run_id, positions, on_stored=on_result)
+    # WHY only a new run of one repetition: its store order is the order its jobs start in (run.reading)
+    live = LiveRead(cases, readers, thresholds) if not done and settings.repeat == 1 else None
+    commits = GroupCommit(store, run_id, positions, on_stored=on_result, read=live)
     try:
         await run_cases(cases, target, judge, settings, on_result=commits.save, done=done, budget=budget,
-                        evaluate=evaluate, keep=False)  # the store keeps them; the Run below is read back from it
+                        evaluate=live.noting(evaluate) if live else evaluate,
+                        keep=False)  # the store keeps them; the Run below is read back from it
     except* StoreError as group:
         raise group.exceptions[0] from None  # one store failure is the story, not the group
     finally:
@@ -93,7 +97,10 @@ async def _record(
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
     status = "finished" if len(stored.results) >= expected else "stopped"
-    summary, metrics = _read(stored.results, cases, readers(), thresholds)
+    if live is not None and live.usable:
+        summary, metrics = live.finish()
+    if live is None or not live.usable or live.fed != len(stored.results):
+        summary, metrics = _read(stored.results, cases, readers(), thresholds)
     final = replace(manifest, ended_at=now_iso(), totals=_totals(summary, settings, manifest))
     await asyncio.to_thread(store.finish_run, final, status)
     return Evaluation(Run(final, stored.results, status), summary, metrics)
@@ -124,8 +131,9 @@ class GroupCommit:
     BACKLOG = 1024  # finished cases waiting for a commit; past it a worker waits for its own
 
     def __init__(self, store: RunStore, run_id: str, positions: dict[str, int],
-                 on_stored: Callable[[CaseResult], None] | None = None) -> None:
+                 on_stored: Callable[[CaseResult], None] | None = None, read: LiveRead | None = None) -> None:
         self._store, self._run_id, self._positions, self._on_stored = store, run_id, positions, on_stored
+        self._read = read
         self._waiting: list[tuple[CaseResult, asyncio.Future[None] | None]] = []
         self._uncommitted = 0
         self._writer: asyncio.Task[None] | None = None
@@ -154,8 +162,7 @@ class GroupCommit:
         while self._waiting and self._failure is None:
             group, self._waiting = self._waiting, []
             try:
-                await asyncio.to_thread(self._store.save_cases, self._run_id,
-                                        [(result, self._positions[result.case_id]) for result, _ in group])
+                forms = await asyncio.to_thread(self._save, [result for result, _ in group])
             except Exception as exc:  # the whole group is not stored: the run stops with this error
                 self._failure = exc
                 _settle(group, error=exc)
@@ -164,12 +171,26 @@ class GroupCommit:
             self._uncommitted -= len(group)
             _settle(group)
             try:
-                if self._on_stored is not None:
-                    for result, _ in group:
+                for (result, _), form in zip(group, forms):
+                    if self._on_stored is not None:
                         self._on_stored(result)
+                    if self._read is not None:
+                        self._read.committed(result, form, self._positions[result.case_id])
             except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
                 self._failure = exc
                 return
+
+    def _save(self, results: list[CaseResult]) -> list[StoredForm]:
+        """``results`` in one transaction; what the store wrote of each. WHY the forms made
+        here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
+        raw = self._store.raw
+        key = redaction_key(raw)
+        forms = [result.stored if result.stored is not None and result.stored.key == key else stored_form(result, raw)
+                 for result in results]
+        for result, form in zip(results, forms):
+            object.__setattr__(result, "stored", form)  # as with_stored_form: a cache of its own encoding
+        self._store.save_cases(self._run_id, [(result, self._positions[result.case_id]) for result in results])
+        return forms
 
 
 def _settle(group: list[tuple[CaseResult, asyncio.Future[None] | None]], error: Exception | None = None) -> None:

@@ -37,7 +37,7 @@ from typing import Any, Iterator, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
-from tracegrade.core.redact import configured_secrets, redact_data
+from tracegrade.core.redact import configured_secrets, redact_data, redact_data_checked
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store import labelrows
@@ -390,6 +390,14 @@ def stored_text(result: CaseResult, raw: bool = False) -> str:
     return _redacted_text(result.to_json(), personal=not raw)
 
 
+def stored_form(result: CaseResult, raw: bool = False) -> StoredForm:
+    """``stored_text`` of ``result`` with its ``redaction_key``, and whether redaction left it
+    as it was (``same``: what reads the text back gets ``result`` itself)."""
+    key = redaction_key(raw)
+    data, same = redact_data_checked(result.to_json(), STRUCTURE_KEYS, personal=not raw)
+    return StoredForm(key, _dump(data), same)
+
+
 def _redacted_text(data: Any, personal: bool) -> str:
     """What the store writes of ``data``: redacted (``personal``: personal data too), keys sorted."""
     return _dump(redact_data(data, STRUCTURE_KEYS, personal=personal))
@@ -402,6 +410,7 @@ class StoredForm:
 
     key: str
     text: str
+    same: bool = False  # redaction changed nothing: the text reads back as the result it was made of
 
 
 def with_stored_form(result: CaseResult, raw: bool) -> CaseResult:
