@@ -455,3 +455,52 @@ def examples_hasty():
     from examples.travel.desk import hasty
 
     return hasty
+
+
+SHOPNEST = ROOT / "evals" / "shopnest-simulated.json"
+
+
+def shopnest_rules(messages: Sequence[Message], options: ChatOptions) -> ChatResponse:
+    """ShopNest's model, scripted to its system prompt's rules: an order id in the customer's
+    message -> getOrderStatus with it; none -> ask for it; a tool result -> answer from it."""
+    from tracegrade.models.base import ModelToolCall
+
+    if messages[-1].role == "tool":
+        return ChatResponse(text=messages[-1].content + " Returns are accepted within 30 days of delivery.")
+    ids = re.findall(r"ORD-\d+", next(m.content for m in reversed(messages) if m.role == "user"))
+    if ids:
+        return ChatResponse(tool_calls=(ModelToolCall("getOrderStatus", {"orderId": ids[-1]}, id="call-1"),))
+    return ChatResponse(text="I can help with that. What is your order id?")
+
+
+def shopnest_customer(messages: Sequence[Message], options: ChatOptions) -> str:
+    """Plays both ShopNest scenarios from the prompt: the id only when asked; the grinder, then the shoes."""
+    knows = dict(re.findall(r"^- (\w+): (.+)$", messages[0].content, re.M))
+    last = messages[-1].content
+    if "coffeeGrinderOrder" in knows:
+        if len(messages) == 2:
+            return f"Can I return my coffee grinder, order {knows['coffeeGrinderOrder']}?"
+        if knows["coffeeGrinderOrder"] in last:
+            return f"Sorry, I meant my running shoes, order {knows['runningShoesOrder']}. Can I return those instead?"
+        return "Thanks, that is all.\n[DONE]"
+    if len(messages) == 2:
+        return "Can I still return my running shoes?"
+    return f"It is {knows['orderId']}." if "order id" in last else "Thanks, that is all.\n[DONE]"
+
+
+def test_shopnests_simulated_customers_are_graded_on_the_whole_conversation(tmp_path):
+    """evals/shopnest-simulated.json against the real ShopNest agent code on a model scripted to its rules."""
+    from conftest import hashing_embedder
+    from shopnest.agent import ShopNestAgent
+    from shopnest.knowledge import KnowledgeBase, load_policies
+    from shopnest.target import agent_target
+
+    agent = ShopNestAgent(ScriptedModel(shopnest_rules), KnowledgeBase(load_policies(), hashing_embedder))
+    run = run_of(tmp_path, agent_target(agent), ScriptedModel(shopnest_customer), cases=SHOPNEST)
+    results = {r.case_id: r for r in run.results}
+    assert {k: r.status for k, r in results.items()} == {"return-id-when-asked": "pass", "return-changes-item": "pass"}, \
+        {k: (r.error, r.failed_checks()) for k, r in results.items()}
+    asked = results["return-id-when-asked"].reply
+    assert [(c.name, c.arguments, c.turn) for c in asked.tool_calls] == [("getOrderStatus", {"orderId": "ORD-102"}, 2)]
+    changed = results["return-changes-item"].reply
+    assert [(c.arguments["orderId"], c.turn) for c in changed.tool_calls] == [("ORD-103", 1), ("ORD-102", 2)]
