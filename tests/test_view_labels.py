@@ -106,7 +106,8 @@ def test_the_token_gate_holds_for_the_queue_and_the_labels(store):
     assert gated.get("/labels.json").status_code == 401
     bearer = {"authorization": "Bearer view-token-0123456789"}
     fields = form_of(gated.get("/runs/r1/label", headers=bearer).text)
-    assert gated.post("/labels", data={**fields, "verdict": "bad"}, headers=bearer,
+    token = fields.pop("csrf")  # sent as the header a script would use instead of the form field
+    assert gated.post("/labels", data={**fields, "verdict": "bad"}, headers={**bearer, "X-CSRF-Token": token},
                       follow_redirects=False).status_code == 303
     assert [g.verdict for g in store.labels()] == ["bad"]
 
