@@ -140,3 +140,17 @@ def test_tracegrade_labels_writes_the_file_calibrate_reads(tmp_path, capsys):
     assert item.id == "r1:b" and item.verdict("helpfulness") == "bad"
     assert main(["labels", "no-such-thing", "--db", url]) == 2
     assert "names no run and no dataset" in capsys.readouterr().err
+
+
+@pytest.mark.live
+def test_the_real_calibrate_command_reads_the_stored_labels_with_the_local_judge(tmp_path, capsys):
+    """`tracegrade calibrate --from-store` as a person runs it: the shipped local judge (slow: opt in, -m live)."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with stored(url) as store:
+        store.save_label(label("a", "correctness", "good"))
+        store.save_label(label("b", "correctness", "bad"))
+    out = tmp_path / "cal.json"
+    main(["calibrate", "--from-store", "r1", "--db", url, "--no-breaks", "--min-labels", "1", "--json", str(out)])
+    assert "2 answers labelled in tracegrade view" in capsys.readouterr().err
+    [correctness] = [m for m in json.loads(out.read_text())["metrics"] if m["metric"] == "correctness"]
+    assert (correctness["good"], correctness["bad"]) == (1, 1)
