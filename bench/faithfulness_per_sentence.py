@@ -1,7 +1,7 @@
 """Faithfulness asked per sentence of the answer, against the shipped one question per answer.
 
     python bench/faithfulness_per_sentence.py [--domains dialogue travel general] [--limit N] \
-        [--question TEXT] [--no-sentences] [--out bench/results/faithfulness-per-sentence.json]
+        [--claims] [--question TEXT] [--no-sentences] [--out bench/results/faithfulness-per-sentence.json]
 
 Issue 22 asks for a per-claim or per-sentence question "where it measures
 better". For every faithfulness-labelled answer of evals/judge-labels/ this
@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -50,7 +51,32 @@ from tracegrade.models.weights import MODEL_ID, default_model_path
 
 METRIC = "faithfulness"
 SENTENCE_QUESTION = 'Is this sentence of the answer supported by what the assistant saw: "{sentence}"?'
+CLAIM_QUESTION = 'Is this claim of the answer supported by what the assistant saw: "{sentence}"?'
 MAX_SENTENCES = 8
+# A clause boundary inside a sentence: a semicolon, or a conjunction that starts a new
+# statement (after a comma, or before a subject). Linear: no nested quantifiers.
+_CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|so|while|whereas|although|though|which)\s)"
+                     r"|\s+(?=(?:and|but)\s+(?:it|they|he|she|we|you|I|the|this|that|there|its|their)\s)")
+MIN_CLAUSE_WORDS = 3
+
+
+def claims(answer: str) -> list[str]:
+    """The answer's sentences cut at clause boundaries; a piece under MIN_CLAUSE_WORDS words
+    stays with the one before it (a claim needs a subject and what is said of it).
+
+        >>> claims("The hotel has a pool, and it opens at 9; breakfast is free. Thanks!")
+        ['The hotel has a pool', 'and it opens at 9', 'breakfast is free.', 'Thanks!']
+    """
+    out: list[str] = []
+    for sentence in passages(answer):
+        pieces: list[str] = []
+        for piece in (p.strip() for p in _CLAUSE.split(sentence)):
+            if pieces and len(piece.split()) < MIN_CLAUSE_WORDS:
+                pieces[-1] += " " + piece
+            elif piece:
+                pieces.append(piece)
+        out.extend(pieces)
+    return out
 
 
 async def ask(model: LocalModel, rubric: Rubric, evidence: str, question: str) -> float | None:
@@ -65,8 +91,9 @@ async def judge_item(model: LocalModel, rubric: Rubric, item: LabelledItem, args
     texts = section_texts(item.case(), item.reply())
     evidence = evidence_text(rubric.headings, shown_to_model(texts, [spec]), rubric.sections(spec))
     whole = await ask(model, rubric, evidence, args.question or spec.yes_no or "")
-    sentences = passages(texts["answer"])[:MAX_SENTENCES]
-    each = [await ask(model, rubric, evidence, SENTENCE_QUESTION.format(sentence=s)) for s in sentences] \
+    split, wording = (claims, CLAIM_QUESTION) if args.claims else (passages, SENTENCE_QUESTION)
+    sentences = split(texts["answer"])[:MAX_SENTENCES]
+    each = [await ask(model, rubric, evidence, wording.format(sentence=s)) for s in sentences] \
         if len(sentences) > 1 and not args.no_sentences else [whole]
     sources = [texts[s] for s in rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
     veto = bool(ungrounded(texts["answer"], sources, spec.claims, [*rubric.known, texts["reference"]]))
@@ -118,6 +145,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N labelled answers of each domain")
     parser.add_argument("--rubric", type=Path, help="judge rubric (default: the shipped one)")
     parser.add_argument("--question", help="another wording of the whole-answer question")
+    parser.add_argument("--claims", action="store_true", help="ask per claim (clauses of sentences), not per sentence")
     parser.add_argument("--no-sentences", action="store_true", help="ask the whole-answer question only")
     parser.add_argument("--read", type=Path, help="read stored model answers (an --out file) instead of asking")
     parser.add_argument("--out", type=Path, help="write the model answers as JSON")
