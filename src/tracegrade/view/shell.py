@@ -42,6 +42,7 @@ tr.row:hover { background: #f3f4f6; }
 table.diff td { font-family: monospace; font-size: 12px; white-space: pre-wrap; word-break: break-word; }
 .diff_add { background: #dcfce7; } .diff_chg { background: #fef9c3; } .diff_sub { background: #fee2e2; }
 .banner { font-size: 18px; font-weight: 700; }
+button[aria-pressed="true"] { background: #1d4ed8; color: #fff; }
 """
 
 # Keys: "/" to the first filter, j/k through the rows' links, Enter opens (native).
