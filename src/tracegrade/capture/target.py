@@ -55,10 +55,11 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     _check_installed(sources)
     takes_question = wants_question(function)
     shared = Shared()  # WHY one per target: what its cases learn together (a worker task seen) is this run's
+    is_async = _is_async(function)  # WHY once: asked per case, it was a sizeable part of a fast agent's case
 
     async def ask(case: GoldenCase) -> Reply:
         with capturing(sources, case.id, shared) as recorder:
-            returned = await call_agent(function, case.question if takes_question else case)
+            returned = await call_agent(function, case.question if takes_question else case, is_async)
         problem = recorder.close()
         if len(recorder.exchanges) + len(recorder.spans) > _INLINE_RECORDS:
             # WHY off the loop: putting a long trace together must not stall the other cases
@@ -88,10 +89,14 @@ def wants_question(function: Callable[..., Any]) -> bool:
     return first.annotation in (str, "str") or first.name in _QUESTION_NAMES
 
 
-async def call_agent(function: Callable[..., Any], argument: Any) -> Any:
-    """Call ``function``: awaited if async, else on a daemon thread that carries the
-    case's context (its Recorder, its span)."""
-    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
+def _is_async(function: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None))
+
+
+async def call_agent(function: Callable[..., Any], argument: Any, is_async: bool | None = None) -> Any:
+    """Call ``function``: awaited if async (``is_async``, when the caller knows), else on a
+    daemon thread that carries the case's context (its Recorder, its span)."""
+    if _is_async(function) if is_async is None else is_async:
         return await function(argument)
     try:
         result = await in_daemon_thread(function, argument)
@@ -172,10 +177,16 @@ def _check_installed(sources: Sequence[str]) -> None:
             check_installed(source)
 
 
-@contextlib.contextmanager
-def capturing(sources: Sequence[str], label: str, shared: Shared | None = None) -> Iterator[Recorder]:
+def capturing(sources: Sequence[str], label: str, shared: Shared | None = None) -> contextlib.AbstractContextManager[Recorder]:
     """The model calls of the code inside the block recorded: a new Recorder, the SDKs of
     ``sources`` hooked, and for "otel" a root span named by ``label`` whose spans it gathers."""
+    if not sources:  # WHY apart: nothing to hook, and a run of a fast agent paid for the hooks' scopes
+        return recording(shared)
+    return _capturing(sources, label, shared)
+
+
+@contextlib.contextmanager
+def _capturing(sources: Sequence[str], label: str, shared: Shared | None) -> Iterator[Recorder]:
     with recording(shared) as recorder, _hooks(sources), _case_span(sources, label, recorder):
         yield recorder
 
