@@ -7,7 +7,9 @@ run: the cases already in the store are not run again.
 The store is the truth: the Run returned is read back from it, so a resumed
 run reports the cases of every session that worked on it. It is read once:
 that read gives the totals stored with the run, its metrics and the rows of
-every report given as a reader.
+every report given as a reader. A new run makes that read as its cases commit
+(``run.reading``: each as the store holds it, in the store's order); the others
+read the store at the end.
 """
 
 from __future__ import annotations
