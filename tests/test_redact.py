@@ -217,3 +217,28 @@ def test_screened_redaction_equals_every_pattern_run(monkeypatch):
     every = [(module._clean(text, known, True), module._clean(text, known, False)) for text in cases]
     assert screened == every
     assert sum(a != text for (a, _), text in zip(screened, cases)) > 1000  # the mixes do hold secrets
+
+
+class _Kind(__import__("enum").Enum):
+    A = "x"
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize("data", [
+    {"a": "Your order ORD-101 is on its way.", "b": [1, 2.5, None, True, -0.0, 1e300], "case_id": "ann@example.com"},
+    {"a": float("nan")}, {"a": [float("inf")]}, {"a": _Kind.A}, {"a": _Text("hello world")}, {1: "x"}, {"a": 2 ** 70},
+    {"a": __import__("uuid").UUID(int=7)}, {"a": __import__("datetime").date(2020, 1, 1)}, {"a": "mail ann@example.com"},
+    {"a": 'quote " and \\ back'}, {"a": "x\ud800y"}, {"a": (1, 2)}, {"a": {"b": [[[]]]}}, {"deep": [[[[[]]]]] * 30},
+    {"mail ann@example.com": 1}, {"a": __import__("orjson").Fragment(b'{"x":1}')},
+])
+def test_the_quick_way_round_the_walk_gives_what_the_walk_gives(data):
+    """redacted_json takes a plain value's own JSON when redaction leaves all of it as it is."""
+    from tracegrade.core import jsontext
+    from tracegrade.core.redact import redact_data_checked, redacted_json
+
+    keep = frozenset({"case_id"})
+    walked, same = redact_data_checked(data, keep)
+    assert redacted_json(data, keep) == (jsontext.dump(walked, sort_keys=True), same)

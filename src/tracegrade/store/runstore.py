@@ -37,7 +37,7 @@ from typing import Any, Iterator, Sequence, TypeVar
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
-from tracegrade.core.redact import configured_secrets, redact_data, redact_data_checked
+from tracegrade.core.redact import configured_secrets, redacted_json
 from tracegrade.eval.provenance import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store import labelrows
@@ -394,13 +394,15 @@ def stored_form(result: CaseResult, raw: bool = False) -> StoredForm:
     """``stored_text`` of ``result`` with its ``redaction_key``, and whether redaction left it
     as it was (``same``: what reads the text back gets ``result`` itself)."""
     key = redaction_key(raw)
-    data, same = redact_data_checked(result.to_json(), STRUCTURE_KEYS, personal=not raw)
-    return StoredForm(key, _dump(data), same)
+    # WHY its tuples as lists (the same JSON): so that it can read back equal, redacted_json's quick way
+    data = {name: list(value) if type(value) is tuple else value for name, value in result.to_json().items()}
+    text, same = redacted_json(data, STRUCTURE_KEYS, personal=not raw)
+    return StoredForm(key, text, same)
 
 
 def _redacted_text(data: Any, personal: bool) -> str:
     """What the store writes of ``data``: redacted (``personal``: personal data too), keys sorted."""
-    return _dump(redact_data(data, STRUCTURE_KEYS, personal=personal))
+    return redacted_json(data, STRUCTURE_KEYS, personal=personal)[0]  # WHY not the walk: see redacted_json
 
 
 @dataclass(frozen=True)
