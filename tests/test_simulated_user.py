@@ -171,6 +171,9 @@ def one_case(**user) -> list[dict]:
     (["Agent: I have cancelled your booking BK-2041."],
      "user turn 2 answers for the agent (writes an 'Agent:' line); speaks as the agent ('I have cancelled your')"),
     (["Yes.", "Hm.", "Hm."], "the user never said done in its 3 turns (maxTurns)"),
+    # the local 1.5B model did this with ShopNest: the agent's answer sent back as the customer's
+    (lambda messages, options: messages[-1].content + "\n[DONE]",
+     "user turn 2 repeats the agent's last answer word for word"),
 ])
 def test_a_user_that_fails_or_leaves_its_role_leaves_the_case_unscored(tmp_path, script, reason):
     run = run_of(tmp_path, desk, ScriptedModel(script), cases=one_case(mustNotSay=["4111 1111 1111 1111"], maxTurns=3))
@@ -256,6 +259,16 @@ def test_the_cli_plays_the_dataset_with_the_user_model_flag(tmp_path, monkeypatc
     assert outcome["cancel-with-ref"][0] == "unscored"
     assert "unknown model spec 'nonsense:x'" in outcome["cancel-with-ref"][1]
     assert code == 2  # no case failed, one was left unscored
+
+
+def test_a_short_turn_like_the_agents_is_no_echo_but_its_whole_answer_is():
+    from tracegrade.eval.scenario import UserScenario, role_breaks
+
+    user = UserScenario(goal="return shoes")
+    answer = "I'm sorry, I cannot help with that order. Please try again later."
+    assert role_breaks(user, "Yes.", last_answer="Yes.") == []
+    assert role_breaks(user, "i'm sorry,  I cannot help with that order. Please try again later.\n[DONE]",
+                       last_answer=answer) == ["repeats the agent's last answer word for word"]
 
 
 @pytest.mark.parametrize(("turn", "broken"), [

@@ -77,17 +77,28 @@ def hands_over(answer: str) -> bool:
     return _HANDOVER.search(answer[:MAX_TURN_CHARS]) is not None
 
 
-def role_breaks(user: UserScenario, turn: str) -> list[str]:
-    """How ``turn`` leaves the scenario: a forbidden item said, or the agent's part played."""
+def role_breaks(user: UserScenario, turn: str, last_answer: str = "") -> list[str]:
+    """How ``turn`` leaves the scenario: a forbidden item said, the agent's part played, or
+    the agent's ``last_answer`` sent back as the user's own message."""
     text = bounded(turn)
     folded = " ".join(text.casefold().split())
     broken = [f"says {item!r} (mustNotSay)" for item in user.must_not_say
               if item.strip() and " ".join(item.casefold().split()) in folded]
+    if _echoes(text, last_answer):
+        broken.append("repeats the agent's last answer word for word")
     if speaker := _SPEAKER_LINE.search(text):
         broken.append(f"answers for the agent (writes an '{speaker[1]}:' line)")
     if action := _AGENT_ACTION.search(text):
         broken.append(f"speaks as the agent ({action[0]!r})")
     return broken
+
+
+def _echoes(turn: str, answer: str) -> bool:
+    """The turn is the agent's answer again (a [DONE] aside). WHY a floor of 20 characters: a
+    short "Yes." after an agent's "Yes." is a customer agreeing, not one copying.
+    Measured: the local 1.5B model, playing a customer, sent ShopNest's answer back as its own."""
+    words = " ".join(turn.replace(DONE_MARKER, " ").casefold().split())
+    return len(words) >= 20 and words == " ".join(bounded(answer).casefold().split())
 
 
 def ending(user_turns: list[str], last_answer: str) -> Ending | None:

@@ -114,7 +114,7 @@ def _stored(replay: Replayer | None, number: int) -> str | None:
 
 def _stay_in_role(user: UserScenario, message: str, messages: list[str], replies: list[Reply]) -> None:
     """SimulatedUserError when ``message`` leaves the scenario or ends before the agent spoke."""
-    broken = role_breaks(user, message)
+    broken = role_breaks(user, message, replies[-1].answer if replies else "")
     if broken:
         raise SimulatedUserError(f"user turn {len(messages) + 1} {'; '.join(broken)}",
                                  _with_last_word(join(messages, replies), message) if replies else None)
