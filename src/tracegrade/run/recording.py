@@ -187,8 +187,8 @@ class GroupCommit:
         here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
         raw = self._store.raw
         key = redaction_key(raw)
-        forms = [result.stored if result.stored is not None and result.stored.key == key else stored_form(result, raw)
-                 for result in results]
+        forms = [result.stored if result.stored is not None and result.stored.key == key
+                 else stored_form(result, raw, key) for result in results]
         for result, form in zip(results, forms):
             object.__setattr__(result, "stored", form)  # as with_stored_form: a cache of its own encoding
         self._store.save_cases(self._run_id, [(result, self._positions[result.case_id]) for result in results])

@@ -390,10 +390,10 @@ def stored_text(result: CaseResult, raw: bool = False) -> str:
     return _redacted_text(result.to_json(), personal=not raw)
 
 
-def stored_form(result: CaseResult, raw: bool = False) -> StoredForm:
-    """``stored_text`` of ``result`` with its ``redaction_key``, and whether redaction left it
-    as it was (``same``: what reads the text back gets ``result`` itself)."""
-    key = redaction_key(raw)
+def stored_form(result: CaseResult, raw: bool = False, key: str | None = None) -> StoredForm:
+    """``stored_text`` of ``result`` with its ``redaction_key`` (``key``, when the caller has it),
+    and whether redaction left it as it was (``same``: what reads the text back gets ``result`` itself)."""
+    key = redaction_key(raw) if key is None else key
     # WHY its tuples as lists (the same JSON): so that it can read back equal, redacted_json's quick way
     data = {name: list(value) if type(value) is tuple else value for name, value in result.to_json().items()}
     text, same = redacted_json(data, STRUCTURE_KEYS, personal=not raw)
