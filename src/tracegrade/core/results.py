@@ -188,7 +188,8 @@ class Replayed:
             >>> Replayed("r1", 2, 2, "calls: stored a(), now none").describe()
             'diverged at agent turn 2: calls: stored a(), now none (user turns 1-2 as stored in r1, then the live user)'
         """
-        stored = f"user turns 1-{self.user_turns} as stored in {self.run_id}" if self.user_turns else ""
+        turns = "user turn 1" if self.user_turns == 1 else f"user turns 1-{self.user_turns}"
+        stored = f"{turns} as stored in {self.run_id}" if self.user_turns else ""
         if self.diverged_at is not None:
             return f"diverged at agent turn {self.diverged_at}: {self.differs} ({stored}, then the live user)"
         if self.note:
