@@ -111,3 +111,22 @@ def test_a_result_is_read_as_stored(text, same):
     read = reading.as_stored(result, form)
     assert (read is result) is same
     assert read == CaseResult.from_json(json.loads(form.text))
+
+
+@pytest.mark.parametrize("arguments, state, scores", [
+    ({"orderId": ("ORD-1", "ORD-2")}, None, None),  # a tuple reads back as a list
+    ({"where": {"zip": "1", "city": "x"}}, None, None),  # keys read back sorted
+    ({"orderId": "ORD-1"}, {"b": 1, "a": 2}, None),
+    ({"orderId": "ORD-1"}, None, {"relevance": 4.0, "correctness": 5.0}),
+    ({"orderId": "ORD-1"}, {"n": float("nan")}, None),
+])
+def test_a_result_whose_free_values_read_back_otherwise_is_read_from_its_text(arguments, state, scores):
+    from tracegrade.store.runstore import stored_form
+
+    call = ToolCall(name="getOrderStatus", arguments=arguments, argument="ORD-1")
+    result = CaseResult("c", "pass", reply=Reply(answer="Done.", tool_calls=(call,), state=state), scores=scores)
+    form = stored_form(result)
+    assert not form.same
+    read = reading.as_stored(result, form)
+    assert read is not result and json.dumps(read.to_json(), sort_keys=False) == json.dumps(
+        CaseResult.from_json(json.loads(form.text)).to_json(), sort_keys=False)

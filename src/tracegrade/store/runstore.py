@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence, TypeVar
 
+import orjson
+
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import configured_secrets, redacted_json
@@ -397,7 +399,28 @@ def stored_form(result: CaseResult, raw: bool = False, key: str | None = None) -
     # WHY its tuples as lists (the same JSON): so that it can read back equal, redacted_json's quick way
     data = {name: list(value) if type(value) is tuple else value for name, value in result.to_json().items()}
     text, same = redacted_json(data, STRUCTURE_KEYS, personal=not raw)
-    return StoredForm(key, text, same)
+    return StoredForm(key, text, same and _reads_back_alike(result))
+
+
+def _reads_back_alike(result: CaseResult) -> bool:
+    """Whether the values ``to_json`` hands on as they are read back as they were: the free-form
+    ones (tool arguments, state, scores) hold no tuple, no NaN, and their keys in sorted order.
+
+    WHY: the store writes keys sorted and arrays as lists, and a reader sees the difference
+    (a tuple argument is compared as the text "[1, 2]" once read back, a dict by its order)."""
+    values: list[Any] = [result.scores]
+    if result.reply is not None:
+        values += [call.arguments for call in result.reply.tool_calls]
+        values.append(result.reply.state)
+    try:
+        for value in values:
+            if value:
+                encoded = orjson.dumps(value)
+                if encoded != orjson.dumps(value, option=orjson.OPT_SORT_KEYS) or orjson.loads(encoded) != value:
+                    return False
+    except TypeError:  # not JSON as it is: what is stored is another value
+        return False
+    return True
 
 
 def _redacted_text(data: Any, personal: bool) -> str:
