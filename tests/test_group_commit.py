@@ -198,7 +198,9 @@ def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_eac
         first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=output, stderr=subprocess.STDOUT)
         run_id = wait_for_run(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
         with open_store(url) as store:
-            wait_for_run(lambda: len(store.done_keys(run_id)) >= 100, first)
+            # WHY the log too: killed between a commit and its first progress line, the run had reported nothing
+            wait_for_run(lambda: len(store.done_keys(run_id)) >= 100
+                         and re.search(r"^g\d{4}\s+PASS$", log.read_text(), re.MULTILINE), first)
             first.kill()  # SIGKILL: no handler, no cleanup
             first.wait()
             before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
