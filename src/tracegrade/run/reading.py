@@ -3,8 +3,9 @@ run's tally, metrics and report writers the moment its commit is done, in the st
 
 WHY: reading every result back from the store after the run (a JSON decode and the case
 looked up and validated again, for each) was a fifth of a large checks-only run. What is
-fed is what the store holds: the result itself when redaction left it as it was (its
-``StoredForm.same``), else its stored text read back. WHY the store's order (dataset
+fed is what the store holds: the result itself when the store wrote it as it is (its
+``StoredForm.same``: redaction changed nothing, and its free-form values read back as they
+are), else its stored text read back. WHY the store's order (dataset
 order): the reports list cases in it, groups are named in the order first seen, and the
 metrics add up their sums in chunks of it; fed in that order, every number and file comes
 out as the read after the run made them.
