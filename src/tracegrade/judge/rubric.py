@@ -151,6 +151,15 @@ class MetricSpec(_Strict):
         # range, threshold, questions, JSON field), and the spec is frozen.
         return next(k for k in KINDS if getattr(self, _field(k)) is not None)
 
+    @functools.cached_property
+    def identity(self) -> int:
+        # WHY: a frozen spec is a cache key (json_scores.form), and pydantic's own hash
+        # of its fields cannot hash ``weights`` (a dict): a rubric with weights crashed there.
+        return hash(self.model_dump_json())
+
+    def __hash__(self) -> int:
+        return self.identity
+
     @property
     def model_and_code(self) -> bool:
         """Scored by the model and by code grounding together (parts combined)."""
