@@ -73,6 +73,26 @@ async def test_one_bad_case_never_stops_the_run():
     assert found["rag-shipping-01"].reply is None and found["rag-shipping-01"].checks == ()
 
 
+async def test_a_judge_that_raises_leaves_its_case_unscored_and_the_run_goes_on():
+    class Buggy(Judge):
+        async def score(self, case, reply):
+            if case.id == "tool-status-02":
+                raise TypeError("unhashable type: 'dict'")  # a bug, not a model error
+            return await super().score(case, reply)
+
+    async def agent(case):
+        return golden_reply(case)
+
+    buggy = Buggy(ScriptedModel(full_marks, model_id="scripted-judge"), rubric=SCALE_RUBRIC)
+    results = await asyncio.wait_for(run_cases(CASES, agent, buggy, RunSettings(concurrency=4)), BOUND_S)
+    found = by_id(results)
+    assert [r.case_id for r in results] == IDS
+    assert found["tool-status-02"].status == "unscored"
+    assert re.fullmatch(r"judge failed: TypeError: unhashable type: 'dict' \(at \S*test_runner\.py:\d+ in score\)",
+                        found["tool-status-02"].error)
+    assert [r.status for r in results if r.case_id != "tool-status-02"] == ["pass"] * (len(IDS) - 1)
+
+
 async def test_a_target_that_returns_no_reply_is_a_case_error():
     async def wire_only(case):
         return golden_reply(case).to_wire()  # forgot Reply.from_wire

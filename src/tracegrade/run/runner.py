@@ -163,10 +163,7 @@ async def _evaluate_case(
     times.mark("checks")
     outcome = None
     if not settings.checks_only and judge is not None:
-        from tracegrade.models.base import unobserved  # WHY here: a checks-only run loads no model code
-
-        with unobserved():  # the judge's own model calls are not the agent's spans
-            outcome = await judge.score(case, reply)
+        outcome = await _judged(judge, case, reply)
         times.mark("judge")
     status = case_status(checks, outcome, settings.pass_score)
     # WHY never a pass: the call checks were left out, so nothing says the agent did what it should
@@ -219,6 +216,18 @@ async def _graded(case: GoldenCase, reply: Reply, settings: RunSettings,
     if reasons:
         results += (CheckResult("storableReply", False, "not_json", "; ".join(reasons)),)
     return reply, results, unjudged
+
+
+async def _judged(judge: Judge, case: GoldenCase, reply: Reply) -> Scores | Unscored:
+    """The judge's outcome; a judge that raises (a bug, a plugin's model) leaves this case
+    unscored with the error, never the whole run stopped."""
+    from tracegrade.models.base import unobserved  # WHY here: a checks-only run loads no model code
+
+    try:
+        with unobserved():  # the judge's own model calls are not the agent's spans
+            return await judge.score(case, reply)
+    except Exception as exc:  # noqa: BLE001 - any judge error is this case's, reported
+        return Unscored(reason=redact_secrets(f"judge failed: {error_text(exc)}{raised_at(exc)}"))
 
 
 def _judgeable(checks: list[CheckFunction], reply: Reply) -> tuple[list[CheckFunction], str]:
