@@ -24,7 +24,7 @@ from examples.travel.desk import answer, desk  # noqa: E402
 from tracegrade import evaluate  # noqa: E402
 from tracegrade.core.errors import DatasetError, ModelError  # noqa: E402
 from tracegrade.core.results import CaseResult  # noqa: E402
-from tracegrade.core.trace import Reply  # noqa: E402
+from tracegrade.core.trace import Reply, Usage  # noqa: E402
 from tracegrade.eval import simulated  # noqa: E402
 from tracegrade.eval.dataset import GoldenCase, load_dataset  # noqa: E402
 from tracegrade.models.base import ChatOptions, ChatResponse, Message  # noqa: E402
@@ -194,6 +194,27 @@ def test_a_user_model_that_times_out_leaves_the_case_unscored(tmp_path, monkeypa
     monkeypatch.setattr(simulated, "USER_TIMEOUT_S", 0.05)
     [result] = run_of(tmp_path, desk, ScriptedModel(slow), cases=one_case()).results
     assert result.status == "unscored" and "the user model timed out after 0.05 s" in result.error
+
+
+@pytest.mark.parametrize("script", [
+    ["Which booking was it again?", ModelError("HTTP 500")],  # the user model fails at its second turn
+    ["Which booking was it again?", "Hm.", "Hm."],  # the turns run out
+])
+def test_an_unscored_trial_keeps_the_conversation_its_opening_and_the_agents_spend(tmp_path, script):
+    # found by a newcomer's run on a 500ing user model: the agent's turns so far, the opening
+    # message and the agent's tokens (its cost, its --budget) were dropped from unscored trials
+    async def paid(case):
+        return Reply(answer=f"Answer {len(case.history) // 2 + 1}: which reference?",
+                     usage=Usage(input_tokens=100, output_tokens=10))
+
+    case = {"id": "c", "user": {"goal": "Cancel BK-2041.", "maxTurns": 2}}
+    [result] = run_of(tmp_path, paid, ScriptedModel(script), cases=[case]).results
+    assert result.status == "unscored"
+    assert result.question == "Which booking was it again?"
+    assert [m.role for m in result.reply.turns][:2] == ["user", "assistant"]
+    answered = len([m for m in result.reply.turns if m.role == "assistant"])
+    assert answered == (1 if isinstance(script[1], Exception) else 2)
+    assert result.agent_tokens == (100 * answered, 10 * answered)
 
 
 def test_an_unscored_trial_is_no_trial_of_the_agent_in_pass_hat_k(tmp_path):

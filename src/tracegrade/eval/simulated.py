@@ -104,7 +104,10 @@ async def converse(target: Target, case: GoldenCase, model: ChatModel | None) ->
         if len(messages) >= user.max_turns:
             raise SimulatedUserError(f"the user never said done in its {user.max_turns} turns (maxTurns)",
                                      join(messages, replies))
-        message = _stored(replay, len(messages) + 1) or await next_turn(model, case, messages, replies)
+        try:
+            message = _stored(replay, len(messages) + 1) or await next_turn(model, case, messages, replies)
+        except SimulatedUserError as exc:  # WHY: the agent's turns so far (calls, tokens) belong to the trial
+            raise SimulatedUserError(str(exc), exc.reply or join(messages, replies)) from None
 
 
 def _stored(replay: Replayer | None, number: int) -> str | None:

@@ -143,8 +143,13 @@ async def _evaluate_case(
                           seconds=time.perf_counter() - started, **base)
     except SimulatedUserError as exc:  # WHY unscored: the user, not the agent, could not go on
         times.mark("agent")
-        return CaseResult(status="unscored", error=redact_secrets(f"simulated user: {exc}"),
-                          reply=storable_reply(exc.reply)[0] if exc.reply else None,
+        kept = storable_reply(exc.reply)[0] if exc.reply else None
+        if kept is not None and not base["question"] and kept.turns:  # the user's opening, as on a scored trial
+            base["question"] = kept.turns[0].content
+        # WHY the agent's tokens: it answered the turns so far, and its spend counts (cost, --budget)
+        return CaseResult(status="unscored", error=redact_secrets(f"simulated user: {exc}"), reply=kept,
+                          agent_tokens=(kept.usage.input_tokens, kept.usage.output_tokens) if kept else (0, 0),
+                          agent_retries=sum(step.retries for step in kept.steps) if kept else 0,
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")
