@@ -5,6 +5,7 @@ across reopening, and read by `calibrate --from-store` and `tracegrade labels`."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -140,6 +141,20 @@ def test_tracegrade_labels_writes_the_file_calibrate_reads(tmp_path, capsys):
     assert item.id == "r1:b" and item.verdict("helpfulness") == "bad"
     assert main(["labels", "no-such-thing", "--db", url]) == 2
     assert "names no run and no dataset" in capsys.readouterr().err
+
+
+def test_a_dataset_named_as_the_file_declares_it_is_told_the_name_the_store_knows(tmp_path, capsys):
+    # found by a cold run: reports show the file's declared name, the store knows the file's base name
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    recorded = run([answered("a", "answer a")], run_id="r1")
+    with open_store(url) as store:
+        record(store, replace(recorded, manifest=replace(recorded.manifest, settings={"datasetName": "shop-support"})))
+        store.save_label(label("a", "correctness", "good"))
+    assert main(["labels", "shop-support", "--db", url]) == 2
+    assert "a dataset is named by its file's base name, here 'golden.json'" in capsys.readouterr().err
+    assert main(["labels", "golden.json", "--db", url, "--out", str(tmp_path / "labels.json")]) == 0
+    assert main(["labels", "nothing-like-it", "--db", url]) == 2
+    assert "(its datasets, by file base name: 'golden.json')" in capsys.readouterr().err
 
 
 @pytest.mark.live

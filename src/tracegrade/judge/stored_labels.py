@@ -45,8 +45,20 @@ def runs_labelled(store: RunStore, ref: str | None) -> list[str]:
     except ConfigError:
         on_dataset = [info.run_id for info in store.runs(limit=RUNS_SEARCHED, dataset=ref)]
         if not on_dataset:
-            raise ConfigError(f"{ref!r} names no run and no dataset in {store.url}") from None
+            raise ConfigError(f"{ref!r} names no run and no dataset in {store.url}{_datasets_hint(store, ref)}") from None
         return on_dataset
+
+
+def _datasets_hint(store: RunStore, ref: str) -> str:
+    """What a dataset is called in the store (its file's base name), for the error of a ``ref``
+    that names none: the name a file declares is what reports show, so a newcomer tries it first."""
+    recent = store.runs(limit=RUNS_SEARCHED)
+    declaring = sorted({info.dataset for info in recent if info.manifest.settings.get("datasetName") == ref})
+    if declaring:
+        return (f": a dataset is named by its file's base name, here {', '.join(map(repr, declaring))} "
+                f"(the file that declares the name {ref!r})")
+    known = sorted({info.dataset for info in recent})
+    return f" (its datasets, by file base name: {', '.join(map(repr, known[:10]))})" if known else ""
 
 
 def label_file(store: RunStore, run_ids: Sequence[str] | None) -> dict[str, Any]:
