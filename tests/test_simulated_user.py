@@ -217,6 +217,28 @@ def test_an_unscored_trial_keeps_the_conversation_its_opening_and_the_agents_spe
     assert result.agent_tokens == (100 * answered, 10 * answered)
 
 
+def test_a_user_model_still_silent_at_the_cases_timeout_leaves_it_unscored_not_an_agent_timeout(tmp_path):
+    # found by a cold run with --timeout 5 and a hanging user model: "agent timed out", exit 1,
+    # though the agent had not even been asked
+    async def hangs(messages, options):
+        await asyncio.sleep(30)
+        return ChatResponse(text="late")
+
+    async def slow_desk(case):
+        await asyncio.sleep(30)
+        return Reply(answer="late")
+
+    case = {"id": "c", "user": {"goal": "Cancel BK-2041."}}
+    settings = RunSettings(concurrency=1, timeout_s=0.2)
+    [silent] = evaluate([case], desk, judge=None, user_model=ScriptedModel(hangs), store=f"sqlite:///{tmp_path / 'a.db'}",
+                        out=tmp_path / "a", settings=settings).results
+    assert silent.status == "unscored"
+    assert silent.error == "simulated user: the user model had not answered when the case's 0.2 s (--timeout) ran out"
+    [slow] = evaluate([case], slow_desk, judge=None, user_model=ScriptedModel(["Hi."]), store=f"sqlite:///{tmp_path / 'b.db'}",
+                      out=tmp_path / "b", settings=settings).results
+    assert (slow.status, slow.error) == ("error", "agent timed out after 0.2 s")  # the agent's own slowness stays its own
+
+
 def test_an_unscored_trial_is_no_trial_of_the_agent_in_pass_hat_k(tmp_path):
     trials = iter(["Yes.", "Thanks.\n[DONE]", "Agent: done.", "Yes.", "Thanks.\n[DONE]"])
     run = run_of(tmp_path, desk, ScriptedModel(lambda m, o: next(trials)), cases=one_case(), repeat=3)

@@ -61,6 +61,9 @@ class CaseUser:
     input_tokens: int = 0
     output_tokens: int = 0
     model_id: str = field(init=False, default="")
+    # True while the user model is asked: a case deadline (--timeout) that cancels the trial then
+    # leaves it set, so the runner blames the user model, not the agent
+    asking: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         self.model_id = self.model.model_id if self.model is not None else ""
@@ -68,7 +71,13 @@ class CaseUser:
     async def complete(self, messages: Sequence[Message], options: ChatOptions | None = None) -> ChatResponse:
         if self.model is None:
             raise SimulatedUserError("no user model to play the case's `user` (evaluate(user_model=...))")
-        response = await (self.model.complete(messages) if options is None else self.model.complete(messages, options))
+        self.asking = True
+        try:
+            response = await (self.model.complete(messages) if options is None else self.model.complete(messages, options))
+        except Exception:  # WHY not BaseException: a cancellation (the case's deadline) keeps `asking` set
+            self.asking = False
+            raise
+        self.asking = False
         self.input_tokens += response.input_tokens
         self.output_tokens += response.output_tokens
         return response

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable
 from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
-from tracegrade.eval.simulated import case_user
+from tracegrade.eval.simulated import CaseUser, case_user
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError
 from tracegrade.core.tracebacks import raised_at
@@ -139,6 +139,10 @@ async def _evaluate_case(
             base["question"] = reply.turns[0].content
     except asyncio.TimeoutError:
         times.mark("agent")
+        if isinstance(settings.user_model, CaseUser) and settings.user_model.asking:  # WHY: no verdict on the agent
+            return CaseResult(status="unscored", seconds=time.perf_counter() - started, **base,
+                              error=f"simulated user: the user model had not answered when the case's "
+                                    f"{settings.timeout_s:g} s (--timeout) ran out")
         return CaseResult(status="error", error=f"agent timed out after {settings.timeout_s:g} s",
                           seconds=time.perf_counter() - started, **base)
     except SimulatedUserError as exc:  # WHY unscored: the user, not the agent, could not go on
