@@ -88,6 +88,21 @@ def test_the_target_and_capture_come_from_the_ini_options(pytester, tmp_path, mo
     result.stdout.fnmatch_lines(["*case b: FAIL*"])
 
 
+def test_the_user_model_flag_plays_a_simulated_user(pytester, tmp_path, monkeypatch):
+    """--tracegrade-user-model reaches the run (found by a cold run: pytest had no such flag, so a
+    dataset with `user` cases was played by the local model, and the error said `--user-model`)."""
+    monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{tmp_path / 'runs.db'}")
+    monkeypatch.setenv("TRACEGRADE_USER_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: the model fails
+    monkeypatch.setenv("TRACEGRADE_MODEL_RETRIES", "0")
+    monkeypatch.delenv("TRACEGRADE_USER_MODEL", raising=False)
+    pytester.makepyfile(agent="def answer(question: str) -> str:\n    return 'Which booking?'\n")
+    pytester.makefile(".json", cases='[{"id": "a", "user": {"goal": "Cancel BK-1."}}]')
+    result = pytester.runpytest_subprocess("--tracegrade", "cases.json", "--target", "agent:answer",
+                                           "--tracegrade-user-model", "openai:customer-7", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*case a: UNSCORED*", "*the user model failed: ModelError: customer-7*"])
+
+
 def test_a_failure_message_is_redacted_like_the_store(monkeypatch):
     # Issue 23: what is printed is redacted like what is written.
     from tracegrade.core.results import CaseResult, CheckResult

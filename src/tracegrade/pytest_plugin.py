@@ -48,6 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the agent: a registered target, module:function or http(s)://URL")
     group.addoption("--tracegrade-judge", metavar="MODEL", default=None,
                     help="judge model spec (local, openai:MODEL, ...); default: checks only")
+    group.addoption("--tracegrade-user-model", metavar="MODEL", default=None,
+                    help="the model that plays a case's simulated `user` (local, openai:MODEL, ...; "
+                    "default $TRACEGRADE_USER_MODEL, else local), as `tracegrade run --user-model`")
     group.addoption("--tracegrade-db", metavar="URL", default=None,
                     help="run store URL (default $TRACEGRADE_DB, else .tracegrade/runs.db)")
     group.addoption("--tracegrade-capture", action="append", default=None, metavar="SOURCE",
@@ -200,7 +203,8 @@ class DatasetFile(pytest.File):
         record = {**dataset_record(self.path), **({"only": ids} if len(ids) < len(whole.cases) else {})}
         run = evaluate(whole.select(ids), _option(config, "tracegrade_target"), record=record,
                        judge=config.getoption("tracegrade_judge"), store=config.getoption("tracegrade_db"),
-                       capture=tuple(_option(config, "tracegrade_capture") or ()))
+                       capture=tuple(_option(config, "tracegrade_capture") or ()),
+                       user_model=config.getoption("tracegrade_user_model"))
         return {r.case_id: r for r in run.results}
 
 
