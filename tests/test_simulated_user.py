@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
@@ -237,6 +238,26 @@ def test_a_user_model_still_silent_at_the_cases_timeout_leaves_it_unscored_not_a
     [slow] = evaluate([case], slow_desk, judge=None, user_model=ScriptedModel(["Hi."]), store=f"sqlite:///{tmp_path / 'b.db'}",
                       out=tmp_path / "b", settings=settings).results
     assert (slow.status, slow.error) == ("error", "agent timed out after 0.2 s")  # the agent's own slowness stays its own
+
+
+def test_a_target_that_takes_only_the_question_is_told_once_it_cannot_follow_the_conversation(tmp_path):
+    # found by a cold run: `def answer(question: str)` saw no earlier turn, asked again for what the
+    # user had said, and every trial ran out of turns as if the user were to blame, with no word why
+    from tracegrade.capture.target import QuestionOnlyWarning
+
+    def forgetful(question: str) -> str:
+        return "Which booking?"
+
+    def follows(case) -> str:
+        return "Which booking?" if not case.history else "Cancelled."
+
+    cases = [{"id": f"c{n}", "question": "Cancel my booking.", "followUps": ["BK-1."]} for n in range(3)]
+    with pytest.warns(QuestionOnlyWarning, match="'.*forgetful' takes the question only") as warned:
+        run_of(tmp_path, forgetful, None, cases=cases)
+    assert len([w for w in warned if w.category is QuestionOnlyWarning]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QuestionOnlyWarning)
+        run_of(tmp_path, follows, None, cases=cases, name="follows")
 
 
 def test_an_unscored_trial_is_no_trial_of_the_agent_in_pass_hat_k(tmp_path):

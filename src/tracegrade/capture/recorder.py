@@ -53,6 +53,7 @@ class Shared:
 
     worker_seen: bool = False
     warned_absent: bool = False
+    warned_question_only: bool = False  # a question-only target was given a conversation turn
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def late(self) -> None:

@@ -58,6 +58,8 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     is_async = _is_async(function)  # WHY once: asked per case, it was a sizeable part of a fast agent's case
 
     async def ask(case: GoldenCase) -> Reply:
+        if takes_question and case.history:
+            _warn_question_only(shared, function)
         with capturing(sources, case.id, shared) as recorder:
             returned = await call_agent(function, case.question if takes_question else case, is_async)
         problem = recorder.close()
@@ -166,6 +168,23 @@ def _warn_once(shared: Shared, absent: Provenance) -> None:
         shared.warned_absent = True
     warnings.warn(f"{absent.unusable()}. Cases without a recorded call are unscored on their call "
                   "checks; answer checks still run.", NothingRecordedWarning, stacklevel=2)
+
+
+class QuestionOnlyWarning(UserWarning):
+    """A target that takes the question string is in a conversation: it never sees the earlier turns."""
+
+
+def _warn_question_only(shared: Shared, function: Callable[..., Any]) -> None:
+    """Say once per run (target) that a question-only function cannot follow a conversation: it
+    asks again for what the user already said, and a simulated user's trial runs out of turns."""
+    with shared.lock:
+        if shared.warned_question_only:
+            return
+        shared.warned_question_only = True
+    name = getattr(function, "__qualname__", None) or repr(function)
+    warnings.warn(f"the target {name!r} takes the question only, so in a conversation (a case's `user` or "
+                  "`followUps`) it gets each user message without the turns before it: take the case "
+                  "instead (case.question, case.history), as docs/api.md says", QuestionOnlyWarning, stacklevel=2)
 
 
 def _check_installed(sources: Sequence[str]) -> None:
