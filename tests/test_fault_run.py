@@ -24,6 +24,7 @@ from support import wait_for_run
 from shopnest.orders import ORDERS
 from judge_rubrics import SHIPPED_METRICS as METRICS
 from tracegrade.judge import json_scores
+from tracegrade.judge.combine import combined
 from tracegrade.judge.rubric import load_rubric
 from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
 
@@ -39,22 +40,26 @@ AGENT_AT = re.compile(r" \(at \S*shopnest/agent\.py:\d+ in \w+ <- \S*shopnest/ag
 AGENT_GAVE_UP = re.compile(rf"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: {TRANSIENT}"
                            + AGENT_AT.pattern)
 # The shipped rubric: four yes/no questions the judge answers in one JSON reply (the
-# server says yes or no per case), faithfulness also read by code and word overlap, two
+# server says yes or no per case), faithfulness combined with code and word overlap, two
 # metrics by code only (the answer repeats the tool's result, so they hold). A judge that
 # could not answer leaves the model's four metrics not scored and the case unscored.
 ASKED = [m for m in load_rubric().metrics if m.kind != "code"]
 NOT_SCORED = "relevance, correctness, faithfulness, helpfulness not scored: "
 GROUNDED = {"hallucinationFree": 1.0, "completeness": 1.0}  # the metrics by code only
+FAITHFULNESS_WEIGHTS = load_rubric().metric("faithfulness").weights or {}
 JUDGE_GAVE_UP = re.compile(
     rf"{NOT_SCORED}judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: {TRANSIENT}")
 
 
 def expected_scores(case: str, faithfulness: float) -> dict[str, float]:
     """What the server's yes/no answers make of each metric; ``faithfulness``: the run's own
-    value, which must be 0 for a "no" and (2 + word overlap) / 3 of a "yes", so at least 2/3."""
+    value, which must be what the shipped weights make of the server's answer (P(yes) 1 or 0)
+    with every claim found (the answer repeats the tool's result) and some word overlap."""
     answers = scores_for(case, json_scores.schema(ASKED))
     expected = {**{m: 1.0 if answers[m] == "yes" else 0.0 for m in answers}, **GROUNDED}
-    if expected["faithfulness"] == 1.0 and 2 / 3 <= faithfulness <= 1.0:
+    said = {"model": expected["faithfulness"], "code": 1.0}
+    low, high = (combined(FAITHFULNESS_WEIGHTS, {**said, "overlap": o}) for o in (0.0, 1.0))
+    if low <= faithfulness <= high:
         expected["faithfulness"] = faithfulness
     return expected
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).

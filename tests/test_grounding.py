@@ -86,15 +86,17 @@ def _yes(messages, options):
 JUDGE = Judge(ScriptedModel(_yes, token_probabilities=True), load_rubric())
 
 
-def _faithfulness(item, answer: str):
+def _scores(item, answer: str):
     scores = asyncio.run(JUDGE.score(item.case(), item.reply(answer)))
-    return {m.name: m for m in scores.metrics}["faithfulness"]
+    return {m.name: m for m in scores.metrics}
 
 
+def _faithfulness(item, answer: str):
+    return _scores(item, answer)["faithfulness"]
 
 
 @pytest.mark.parametrize("item", good_items(ITEMS), ids=lambda i: i.id)
-def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item):
+def test_every_invented_fact_fails_hallucination_free_and_lowers_faithfulness_naming_the_claim(item):
     original = _faithfulness(item, item.answer)
     # Read by the model and by code: the code part finds every claim, so the model's yes passes.
     assert original.passed and ("code", 1.0) in original.parts, original.detail
@@ -102,11 +104,15 @@ def test_every_invented_fact_fails_faithfulness_by_code_and_names_the_claim(item
     candidates = [sentence for markers, sentence in INVENTED_FACTS if not any(m in seen for m in markers)]
     assert candidates  # the break picks one of these; every one must be caught
     for sentence in candidates:
-        broken = _faithfulness(item, f"{item.answer.rstrip('.')}. {sentence}")
-        assert broken.value == 0.0 and broken.passed is False, sentence  # the model said yes: code decides
-        assert "not in the evidence: " in broken.detail and "failed: code" in broken.detail
+        scores = _scores(item, f"{item.answer.rstrip('.')}. {sentence}")
+        # The model said yes: code decides hallucinationFree, and names the claim in faithfulness,
+        # whose fitted weights lower it by the share of claims not found (the shipped rubric).
+        assert scores["hallucinationFree"].passed is False, sentence
+        broken = scores["faithfulness"]
+        assert dict(broken.parts)["code"] < 1.0 and broken.value < original.value, sentence
+        assert "not in the evidence: " in broken.detail
     chosen = break_answer("inventFact", item.question, item.answer, evidence_of(item)).answer
-    assert _faithfulness(item, chosen).value == 0.0
+    assert _scores(item, chosen)["hallucinationFree"].passed is False
 
 
 def test_an_answer_without_specific_claims_is_grounded():

@@ -326,7 +326,7 @@ def test_names_in_the_reference_answer_and_the_known_list_are_grounded():
     answer = Reply(answer="Sorry, I only help with Acme orders, says Bob.", context="Shipping takes 3 days.")
     scores = {m.name: m for m in asyncio.run(judge.score(refusal, answer)).metrics}
     assert "not in the evidence: 'Bob' (name)" in scores["faithfulness"].detail  # Acme is in the reference
-    assert scores["faithfulness"].value == 0.0
+    assert scores["faithfulness"].passed is False
     known = parse_rubric(load_rubric().text.replace("name: tracegrade-default", "name: x\nknown: [Bob]"))
     scores = {m.name: m for m in asyncio.run(Judge(by_question(ANSWERS), known).score(refusal, answer)).metrics}
     assert scores["faithfulness"].passed and ("code", 1.0) in scores["faithfulness"].parts

@@ -74,7 +74,8 @@ def test_an_answer_contradicting_the_evidence_fails_faithfulness_even_when_the_m
                                "You have 60 days to return it.", context="Returns are accepted within 30 days.",
                                ask_decided=ask_decided)
     faithfulness = metrics["faithfulness"]
-    assert faithfulness.value == 0.0 and faithfulness.passed is False
+    # No claim found: the shipped weights keep it under its threshold however sure the model is.
+    assert faithfulness.value < faithfulness.threshold and faithfulness.passed is False
     assert dict(faithfulness.parts)["code"] == 0.0
     assert "'60 days' (quantity)" in faithfulness.detail and "failed: code" in faithfulness.detail
     assert metrics["hallucinationFree"].passed is False and case_status([], outcome) == "fail"
@@ -95,7 +96,7 @@ def test_a_run_asks_no_question_whose_metric_a_failed_requirement_decides():
     assert len(seen) == 1 and "respond to what the question asks" in seen[0]  # relevance alone was asked
     _, asked = _judged(always(0.99), "How long?", "Within 30 days.", "Within 45 days.", context=context,
                        ask_decided=True)
-    assert {n: m.value for n, m in asked.items()} == {n: m.value for n, m in metrics.items()}  # same verdicts
+    assert {n: m.passed for n, m in asked.items()} == {n: m.passed for n, m in metrics.items()}  # same verdicts
     assert dict(asked["correctness"].parts)["model"] == pytest.approx(0.99)
 
 
@@ -111,17 +112,23 @@ def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the
                          "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
     faithfulness = metrics["faithfulness"]
     assert faithfulness.passed is False and "failed: model" in faithfulness.detail
-    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0})  # no overlap part by default
+    # overlap is a part: the shipped rubric weighs it (the answer repeats the context: 1.0)
+    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0, "overlap": 1.0})
 
 
 def with_overlap():
-    """The shipped rubric with faithfulness's optional word-overlap part switched on."""
+    """The shipped rubric with faithfulness's optional word-overlap part switched on, in place
+    of its fitted weights (the hand-set combination: P(yes) x (2 + overlap) / 3, the veto)."""
+    import re
+
     from tracegrade.judge.rubric import parse_rubric
 
-    text = load_rubric().text
+    text = re.sub(r"\n    weights: \{[^}\n]*\}", "", load_rubric().text, count=1)
     marker = "supported by what the assistant saw?\n    code: grounding\n"
     assert text.count(marker) == 1  # faithfulness's entry
-    return parse_rubric(text.replace(marker, marker + "    overlap: true\n"))
+    rubric = parse_rubric(text.replace(marker, marker + "    overlap: true\n"))
+    assert rubric.metric("faithfulness").weights is None
+    return rubric
 
 
 def test_overlap_can_lower_a_yes_but_never_turn_a_no_into_a_pass():
