@@ -35,8 +35,10 @@ ask: setup
 test-deps: setup
 	@bash scripts/test-deps.sh
 
+# WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
+# the suite is mostly one core's work; 2,389 tests took 411 s this way (bench/README.md).
 test: test-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 live: setup
 	$(PY) -m pytest -q -m live
