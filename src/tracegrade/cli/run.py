@@ -73,7 +73,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--smoke", action="store_true", help="run only cases tagged 'smoke'")
     p.add_argument("--checks-only", action="store_true", help="skip the judge: a free, deterministic smoke run")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="run each case N times: per-case mean and variance, run-level mean ± sd (default 1)")
+                   help="run each case N times: per-case mean and variance, run-level mean ± sd, and pass^1..N "
+                   "(the chance that all k trials of a case pass; docs/trajectory.md) (default 1)")
     p.add_argument("--flaky", nargs="?", const="2/3", metavar="K/N",
                    help="re-run a failed case; it counts as failed only when it fails K of N attempts "
                    "(bare --flaky: 2/3; default: no re-runs)")
