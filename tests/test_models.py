@@ -98,7 +98,22 @@ def test_join_verified(tmp_path):
 
     with pytest.raises(WeightsError, match=r"corrupt: 11 bytes.*expected 11 bytes, sha256 0000"):
         join_verified(parts, tmp_path / "bad.gguf", size=11, sha256="0000")
-    assert not (tmp_path / "bad.gguf").exists() and not (tmp_path / "bad.partial").exists()
+    assert not (tmp_path / "bad.gguf").exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_join_verified_leaves_another_process_partial_alone(tmp_path):
+    """Two processes joining on first use (pytest workers, parallel runs) each
+    write their own partial file: one never renames the other's away."""
+    import hashlib
+
+    part = tmp_path / "a"
+    part.write_bytes(b"hello")
+    others = [tmp_path / "m.partial", tmp_path / "m.1.partial"]
+    for other in others:
+        other.write_bytes(b"half-writ")
+    target = join_verified([part], tmp_path / "m.gguf", size=5, sha256=hashlib.sha256(b"hello").hexdigest())
+    assert target.read_bytes() == b"hello"
+    assert [other.read_bytes() for other in others] == [b"half-writ", b"half-writ"]
 
 
 # --- OpenAI-compatible endpoint, over httpx.MockTransport ----------------------

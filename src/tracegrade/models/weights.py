@@ -71,7 +71,9 @@ def join_verified(
     """Concatenate ``parts`` into ``target``, or WeightsError if the result is
     not ``size`` bytes with hash ``sha256`` (no partial file is left behind)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
+    # WHY one partial file per process: two processes joining on first use (test
+    # workers, parallel runs) must not write into, or rename away, each other's file.
+    partial = target.with_suffix(f".{os.getpid()}.partial")
     # WHY hash while joining: one pass over 1.1 GB instead of two.
     digest = hashlib.sha256()
     with partial.open("wb") as out:
