@@ -132,6 +132,51 @@ async def test_one_output_token_per_question_and_the_evidence_is_a_shared_prefix
                for messages, _ in model.calls)
 
 
+class LastPromptCache:
+    """A fake runtime that keeps the last prompt only, as the local model's caches do, and counts
+    the characters each call evaluates (those past the prefix it shares with the one before)."""
+
+    def __init__(self) -> None:
+        self.last, self.evaluated, self.calls = "", 0, []
+
+    def __call__(self, messages, options):
+        prompt = "\n".join(m.content for m in messages)
+        shared = next((i for i, (a, b) in enumerate(zip(self.last, prompt)) if a != b), min(len(self.last), len(prompt)))
+        self.evaluated += len(prompt) - shared
+        self.last = prompt
+        self.calls.append(messages[-1].content)
+        return ChatResponse(text="Yes", top_logprobs=ANSWERS[next(k for k in ANSWERS if k in messages[-1].content)])
+
+
+OTHER = (CASE.model_copy(update={"id": "other", "question": "Where is ORD-7?"}),
+         REPLY.model_copy(update={"answer": "ORD-7 is on its way."}))
+
+
+async def judged_at_once(one_call_at_a_time: bool) -> LastPromptCache:
+    cache = LastPromptCache()
+    judge = Judge(ScriptedModel(cache, token_probabilities=True, one_call_at_a_time=one_call_at_a_time), RUBRIC)
+    await asyncio.gather(judge.score(CASE, REPLY), judge.score(*OTHER))
+    return cache
+
+
+async def test_answers_judged_at_once_on_a_one_call_model_ask_their_questions_in_a_row():
+    cache = await judged_at_once(one_call_at_a_time=True)
+    answers = ["ORD-7 is on its way" in prompt for prompt in cache.calls]
+    assert answers == sorted(answers, key=lambda other: other != answers[0])  # one answer's five, then the other's
+    alone = LastPromptCache()
+    judge = Judge(ScriptedModel(alone, token_probabilities=True), RUBRIC)
+    await judge.score(CASE, REPLY)
+    await judge.score(*OTHER)
+    assert cache.evaluated == alone.evaluated  # as cheap as one answer after the other
+
+
+async def test_a_model_that_answers_in_parallel_is_not_held_to_one_answer_at_a_time():
+    cache = await judged_at_once(one_call_at_a_time=False)
+    answers = ["ORD-7 is on its way" in prompt for prompt in cache.calls]
+    assert answers[:2] == [False, True]  # the two answers' first questions went out together
+    assert cache.evaluated > (await judged_at_once(one_call_at_a_time=True)).evaluated
+
+
 async def test_the_headings_come_from_the_rubric_not_from_code():
     model = by_question(ANSWERS)
     await Judge(model, RUBRIC).score(CASE, REPLY)

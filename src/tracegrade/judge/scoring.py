@@ -56,6 +56,7 @@ from tracegrade.judge.probability import combine, expected_digit, p_yes
 from tracegrade.judge.prompt import evidence_text, question_prompt, section_texts, system_prompt, tool_calls_text
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, MetricSpec, Rubric, load_rubric, parse_rubric, rubric_hash
 from tracegrade.models import ChatModel, ChatOptions, Message
+from tracegrade.models.base import answer_turn
 
 __all__ = ["DEFAULT_RUBRIC", "Judge", "ask_json", "load_rubric", "parse_rubric", "rubric_hash", "tool_calls_text"]
 
@@ -261,14 +262,12 @@ class Judge:
             groups.setdefault(tuple(self.rubric.sections(spec)), []).append(spec)
         ordered = [spec for group in groups.values() for spec in group]
         results, problems = {}, []
+        asked: dict[str, tuple[list[float], str]] = {}
+        async with answer_turn(self.model):  # WHY: no other answer's question between these (models/base.py)
+            for spec in ordered:
+                asked[spec.name] = await self._ask_metric(spec, texts, tally)
         for spec in ordered:
-            evidence = evidence_text(self.rubric.headings, texts, self.rubric.sections(spec))
-            values, problem = [], ""
-            for question in spec.questions:
-                value, problem = await self._ask_one(evidence, question, spec.kind, tally)
-                if value is None:
-                    break
-                values.append(value)
+            values, problem = asked[spec.name]
             if problem:
                 problems.append(f"{spec.name}: {problem}")
                 results[spec.name] = self._failed(spec, "probability", problem)
@@ -276,6 +275,17 @@ class Judge:
                 value = combine(values, spec.rule) if spec.kind == "checklist" else values[0]
                 results[spec.name] = self._result(spec, value, "probability", _how(spec, values))
         return results, "; ".join(problems), ""
+
+    async def _ask_metric(self, spec: MetricSpec, texts: Mapping[str, str], tally: _Tally) -> tuple[list[float], str]:
+        """A metric's questions, in order, until one is not answered: the values and that problem."""
+        evidence = evidence_text(self.rubric.headings, texts, self.rubric.sections(spec))
+        values: list[float] = []
+        for question in spec.questions:
+            value, problem = await self._ask_one(evidence, question, spec.kind, tally)
+            if value is None:
+                return values, problem
+            values.append(value)
+        return values, ""
 
     async def _ask_one(self, evidence: str, question: str, kind: str, tally: _Tally) -> tuple[float | None, str]:
         messages = [Message("system", system_prompt(self.rubric.instructions)),

@@ -9,9 +9,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
+import weakref
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Protocol, Sequence
+from typing import Any, AsyncContextManager, Iterator, Literal, Protocol, Sequence
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -86,13 +89,51 @@ class ChatModel(Protocol):
     """Messages in, text or tool calls out. Implementations must be safe to call
     concurrently from one event loop. A provider that returns token
     probabilities when asked (``ChatOptions.logprobs``) sets a
-    ``token_probabilities = True`` attribute; the judge reads it with getattr."""
+    ``token_probabilities = True`` attribute; the judge reads it with getattr.
+    A provider that runs one call at a time on one prompt cache (the local model)
+    sets ``one_call_at_a_time = True``: the judge then asks one answer's questions
+    in a row (``answer_turn``)."""
 
     model_id: str
 
     async def complete(
         self, messages: Sequence[Message], options: ChatOptions = ChatOptions()
     ) -> ChatResponse: ...
+
+
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakKeyDictionary[Any, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary())
+_TURNS_LOCK = threading.Lock()
+
+
+def answer_turn(model: Any) -> AsyncContextManager[Any]:
+    """Held while the judge asks one answer's questions: on a model with ``one_call_at_a_time``,
+    a lock per model and event loop, so no other answer's question comes between them; on any
+    other model, nothing.
+
+    WHY: the questions of one answer share its evidence as a prompt prefix, and the local model's
+    cache keeps the last prompt only. With four cases judged at once their questions took turns,
+    and each evaluated its evidence again where the previous question of its answer had left it
+    in the cache. Such a model runs one call at a time anyway: keeping an answer's questions
+    together costs no parallelism. A remote provider answers calls in parallel: no lock there.
+
+        >>> import asyncio
+        >>> class Local:
+        ...     one_call_at_a_time = True
+        >>> async def both():
+        ...     model = Local()
+        ...     async with answer_turn(model):
+        ...         return answer_turn(model).locked(), answer_turn(object())
+        >>> asyncio.run(both())  # doctest: +ELLIPSIS
+        (True, <contextlib.nullcontext object at ...>)
+    """
+    if not getattr(model, "one_call_at_a_time", False):
+        return contextlib.nullcontext()
+    # WHY per event loop: an asyncio lock belongs to the loop it first waits on, and the judge
+    # of a pytest plugin or of a Ray worker may run under more than one loop in a process.
+    with _TURNS_LOCK:
+        locks = _TURNS.setdefault(asyncio.get_running_loop(), weakref.WeakKeyDictionary())
+        return locks.setdefault(model, asyncio.Lock())
 
 
 @contextlib.contextmanager

@@ -57,6 +57,9 @@ class LocalModel:
     """llama.cpp behind the ChatModel protocol; tools via constrained JSON decisions."""
 
     token_probabilities = True  # llama.cpp returns the top tokens of every output position
+    # WHY: calls run one at a time (the lock) and each runtime's cache keeps one judge prompt, so the
+    # judge asks one answer's questions in a row (models/base.py answer_turn) and each finds its evidence cached.
+    one_call_at_a_time = True
 
     def __init__(self, path: Path, model_id: str, n_ctx: int = 4096, server: Any = None,
                  next_token: NextToken = False) -> None:

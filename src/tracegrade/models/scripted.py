@@ -23,11 +23,13 @@ class ScriptedModel:
     calls a function with the messages and options for each reply."""
 
     def __init__(self, script: Sequence[Scripted] | ScriptFn, model_id: str = "scripted",
-                 token_probabilities: bool = False) -> None:
+                 token_probabilities: bool = False, one_call_at_a_time: bool = False) -> None:
         """``token_probabilities``: the script's replies carry ``top_logprobs``, as a
-        local or logprobs-capable provider's would."""
+        local or logprobs-capable provider's would. ``one_call_at_a_time``: the model
+        says it runs one call at a time on one prompt cache, as the local model does."""
         self.model_id = model_id
         self.token_probabilities = token_probabilities
+        self.one_call_at_a_time = one_call_at_a_time
         self._script = script if callable(script) else list(script)
         self._position = 0
         self.calls: list[tuple[tuple[Message, ...], ChatOptions]] = []
