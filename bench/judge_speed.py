@@ -1,6 +1,7 @@
 """The judge on the local model: seconds per answer, prompt tokens evaluated, and what the cache saved.
 
-    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime auto|ik|xllamacpp] [--out FILE]
+    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime auto|ik|xllamacpp]
+                                [--concurrency N] [--out FILE]
 
 Loads the embedded Qwen GGUF with xllamacpp (one slot, as a judge-only process
 would use it) and scores every answer of the shipped human labels with the
@@ -13,6 +14,11 @@ prompt is evaluated in full: the same judge without prefix sharing (xllamacpp
 only). ``--runtime`` says where the one-token questions run: ``auto`` (default)
 as a run does, on the faster of ik_llama.cpp and xllamacpp here (a short probe,
 cached per machine: models/runtime_choice.py), or forced to one of them.
+``--concurrency N`` judges N answers at once, as ``tracegrade run`` and
+``grade`` do (default 4 there): each call is counted to the answer that made it
+(a context variable the model's worker thread inherits); seconds per answer are
+then each answer's wait as well, and the wall time over the answers is the
+speed to compare.
 
 It reports seconds per answer (p50/p95), also over the answers that were asked
 every question (a run leaves out the questions code already decided, which
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import os
 import statistics
@@ -39,6 +46,8 @@ from tracegrade.judge.labels import load_labels
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models.local import LocalModel
 from tracegrade.models.weights import MODEL_ID, default_model_path
+
+ANSWER: contextvars.ContextVar[str] = contextvars.ContextVar("answer", default="")
 
 
 def start_server() -> Any:
@@ -75,7 +84,7 @@ class Recorder:
         data = json.loads(raw) if isinstance(raw, str) else raw
         timings = data.get("timings") or {}
         with self._lock:
-            self.calls.append({"seconds": seconds, "promptEvaluated": timings.get("prompt_n"),
+            self.calls.append({"answer": ANSWER.get(), "seconds": seconds, "promptEvaluated": timings.get("prompt_n"),
                                "promptCached": timings.get("cache_n"), "generated": timings.get("predicted_n"),
                                "promptMs": timings.get("prompt_ms"), "generatedMs": timings.get("predicted_ms"),
                                "promptTokens": (data.get("usage") or {}).get("prompt_tokens")})
@@ -96,7 +105,8 @@ def record_scorer(model: LocalModel, recorder: Recorder, forced: bool) -> str:
         started = time.perf_counter()
         alternatives, evaluated, cached = top_tokens(messages, count)
         seconds = time.perf_counter() - started
-        recorder.calls.append({"seconds": seconds, "promptEvaluated": evaluated, "promptCached": cached,
+        recorder.calls.append({"answer": ANSWER.get(), "seconds": seconds, "promptEvaluated": evaluated,
+                               "promptCached": cached,
                                "generated": 1, "promptMs": seconds * 1000, "generatedMs": 0,
                                "promptTokens": evaluated + cached})
         return alternatives, evaluated, cached
@@ -120,21 +130,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     runtime = record_scorer(model, recorder, forced=args.runtime == "ik") if args.runtime != "xllamacpp" else "xllamacpp"
     probe_calls = len(recorder.calls)  # WHY: the probe's xllamacpp calls are no answer's
     judge = Judge(model, load_rubric(args.rubric))
-    answers = []
-    for item in items:
-        before = len(recorder.calls)
-        started = time.perf_counter()
-        outcome = await judge.score(item.case(), item.reply())
-        calls = recorder.calls[before:]
-        answers.append({"item": item.id, "seconds": time.perf_counter() - started, "calls": len(calls),
-                        "promptEvaluated": sum(c["promptEvaluated"] or 0 for c in calls),
-                        "promptCached": sum(c["promptCached"] or 0 for c in calls),
-                        "promptTokens": sum(c["promptTokens"] or 0 for c in calls),
-                        "generated": sum(c["generated"] or 0 for c in calls),
-                        "scores": dict(getattr(outcome, "values", {}) or {})})
-        print(f"  {item.id}: {answers[-1]['seconds']:.1f} s, {len(calls)} calls, "
-              f"{answers[-1]['promptEvaluated']} prompt tokens evaluated, {answers[-1]['promptCached']} cached",
-              file=sys.stderr, flush=True)
+    gate = asyncio.Semaphore(args.concurrency)
+
+    async def judged(item: Any) -> dict[str, Any]:
+        async with gate:
+            ANSWER.set(item.id)
+            started = time.perf_counter()
+            outcome = await judge.score(item.case(), item.reply())
+            seconds = time.perf_counter() - started
+        calls = [c for c in recorder.calls[probe_calls:] if c["answer"] == item.id]
+        answer = {"item": item.id, "seconds": seconds, "calls": len(calls),
+                  "promptEvaluated": sum(c["promptEvaluated"] or 0 for c in calls),
+                  "promptCached": sum(c["promptCached"] or 0 for c in calls),
+                  "promptTokens": sum(c["promptTokens"] or 0 for c in calls),
+                  "generated": sum(c["generated"] or 0 for c in calls),
+                  "scores": dict(getattr(outcome, "values", {}) or {})}
+        print(f"  {item.id}: {seconds:.1f} s, {len(calls)} calls, {answer['promptEvaluated']} prompt tokens "
+              f"evaluated, {answer['promptCached']} cached", file=sys.stderr, flush=True)
+        return answer
+
+    started = time.perf_counter()
+    answers = list(await asyncio.gather(*(judged(item) for item in items)))
+    wall = time.perf_counter() - started
     # The first answer pays for the system prompt once; the rest show the steady state.
     steady = answers[1:] or answers
     seconds = [a["seconds"] for a in steady]
@@ -147,6 +164,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
           f"answer (p50; the figure that does not depend on the machine), questions on {runtime}", file=sys.stderr)
     return {
         "answers": len(answers), "cache": not args.no_cache, "runtime": runtime, "setting": args.runtime,
+        "concurrency": args.concurrency, "wallSecondsPerAnswer": wall / len(answers),
         "probeCalls": probe_calls,
         "secondsPerAnswer": {"p50": percentile(seconds, 50), "p95": percentile(seconds, 95),
                              "mean": statistics.fmean(seconds)},
@@ -169,6 +187,8 @@ def main() -> None:
     parser.add_argument("--runtime", choices=("auto", "ik", "xllamacpp"), default="auto",
                         help="where the judge's one-token questions run (default auto: the faster here, probed "
                         "once per machine, as a run does)")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="answers judged at once (default 1: one after the other; a run judges 4 at once)")
     parser.add_argument("--out", type=Path, help="write the result as JSON")
     args = parser.parse_args()
     load = os.getloadavg()
