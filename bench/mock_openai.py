@@ -8,7 +8,9 @@ It prints ``listening on http://127.0.0.1:PORT/v1`` once bound, then answers
 - an agent turn (the request offers ``tools``): a tool call for the order id in
   the question, then, once the request carries the tool's result, a final answer;
   a question without an order id is answered at once;
-- a judge call (the request has a ``response_format``): valid JSON scores.
+- a judge call (the request has a ``response_format``): valid JSON scores;
+- any other request (a plain chat call, as a one-call agent makes): a short
+  answer that quotes the question.
 
 ``GET /stats`` returns the requests counted so far, by kind, and the wall-clock
 times of the first and the last.
@@ -53,6 +55,13 @@ def decide(question: str, tool_result: str | None) -> tuple[str, str | None, str
     return "", tool, found.group(0)
 
 
+def plain_answer(body: dict[str, Any]) -> str:
+    """The answer to a plain chat call: the last user message, quoted."""
+    question = next((m.get("content", "") for m in reversed(body.get("messages") or [])
+                     if isinstance(m, dict) and m.get("role") == "user"), "")
+    return f"Here is what I found about: {str(question)[:120]}"
+
+
 def agent_turn(body: dict[str, Any]) -> dict[str, Any]:
     """The assistant message for one agent round of an OpenAI chat request."""
     messages = body.get("messages") or [{}]
@@ -70,8 +79,10 @@ def completion(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(kind, chat completion) for one request body."""
     if body.get("tools"):
         kind, message = "agent", agent_turn(body)
-    else:
+    elif body.get("response_format"):
         kind, message = "judge", {"role": "assistant", "content": scores(body)}
+    else:
+        kind, message = "chat", {"role": "assistant", "content": plain_answer(body)}
     prompt_tokens = sum(len(str(m.get("content") or "")) for m in body.get("messages", [])) // 4
     return kind, {
         "id": "chatcmpl-mock", "object": "chat.completion", "created": int(time.time()),
@@ -84,7 +95,7 @@ def completion(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 class Counter:
     def __init__(self) -> None:
-        self.by_kind = {"agent": 0, "judge": 0, "other": 0}
+        self.by_kind = {"agent": 0, "judge": 0, "chat": 0, "other": 0}
         self.first = self.last = 0.0  # wall-clock time of the first and the last chat request
 
     def count(self, kind: str) -> None:
