@@ -33,6 +33,7 @@ from tracegrade.eval.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
 from tracegrade.observe.clock import CaseTimes
+from tracegrade.observe.destinations import tracer_possible
 from tracegrade.run.offload import in_thread
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
@@ -116,9 +117,10 @@ async def evaluate_case(
     if user is not None:
         result = replace(result, user_tokens=(user.input_tokens, user.output_tokens),
                          replay=user.replay.mark() if user.replay is not None else None)
-    from tracegrade.observe.telemetry import record_case  # WHY here: OpenTelemetry loads after the first case, not before it
+    if tracer_possible():
+        from tracegrade.observe.telemetry import record_case  # WHY here: OpenTelemetry loads only when spans can go somewhere
 
-    record_case(result, times, target, judge.model if judge else None)
+        record_case(result, times, target, judge.model if judge else None)
     return result
 
 
