@@ -67,3 +67,16 @@ def _isolated_stores(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("tracegrade-state")
     monkeypatch.setenv("TRACEGRADE_DB", f"sqlite:///{home / 'runs.db'}")
     monkeypatch.setenv("TRACEGRADE_SPANS_DB", str(home / "spans.db"))
+
+
+# WHY: two installed plugins unrelated to tracegrade (langsmith's, from the framework
+# examples' extra, and hypothesis's) cost a child pytest 2-5 s of imports at each start;
+# a test of our plugin runs a dozen child pytests.
+CHILD_PYTEST_ADDOPTS = "-p no:langsmith_plugin -p no:hypothesispytest"
+
+
+@pytest.fixture
+def pytester(pytester, monkeypatch):
+    """pytest's own ``pytester``, its child runs without the two unrelated plugins."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_PYTEST_ADDOPTS)
+    return pytester
