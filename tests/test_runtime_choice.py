@@ -72,6 +72,9 @@ def test_the_setting_forces_a_runtime_and_auto_is_the_default(monkeypatch):
 def test_on_the_real_weights_the_choice_is_written_then_read_back(tmp_path, monkeypatch, capsys):
     weights = default_model_path()  # WHY first: the weights live in the cache directory changed below
     monkeypatch.setenv("TRACEGRADE_CACHE_DIR", str(tmp_path))
+    # WHY one round: this checks the choice is written and read back; the rounds only
+    # steady the choice on a shared machine (two runtimes, a warm-up each, a call a round).
+    monkeypatch.setattr(local, "PROBE_ROUNDS", 1)
     question = [Message("system", "Answer with Yes or No."), Message("user", "Is 2+3 equal to 5?")]
     ask = ChatOptions(max_tokens=1, logprobs=20)
     model = LocalModel(weights, MODEL_ID, next_token="auto")
