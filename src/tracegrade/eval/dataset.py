@@ -19,6 +19,7 @@ docs/trajectory.md.
 from __future__ import annotations
 
 import functools
+import itertools
 import hashlib
 import json
 import pickle
@@ -272,29 +273,42 @@ class Dataset:
 
 
 def load_dataset(path: str | Path) -> Dataset:
-    """Read and validate a dataset file, or DatasetError naming file, case and field."""
+    """Read and validate a dataset file, or DatasetError naming file, case and field.
+
+    WHY one case at a time, from its record to its packed bytes: a JSONL file's records are
+    parsed as they are read, so no more than one is held as Python objects. Read into a list
+    first, 60,000 records held 55 MB at once, and the process kept most of it after they
+    were freed (the allocator's arenas, pinned by the cases kept between them)."""
     path = Path(path)
     raw_cases, context = _read_records(path)
-    records: list[bytes] = []
     ids: list[str] = []
     hashes: list[str] = []
     seen: dict[str, int] = {}
     version = hashlib.sha256()
-    for index, raw in enumerate(raw_cases):
-        case = _validate(path, index, raw, context)
-        if case.id in seen:
-            first = _validate(path, seen[case.id], raw_cases[seen[case.id]], context)
-            raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
-        seen[case.id] = index
-        records.append(_pack(raw))
-        ids.append(case.id)
-        canonical = _canonical_text(case.canonical())
-        hashes.append(_digest(canonical))  # the case's content_hash(), from the same bytes
-        version.update((", " if index else "[").encode() + canonical)
+
+    def packed() -> Iterator[bytes]:
+        for index, raw in enumerate(raw_cases):
+            case = _validate(path, index, raw, context)
+            if case.id in seen:
+                first = _validate(path, seen[case.id], _record_at(path, seen[case.id]), context)
+                raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
+            seen[case.id] = index
+            ids.append(case.id)
+            canonical = _canonical_text(case.canonical())
+            hashes.append(_digest(canonical))  # the case's content_hash(), from the same bytes
+            version.update((", " if index else "[").encode() + canonical)
+            yield _pack(raw)
+
+    records = Packed(packed())
     if not ids:
         raise DatasetError(f"{path}: no cases")
     version.update(b"]")  # the same bytes as _hash of the list of every case's canonical form
     return Dataset(path.name, CompactCases(records, ids, context, hashes), version.hexdigest()[:12])
+
+
+def _record_at(path: Path, index: int) -> Any:
+    """The raw record at ``index`` of the file, read again (a duplicate id's first case, to say what differs)."""
+    return next(itertools.islice(_read_records(path)[0], index, None))
 
 
 class CompactCases(Sequence[GoldenCase]):
@@ -314,9 +328,9 @@ class CompactCases(Sequence[GoldenCase]):
 
     __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
 
-    def __init__(self, records: Iterable[bytes], ids: Sequence[str], context: dict[str, Any],
+    def __init__(self, records: Iterable[bytes] | Packed, ids: Sequence[str], context: dict[str, Any],
                  hashes: Sequence[str | None] = ()) -> None:
-        self._records = Packed(records)
+        self._records = records if isinstance(records, Packed) else Packed(records)
         self.ids, self._context = tuple(ids), context
         self._hashes = tuple(hashes) or (None,) * len(self._records)  # each case's content hash, when known
         self._index: dict[str, int] | None = None
@@ -391,8 +405,9 @@ def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
             f"first, keep only one (raising its version records that it changed)")
 
 
-def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
-    """The raw cases, and the declarations every case shares (tools, normalisation)."""
+def _read_records(path: Path) -> tuple[Iterable[Any], dict[str, Any]]:
+    """The raw cases (a JSONL file's as they are parsed), and the declarations every case
+    shares (tools, normalisation)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -401,11 +416,11 @@ def _read_records(path: Path) -> tuple[list[Any], dict[str, Any]]:
         raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:  # a folder, no permission
         raise DatasetError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.suffix == ".jsonl":
+        return _json_lines(path, text), {}
     try:
-        if path.suffix == ".jsonl":
-            data: Any = _json_lines(path, text)
-        elif path.suffix in (".yaml", ".yml"):
-            data = load_yaml(path, text)
+        if path.suffix in (".yaml", ".yml"):
+            data: Any = load_yaml(path, text)
         else:
             data = json.loads(text)
     except ValueError as exc:  # load_yaml turns YAML's errors into ValueError
@@ -471,14 +486,23 @@ def load_yaml(path: Path, text: str) -> Any:
         raise ValueError(str(exc)) from None
 
 
-def _json_lines(path: Path, text: str) -> list[Any]:
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+def _json_lines(path: Path, text: str) -> Iterator[Any]:
+    """Each record of a JSONL ``text``, parsed as it is reached. Lines end at "\\n" (a "\\r"
+    before it is dropped), as JSON Lines says: a JSON string may hold U+2028 and the like."""
+    start, number = 0, 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line, start, number = text[start:end].removesuffix("\r"), end + 1, number + 1
+        if not line.strip():
+            continue
         try:
-            records += [jsontext.load(line)] if line.strip() else []
+            record = jsontext.load(line)
         except ValueError as exc:  # json's "line 1" would be wrong: say which line of the file
             raise DatasetError(f"{path}: line {number}: cannot parse: {exc}") from None
-    return records
+        except RecursionError:  # the parser recurses
+            raise DatasetError(f"{path}: line {number}: cannot parse: nested too deeply") from None
+        yield record
 
 
 def _validate(path: Path, index: int, raw: Any, context: dict[str, Any]) -> GoldenCase:
