@@ -12,11 +12,17 @@ about 87 times, a pass per metric, per report and per total: 13 s of a
 keeps only counts, ids and per-case numbers (a few MB at 100,000 cases, not
 the decoded results); the report functions over a list in ``stats.summary``
 and ``stats.aggregate`` are this tally's views.
+
+WHY the per-case numbers in arrays and one int per case: they are held from a
+case's commit to the end of the run, so they are what a run's memory grows with;
+a float object and its pointer in a list took 32 bytes, in an array 8, and a
+case's [passes, trials] list with its dict entry ~150 bytes, an int ~80.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import mean
@@ -36,11 +42,11 @@ class RunTally:
     failed: list[str] = field(default_factory=list)  # ids of failed and errored cases, in run order
     unscored: list[tuple[str, str]] = field(default_factory=list)  # (id, why)
     flaky: list[tuple[str, tuple[str, ...], str]] = field(default_factory=list)  # (id, attempts, final status)
-    seconds: list[float] = field(default_factory=list)
-    service_seconds: list[float] = field(default_factory=list)
-    agent_usd: list[float] = field(default_factory=list)  # summed at the end, as sum() over the results did
-    judge_usd: list[float] = field(default_factory=list)
-    user_usd: list[float] = field(default_factory=list)  # a simulated user's model (eval/simulated.py)
+    seconds: array[float] = field(default_factory=lambda: array("d"))
+    service_seconds: array[float] = field(default_factory=lambda: array("d"))
+    agent_usd: array[float] = field(default_factory=lambda: array("d"))  # summed at the end, as sum() over the results did
+    judge_usd: array[float] = field(default_factory=lambda: array("d"))
+    user_usd: array[float] = field(default_factory=lambda: array("d"))  # a simulated user's model (eval/simulated.py)
     user_tokens: list[int] = field(default_factory=lambda: [0, 0])
     tokens_in_out: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # agent in, out, judge in, out
     retries: list[int] = field(default_factory=lambda: [0, 0])  # agent, judge
@@ -48,8 +54,8 @@ class RunTally:
     scores: dict[str, list[float]] = field(default_factory=dict)  # judge metric -> values, first-seen order
     not_scored: dict[str, int] = field(default_factory=dict)
     repeats: set[int] = field(default_factory=set)
-    # case id -> [passes, scored trials], for pass^k (stats/passk.py); unscored trials are no trial of the agent
-    trials: dict[str, list[int]] = field(default_factory=dict)
+    # case id -> passes << 32 | scored trials, for pass^k (stats/passk.py); unscored trials are no trial of the agent
+    trials: dict[str, int] = field(default_factory=dict)
     # For the price check (pricing.unpriced): what billed_agent_model says of each
     # result, and whether the judge used any tokens.
     billed_agent_models: set[str | None] = field(default_factory=set)
@@ -71,9 +77,7 @@ class RunTally:
         self._add_scores(r)
         self.repeats.add(r.repeat)
         if r.status != "unscored":
-            counts = self.trials.setdefault(r.case_id, [0, 0])
-            counts[0] += r.passed
-            counts[1] += 1
+            self.trials[r.case_id] = self.trials.get(r.case_id, 0) + (int(r.passed) << 32) + 1
 
     def _add_usage(self, r: CaseResult) -> None:
         self.seconds.append(r.seconds)
@@ -155,11 +159,11 @@ class RunTally:
 
     def pass_hat(self) -> dict[int, float]:
         """The run's pass^1..pass^k (stats/passk.py), k the fewest scored trials of a case."""
-        return pass_hat({case_id: (c, n) for case_id, (c, n) in self.trials.items()})
+        return pass_hat({case_id: _counts(code) for case_id, code in self.trials.items()})
 
     def case_pass_hat(self) -> dict[str, dict[int, float]]:
         """Each case's pass^1..pass^n over its n scored trials."""
-        return {case_id: case_pass_hat(c, n) for case_id, (c, n) in self.trials.items()}
+        return {case_id: case_pass_hat(*_counts(code)) for case_id, code in self.trials.items()}
 
     def totals(self) -> dict[str, Any]:
         """What the manifest records at the end of a run; ``passHatK`` only for a run of repeats."""
@@ -175,6 +179,11 @@ class RunTally:
             totals["passHatK"] = {"run": {str(k): v for k, v in self.pass_hat().items()},
                                   "cases": {case_id: list(by_k.values()) for case_id, by_k in self.case_pass_hat().items()}}
         return totals
+
+
+def _counts(code: int) -> tuple[int, int]:
+    """(passes, scored trials) of a case, from its ``RunTally.trials`` entry."""
+    return code >> 32, code & 0xFFFF_FFFF
 
 
 def tally(results: Iterable[CaseResult]) -> RunTally:
