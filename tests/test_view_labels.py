@@ -16,6 +16,7 @@ from tracegrade.core.results import CaseResult, MetricScore
 from tracegrade.core.trace import Reply
 from tracegrade.store.runstore import open_store
 from tracegrade.view.app import create_view_app
+from tracegrade.view import labelqueue
 from tracegrade.view.labelqueue import Candidate, ordered
 from view_support import record
 
@@ -123,6 +124,53 @@ def test_the_queue_puts_each_metrics_threshold_region_first_the_metrics_in_turn(
     # a label given: the other metric's turn next, not the same metric's next nearest
     assert [(c.metric, c.case_id) for c in ordered(items, {("mid", 0, "correctness")})][:2] == \
         [("relevance", "nearest"), ("correctness", "near")]
+
+
+class Counted(Candidate):
+    """A candidate that counts how often the queue measures its distance to the threshold."""
+
+    measured = 0
+
+    @property
+    def distance(self) -> float:
+        Counted.measured += 1
+        return super().distance
+
+
+def full_sort(items, done, metric=""):
+    """The queue's order as its rule says it, sorted whole: per metric by distance then place,
+    the metrics in turn, each turn counting the labels the metric already has."""
+    given = {m: sum(1 for key in done if key[2] == m) for m in {i.metric for i in items}}
+    turns = []
+    for name in {i.metric for i in items if not metric or i.metric == metric}:
+        found = sorted((i for i in items if i.metric == name and i.key not in done),
+                       key=lambda c: (c.distance, c.position, c.repeat))
+        turns += [(place + given[name], name, item) for place, item in enumerate(found)]
+    return [item for _, _, item in sorted(turns, key=lambda turn: turn[:2])]
+
+
+def test_the_queue_ranks_a_run_once_and_each_press_only_walks_to_its_item():
+    """bench/label_queue.py: on a 10,000-answer run each key press sorted all 50,000 items again
+    (1.4 s a press); now they are ranked once and a press walks to the item it shows."""
+    import random
+
+    draw = random.Random(35)
+    items = [Counted(f"c{i:05d}", 0, metric, round(draw.random(), 2), 0.5, position=i)
+             for i in range(2_000) for metric in ("correctness", "faithfulness", "relevance")]
+    Counted.measured = 0
+    ranked = labelqueue.rank(items)
+    assert Counted.measured == len(items)  # each item measured once, when the run is ranked
+    done: set = set()
+    for press in range(20):
+        shown = ranked.at(done, "", press % 3)  # a label, or a press of next now and then
+        done.add(shown.key)
+    assert Counted.measured == len(items)  # the presses measured nothing again
+    assert ranked.left(done, "") == len(items) - 20 and ranked.left(done, "relevance") == 2_000 - sum(
+        key[2] == "relevance" for key in done)
+    for metric in ("", "faithfulness"):
+        walked = list(ranked.walk(done, metric))
+        assert walked == full_sort(items, done, metric) and len(walked) == ranked.left(done, metric)
+        assert ranked.at(done, metric, len(walked)) is None
 
 
 def test_the_queue_walks_the_unlabelled_answers_good_skip_and_next(client, store):

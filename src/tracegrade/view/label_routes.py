@@ -46,8 +46,8 @@ def default_annotator() -> str:
 def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: InfoOf, case_of: CaseOf) -> None:
     """The routes, over ``store``; ``annotator``: the name a page starts with."""
     default = annotator
-    # WHY kept per run content: a queue reads every case's metrics; the next item must not read them again.
-    candidates = functools.lru_cache(maxsize=4)(lambda key: labelqueue.candidates(store.case_texts(key[0])))
+    # WHY kept per run content: a queue reads every case's metrics and ranks them; the next item must not again.
+    ranked = functools.lru_cache(maxsize=4)(lambda key: labelqueue.rank(labelqueue.candidates(store.case_texts(key[0]))))
 
     @app.get("/runs/{run_id}/label", response_class=HTMLResponse)
     def queue(request: Request, run_id: str, metric: str = "", annotator: str = "",
@@ -56,15 +56,14 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
         if info.run_id != run_id:
             return RedirectResponse(queue_url(info.run_id), status_code=307)
         who = _name(annotator) or default
-        items = candidates((info.run_id, info.cases_done, info.status))
+        items = ranked((info.run_id, info.cases_done, info.status))
         done = {(g.case_id, g.repeat, g.metric) for g in store.labels([info.run_id]) if g.annotator == who}
-        order = labelqueue.ordered(items, done, metric)
-        passed = min(max(passed, 0), len(order))
-        item = order[passed] if passed < len(order) else None
+        left = items.left(done, metric)
+        passed = min(max(passed, 0), left)
+        item = items.at(done, metric, passed)
         result = case_of(store, info.run_id, item.case_id, item.repeat) if item else None
         golden = _golden(info, item.case_id) if item else None
-        state = label_page.Queue(info.run_id, labelqueue.metrics_of(items), metric, who, passed, len(order) - passed,
-                                 len(done))
+        state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left - passed, len(done))
         return HTMLResponse(label_page.render(state, item, result, redact(golden.golden_answer) if golden else "",
                                               redact(golden.expected_behaviour) if golden else "", request.state.csrf))
 

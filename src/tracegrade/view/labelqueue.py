@@ -11,14 +11,17 @@ of the metric's range): there a label tells most about whether the threshold
 sits right, and there the judge is least sure. The metrics take turns (counting
 the labels each already has), so the first labels cover every metric's threshold
 region before any metric's far ends.
-An item the person labelled (or skipped) leaves their queue.
+An item the person labelled (or skipped) leaves their queue. A run's items are
+ranked once (``rank``); each request walks the ranking to the item it shows.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from tracegrade.core import jsontext
 
@@ -68,20 +71,55 @@ def _candidate(data: Mapping[str, Any], metric: Mapping[str, Any], position: int
                      float(metric.get("high", 1.0)), position)
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """A run's items ranked once, per metric nearest the threshold first; each request walks them.
+
+        >>> ranked = rank([Candidate("a", 0, "m", 0.9, 0.5), Candidate("b", 0, "m", 0.45, 0.5)])
+        >>> ranked.at(set(), "", 0).case_id, ranked.left({("b", 0, "m")}, "")
+        ('b', 1)
+
+    WHY ranked once, not sorted per request: every key press in the queue asks for the next
+    item, and sorting a 10,000-answer run's 50,000 items each time took 0.6-1.4 s a press."""
+
+    by_metric: Mapping[str, tuple[Candidate, ...]]
+    keys: frozenset[Key]
+
+    def walk(self, done: set[Key], metric: str = "") -> Iterator[Candidate]:
+        """The items not ``done`` in queue order (``ordered``), made as they are asked for."""
+        given = Counter(key[2] for key in done)
+        turns = [_turns(name, found, done, given[name]) for name, found in sorted(self.by_metric.items())
+                 if not metric or name == metric]
+        return (item for _, _, item in heapq.merge(*turns, key=lambda turn: turn[:2]))
+
+    def at(self, done: set[Key], metric: str, index: int) -> Candidate | None:
+        """The item ``index`` places into the queue (the person passed over that many), or None."""
+        return next(itertools.islice(self.walk(done, metric), index, None), None)
+
+    def left(self, done: set[Key], metric: str) -> int:
+        """How many items are not ``done`` (on ``metric``, or on every metric)."""
+        total = sum(len(found) for name, found in self.by_metric.items() if not metric or name == metric)
+        return total - sum(1 for key in done if key in self.keys and (not metric or key[2] == metric))
+
+
+def _turns(name: str, found: Sequence[Candidate], done: set[Key], given: int) -> Iterator[tuple[int, str, Candidate]]:
+    """A metric's items not ``done``, each with the turn it comes up in: its rank plus the labels given."""
+    for place, item in enumerate(c for c in found if c.key not in done):
+        yield place + given, name, item
+
+
+def rank(items: Iterable[Candidate]) -> Ranked:
+    """``items`` ranked for the queue: per metric by distance to the threshold, then place in the run."""
+    by_metric: dict[str, list[Candidate]] = {}
+    for item in items:
+        by_metric.setdefault(item.metric, []).append(item)
+    return Ranked({name: tuple(sorted(found, key=lambda c: (c.distance, c.position, c.repeat)))
+                   for name, found in by_metric.items()}, frozenset(i.key for f in by_metric.values() for i in f))
+
+
 def ordered(items: Sequence[Candidate], done: set[Key], metric: str = "") -> list[Candidate]:
     """The items not ``done``, nearest their threshold first, the metrics in turn (only ``metric`` when given).
 
     WHY the turn counts the labels already given: the queue is worked out again after each
     label, and a turn that started afresh would put the same metric first every time."""
-    by_metric: dict[str, list[Candidate]] = {}
-    for item in items:
-        if item.key not in done and (not metric or item.metric == metric):
-            by_metric.setdefault(item.metric, []).append(item)
-    given = Counter(key[2] for key in done)
-    turns = [(rank + given[name], name, item) for name, found in by_metric.items()
-             for rank, item in enumerate(sorted(found, key=lambda c: (c.distance, c.position, c.repeat)))]
-    return [item for _, _, item in sorted(turns, key=lambda turn: turn[:2])]
-
-
-def metrics_of(items: Iterable[Candidate]) -> list[str]:
-    return sorted({item.metric for item in items})
+    return list(rank(items).walk(done, metric))
