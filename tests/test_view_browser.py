@@ -337,3 +337,37 @@ def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from
     finally:
         store.close()
     assert note == "says 30 days, the policy says 14"
+
+
+def test_the_queue_shows_the_evidence_beside_the_answer_and_u_changes_the_last_label(browser, view):  # noqa: F811
+    """Labelling 20 answers: the evidence is read beside the answer without scrolling, and a key
+    pressed by mistake is put right with u (the answer shown again, its label pressed), by keys alone."""
+    url, _, _ = view
+    page, outside, errors = watched(browser, url)
+    page.goto(url + run_url(CANDIDATE) + "/label")
+    answer, evidence = page.locator("section#answer").bounding_box(), page.locator("section#evidence").bounding_box()
+    assert evidence["x"] >= answer["x"] + answer["width"]  # beside, not below
+    assert evidence["y"] < page.viewport_size["height"]  # on the first screen
+    assert "u change the last label" in page.inner_text("#keys")
+
+    def current() -> tuple[str, str]:
+        return page.input_value("#to-label input[name=case_id]"), page.inner_text("#metric")
+
+    first = current()
+    with page.expect_navigation():
+        page.keyboard.press("g")
+    assert current() != first and page.inner_text("#last-verdict") == "good" and first[0] in page.inner_text("#last")
+    with page.expect_navigation():
+        page.keyboard.press("u")
+    assert current() == first and "Your label: good" in page.inner_text("#again")
+    assert page.locator('#to-label button[value="good"][aria-pressed="true"]').count() == 1
+    with page.expect_navigation():
+        page.keyboard.press("b")
+    assert current() != first and page.inner_text("#last-verdict") == "bad"
+    assert "1 labelled" in page.inner_text("#progress")  # changed, not a second label
+    store = open_store("sqlite:///.tracegrade/runs.db")
+    try:
+        assert [(g.case_id, g.metric, g.verdict) for g in store.labels([CANDIDATE])] == [(*first, "bad")]
+    finally:
+        store.close()
+    assert errors == [] and outside == []

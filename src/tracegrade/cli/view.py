@@ -18,8 +18,8 @@ def register(subparsers: Any) -> None:
         "check code, split), each case's checks, metrics and trace as a timeline, the case in other runs, two "
         "runs compared with the gate's verdict and per-case diffs, history charts, the latest judge "
         "calibrations, and the monitor's production pages under /production/. A case page and a run's label "
-        "queue (keys g good, b bad, s skip, n next) label answers good or bad per metric, stored with the run "
-        "for `tracegrade calibrate --from-store`. Binds 127.0.0.1; another address needs TRACEGRADE_VIEW_TOKEN.",
+        "queue (keys g good, b bad, s skip, n next, u change the last) label answers good or bad per metric, "
+        "stored with the run for `tracegrade calibrate --from-store`. Binds 127.0.0.1; another address needs TRACEGRADE_VIEW_TOKEN.",
     )
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")

@@ -7,7 +7,9 @@ Each item is one answer on one metric, nearest the metric's threshold first
 (``labelqueue``). The page shows what the judge read (question, reference,
 evidence, answer), the judge's score and the threshold, and one form: good,
 bad or skip, with an optional note. Keys: g good, b bad, s skip (leaves the
-queue unlabelled), n or → next (the item stays for later), Esc leaves the note.
+queue unlabelled), n or → next (the item stays for later), u shows the answer
+just labelled again to change its label, Esc leaves the note. The evidence the
+judge saw stands beside the question and answer, so a person reads both at once.
 The keys press the form's buttons, so the page works without them too; the
 script is inline, as every view page's, which the view's Content-Security-Policy
 (frame-ancestors only) allows.
@@ -21,11 +23,12 @@ from typing import Sequence
 from tracegrade.core.results import CaseResult
 from tracegrade.judge.prompt import tool_calls_text
 from tracegrade.view.label_forms import LabelTarget, label_form, queue_url
-from tracegrade.view.labelqueue import Candidate
+from tracegrade.store.labelrows import AnswerLabel
+from tracegrade.view.labelqueue import Candidate, Key
 from tracegrade.view.shell import case_url, e, layout, options, run_url, section, with_query
 
 KEYS_LINE = "keys: g good · b bad · s skip (not judged, leaves your queue) · n or → next (stays for later) · " \
-            "Esc leaves the note"
+            "u change the last label · Esc leaves the note"
 
 QUEUE_JS = """
 (() => {
@@ -43,6 +46,8 @@ QUEUE_JS = """
     }
     const next = document.getElementById('next');
     if ((event.key === 'n' || event.key === 'ArrowRight') && next) { event.preventDefault(); location.assign(next.href); }
+    const undo = document.getElementById('undo');
+    if (event.key === 'u' && undo) { event.preventDefault(); location.assign(undo.href); }
   });
 })();
 """
@@ -59,20 +64,35 @@ class Queue:
     passed: int  # items passed over with "next" in this walk
     left: int  # items not labelled, from this one on
     labelled: int  # this person's labels (and skips) in the run
+    last: AnswerLabel | None = None  # the label this person just gave (shown, with u to change it)
 
-    def url(self, passed: int | None = None) -> str:
+    def url(self, passed: int | None = None, last: Key | None = None, again: Key | None = None) -> str:
+        """This walk's address; ``last``: the item just labelled, ``again``: an item shown again to relabel."""
         chosen = self.passed if passed is None else passed
-        return with_query(queue_url(self.run_id), {"metric": self.metric, "annotator": self.annotator, "pass": chosen})
+        return with_query(queue_url(self.run_id), {"metric": self.metric, "annotator": self.annotator, "pass": chosen,
+                                                   "last": item_ref(last), "again": item_ref(again)})
+
+
+def item_ref(key: Key | None) -> str:
+    """An item in an address: ``metric:repeat:case`` (a metric name is an identifier, so no ':')."""
+    return f"{key[2]}:{key[1]}:{key[0]}" if key else ""
+
+
+def parse_ref(ref: str) -> Key | None:
+    """``item_ref``'s key back; None for anything else."""
+    metric, _, rest = ref.partition(":")
+    repeat, _, case_id = rest.partition(":")
+    return (case_id, int(repeat), metric) if metric and repeat.isdigit() and case_id else None
 
 
 def render(queue: Queue, item: Candidate | None, result: CaseResult | None, reference: str, expected: str,
-           csrf: str) -> str:
-    """The page at ``item`` (None: nothing left to label in this walk)."""
-    body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue)
+           csrf: str, current: AnswerLabel | None = None) -> str:
+    """The page at ``item`` (None: nothing left to label in this walk); ``current``: its label, shown again."""
+    body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue) + _last(queue)
     if item is None or result is None or result.reply is None:
         body += section("Nothing left", _done(queue), "done")
     else:
-        body += _item(queue, item, result, reference, expected, csrf)
+        body += _item(queue, item, result, reference, expected, csrf, current)
     return layout(f"Label answers · {queue.run_id}", body, crumbs=[("runs", "/"), (queue.run_id, run_url(queue.run_id)),
                                                                     ("label", queue.url(0))],
                   script=QUEUE_JS)
@@ -88,31 +108,47 @@ def _chooser(queue: Queue) -> str:
             f'{f" · {queue.passed} passed over" if queue.passed else ""}</span></form>')
 
 
-def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, expected: str, csrf: str) -> str:
+def _last(queue: Queue) -> str:
+    """The label just given, with the way back to it (u)."""
+    if queue.last is None:
+        return ""
+    g = queue.last
+    again = queue.url(again=(g.case_id, g.repeat, g.metric))
+    return (f'<p id="last">Labelled <b>{e(g.case_id)}</b>{f" #{g.repeat + 1}" if g.repeat else ""} on '
+            f'<b>{e(g.metric)}</b>: <b id="last-verdict">{e(g.verdict)}</b> · '
+            f'<a id="undo" href="{e(again)}">change it (u)</a></p>')
+
+
+def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, expected: str, csrf: str,
+          current: AnswerLabel | None) -> str:
     reply = result.reply
     assert reply is not None
     target = LabelTarget(queue.run_id, item.case_id, item.repeat, item.metric)
     head = (f'<p>Is this answer <b>good</b> or <b>bad</b> on <b id="metric">{e(item.metric)}</b>? '
             f'The judge scored it <b id="judge-value">{item.value:.2f}</b>; it passes at &ge; {item.threshold:g} '
             f'(range {item.low:g}–{item.high:g}).</p>')
-    form = label_form(target, queue.annotator, csrf, queue.url(), skip=True)
+    again = f'<p id="again">Your label: <b>{e(current.verdict)}</b>. Press another key to change it.</p>' \
+        if current else ""
+    form = again + label_form(target, queue.annotator, csrf, queue.url(last=item.key), current, skip=True)
     next_link = (f'<p><a id="next" href="{e(queue.url(queue.passed + 1))}">next (n, →): leave it for later</a> · '
                  f'<a href="{e(case_url(queue.run_id, item.case_id, item.repeat))}">the whole case</a></p>')
     tools = tool_calls_text(reply)
-    parts = [section(f"Answer to label: {item.case_id}" + (f" #{item.repeat + 1}" if item.repeat else ""),
-                     head + form + next_link, "to-label"),
-             section("Question", f"<pre>{e(result.question)}</pre>", "question"),
-             section("Answer", f'<pre id="answer">{e(reply.answer)}</pre>', "answer"),
-             section("Reference answer", f"<pre>{e(reference)}</pre>" if reference else '<p class="muted">none</p>',
-                     "reference")]
+    read = [section("Question", f"<pre>{e(result.question)}</pre>", "question"),
+            section("Answer", f'<pre id="answer">{e(reply.answer)}</pre>', "answer"),
+            section("Reference answer", f"<pre>{e(reference)}</pre>" if reference else '<p class="muted">none</p>',
+                    "reference")]
     if expected:
-        parts.append(section("Expected behaviour", f"<pre>{e(expected)}</pre>", "expected"))
-    parts.append(section("Evidence the judge saw",
-                         "<h3>Context</h3>" + (f"<pre>{e(reply.context)}</pre>" if reply.context else
-                                               '<p class="muted">none</p>')
-                         + "<h3>Tool calls</h3>" + (f"<pre>{e(tools)}</pre>" if tools else '<p class="muted">none</p>'),
-                         "evidence"))
-    return "".join(parts)
+        read.append(section("Expected behaviour", f"<pre>{e(expected)}</pre>", "expected"))
+    evidence = section("Evidence the judge saw",
+                       "<h3>Context</h3>" + (f"<pre>{e(reply.context)}</pre>" if reply.context else
+                                             '<p class="muted">none</p>')
+                       + "<h3>Tool calls</h3>" + (f"<pre>{e(tools)}</pre>" if tools else '<p class="muted">none</p>'),
+                       "evidence")
+    # WHY side by side: faithfulness and hallucination are read against the evidence; below the
+    # answer it was a scroll away on every item.
+    return (section(f"Answer to label: {item.case_id}" + (f" #{item.repeat + 1}" if item.repeat else ""),
+                    head + form + next_link, "to-label")
+            + f'<div class="side beside"><div>{"".join(read)}</div><div>{evidence}</div></div>')
 
 
 def _done(queue: Queue) -> str:

@@ -51,21 +51,28 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
 
     @app.get("/runs/{run_id}/label", response_class=HTMLResponse)
     def queue(request: Request, run_id: str, metric: str = "", annotator: str = "",
-              passed: int = Query(0, alias="pass")) -> Response:
+              passed: int = Query(0, alias="pass"), last: str = "", again: str = "") -> Response:
+        """``last``: the item just labelled (shown, u to change it); ``again``: that item shown to relabel."""
         info = info_of(store, run_id)
         if info.run_id != run_id:
             return RedirectResponse(queue_url(info.run_id), status_code=307)
         who = _name(annotator) or default
         items = ranked((info.run_id, info.cases_done, info.status))
-        done = {(g.case_id, g.repeat, g.metric) for g in store.labels([info.run_id]) if g.annotator == who}
-        left = items.left(done, metric)
+        mine = {(g.case_id, g.repeat, g.metric): g for g in store.labels([info.run_id]) if g.annotator == who}
+        left = items.left(set(mine), metric)
         passed = min(max(passed, 0), left)
-        item = items.at(done, metric, passed)
+        relabel = label_page.parse_ref(again)
+        item = items.by_key.get(relabel) if relabel else None
+        current = mine.get(item.key) if item else None
+        item = item or items.at(set(mine), metric, passed)
         result = case_of(store, info.run_id, item.case_id, item.repeat) if item else None
         golden = _golden(info, item.case_id) if item else None
-        state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left - passed, len(done))
+        given = label_page.parse_ref(last)
+        state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left - passed, len(mine),
+                                 mine.get(given) if given else None)
         return HTMLResponse(label_page.render(state, item, result, redact(golden.golden_answer) if golden else "",
-                                              redact(golden.expected_behaviour) if golden else "", request.state.csrf))
+                                              redact(golden.expected_behaviour) if golden else "", request.state.csrf,
+                                              current))
 
     @app.post("/labels")
     def label(request: Request) -> Response:

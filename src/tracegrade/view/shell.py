@@ -38,6 +38,7 @@ tr.row:hover { background: #f3f4f6; }
 .k-retrieval { background: #0891b2; } .k-model { background: #2563eb; } .k-tool { background: #d97706; }
 .k-approval { background: #7c3aed; } .k-error { background: #dc2626; }
 .side { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+.beside > div { min-width: 0; } .beside pre { white-space: pre-wrap; word-break: break-word; }
 .changed { background: #fef3c7; }
 table.diff td { font-family: monospace; font-size: 12px; white-space: pre-wrap; word-break: break-word; }
 .diff_add { background: #dcfce7; } .diff_chg { background: #fef9c3; } .diff_sub { background: #fee2e2; }
