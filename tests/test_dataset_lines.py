@@ -1,4 +1,5 @@
-"""eval/dataset.py on JSONL files, read a line at a time: what each line holds, and what an error names."""
+"""eval/dataset.py on JSONL files, read a line at a time: what each line holds, what an error names,
+and what a case read back from the compact dataset shares with it."""
 
 from __future__ import annotations
 
@@ -46,3 +47,10 @@ def test_a_repeated_id_says_what_differs_from_the_first_case_read_again(tmp_path
         load_dataset(path)
     assert "case 'a' appears twice with different contents" in str(raised.value)
     assert "differing: question" in str(raised.value) and "(entry #3)" in str(raised.value)
+
+
+def test_a_case_read_again_holds_the_datasets_own_id_string(tmp_path: Path) -> None:
+    # WHY it matters: a run keeps per-case numbers keyed by the id to its end; one string, not a copy a case
+    cases = load_dataset(write(tmp_path, case("a"), case("b"))).cases
+    assert [cases[i].id for i in range(2)] == ["a", "b"]
+    assert all(cases[i].id is cases.ids[i] for i in range(2))  # type: ignore[attr-defined]

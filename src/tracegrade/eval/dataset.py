@@ -347,7 +347,12 @@ class CompactCases(Sequence[GoldenCase]):
     def __getitem__(self, index: int | slice) -> GoldenCase | CompactCases:
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
-        case = GoldenCase.model_validate(pickle.loads(self._records[index]), context=self._context)
+        record = pickle.loads(self._records[index])
+        if isinstance(record, dict) and record.get("id") == self.ids[index]:
+            # WHY the very string held here: what a run keeps per case until its end (the tally's
+            # counts, the run's positions) is keyed by the case id, and a copy each was 60 bytes a case
+            record["id"] = self.ids[index]
+        case = GoldenCase.model_validate(record, context=self._context)
         if (known := self._hashes[index]) is not None:
             case.remember(_HASH, known)  # WHY: hashing the case again cost as much as a check
         return case
