@@ -282,7 +282,7 @@ def load_dataset(path: str | Path) -> Dataset:
     path = Path(path)
     raw_cases, context = _read_records(path)
     ids: list[str] = []
-    hashes: list[str] = []
+    hashes = bytearray()  # each case's content_hash() as its 32 bytes
     seen: dict[str, int] = {}
     version = hashlib.sha256()
 
@@ -295,7 +295,7 @@ def load_dataset(path: str | Path) -> Dataset:
             seen[case.id] = index
             ids.append(case.id)
             canonical = _canonical_text(case.canonical())
-            hashes.append(_digest(canonical))  # the case's content_hash(), from the same bytes
+            hashes.extend(hashlib.sha256(canonical).digest())  # the case's content_hash(), from the same bytes
             version.update((", " if index else "[").encode() + canonical)
             yield _pack(raw)
 
@@ -303,7 +303,7 @@ def load_dataset(path: str | Path) -> Dataset:
     if not ids:
         raise DatasetError(f"{path}: no cases")
     version.update(b"]")  # the same bytes as _hash of the list of every case's canonical form
-    return Dataset(path.name, CompactCases(records, ids, context, hashes), version.hexdigest()[:12])
+    return Dataset(path.name, CompactCases(records, ids, context, bytes(hashes)), version.hexdigest()[:12])
 
 
 def _record_at(path: Path, index: int) -> Any:
@@ -329,10 +329,16 @@ class CompactCases(Sequence[GoldenCase]):
     __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
 
     def __init__(self, records: Iterable[bytes] | Packed, ids: Sequence[str], context: dict[str, Any],
-                 hashes: Sequence[str | None] = ()) -> None:
+                 hashes: Sequence[str | None] | bytes = ()) -> None:
         self._records = records if isinstance(records, Packed) else Packed(records)
         self.ids, self._context = tuple(ids), context
-        self._hashes = tuple(hashes) or (None,) * len(self._records)  # each case's content hash, when known
+        # Each case's content hash as its 32 bytes, one string for all, or None when some are not known.
+        # WHY not a hex string each: 113 bytes a case, held to the end of a run.
+        if isinstance(hashes, bytes):
+            self._hashes: bytes | None = hashes
+        else:
+            given = list(hashes)
+            self._hashes = b"".join(map(bytes.fromhex, given)) if given and None not in given else None  # type: ignore[arg-type]
         self._index: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -353,7 +359,7 @@ class CompactCases(Sequence[GoldenCase]):
             # counts, the run's positions) is keyed by the case id, and a copy each was 60 bytes a case
             record["id"] = self.ids[index]
         case = GoldenCase.model_validate(record, context=self._context)
-        if (known := self._hashes[index]) is not None:
+        if (known := self._hash_at(index)) is not None:
             case.remember(_HASH, known)  # WHY: hashing the case again cost as much as a check
         return case
 
@@ -379,7 +385,10 @@ class CompactCases(Sequence[GoldenCase]):
         """The cases at ``indices``, still compact."""
         chosen = list(indices)
         return CompactCases([self._records[i] for i in chosen], [self.ids[i] for i in chosen], self._context,
-                            [self._hashes[i] for i in chosen])
+                            [self._hash_at(i) for i in chosen])
+
+    def _hash_at(self, index: int) -> str | None:
+        return None if self._hashes is None else self._hashes[32 * index:32 * index + 32].hex()
 
 
 def case_ids(cases: Sequence[GoldenCase]) -> Sequence[str]:
