@@ -79,6 +79,16 @@ def test_it_works_for_any_domain():
 # --- every inventFact break fails faithfulness, through the judge a run uses ----------------
 
 
+@pytest.fixture(autouse=True)
+def _words_rank_the_evidence(monkeypatch):
+    """WHY: the scripted judge below says yes whatever passages it is shown, and grounding
+    reads the whole evidence; the embeddings model would only choose what the scripted
+    model ignores, at most of this file's CPU. tests/test_judge_evidence.py ranks with it."""
+    from tracegrade.judge import relevant
+
+    monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)
+
+
 def _yes(messages, options):
     return ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(0.9)), ("No", math.log(0.1))),))
 

@@ -155,6 +155,19 @@ def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypa
     assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["code"] == 1.0
 
 
+def test_by_default_the_embeddings_model_ranks_a_passage_that_shares_no_word_with_the_answer_first():
+    """The shipped ranking (all-MiniLM-L6-v2, real weights): meaning, not shared words.
+    Word overlap alone would rank the first passage (it shares "parcel") above the answer's topic."""
+    from tracegrade.judge.relevant import default_rank, lexical_rank
+
+    answer = "You can send the parcel back for a full refund within two weeks."
+    units = ["Parcel lockers are in the station hall.", "Returns are accepted for 14 days after delivery.",
+             "Our office is closed on public holidays."]
+    scores = default_rank()(answer, units)
+    assert default_rank() is not lexical_rank and max(range(3), key=scores.__getitem__) == 1, scores
+    assert max(range(3), key=lexical_rank(answer, units).__getitem__) == 0
+
+
 def test_the_evidence_shown_grows_with_the_answer():
     from tracegrade.judge.relevant import lexical_rank, relevant_parts
 
