@@ -6,6 +6,8 @@ import asyncio
 import json
 import math
 import re
+import threading
+import time
 
 import pytest
 
@@ -175,6 +177,29 @@ async def test_a_model_that_answers_in_parallel_is_not_held_to_one_answer_at_a_t
     answers = ["ORD-7 is on its way" in prompt for prompt in cache.calls]
     assert answers[:2] == [False, True]  # the two answers' first questions went out together
     assert cache.evaluated > (await judged_at_once(one_call_at_a_time=True)).evaluated
+
+
+def test_one_call_models_judged_under_two_event_loops_at_once_each_get_their_own_turns():
+    """A pytest plugin's or a Ray worker's judge may run under another loop of the same process."""
+    def slow(messages, options):
+        time.sleep(0.002)  # WHY: holds the turn while the other thread's loop asks for it
+        return ChatResponse(text="Yes", top_logprobs=ANSWERS[next(k for k in ANSWERS if k in messages[-1].content)])
+
+    judge = Judge(ScriptedModel(slow, token_probabilities=True, one_call_at_a_time=True), RUBRIC)
+    scored: list[object] = []
+
+    async def four_at_once() -> list[object]:
+        return list(await asyncio.wait_for(asyncio.gather(*(judge.score(CASE, REPLY) for _ in range(4))), 30))
+
+    def judge_in_own_loop() -> None:
+        scored.extend(asyncio.run(four_at_once()))
+
+    threads = [threading.Thread(target=judge_in_own_loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(scored) == 8 and all(isinstance(s, Scores) for s in scored)
 
 
 async def test_the_headings_come_from_the_rubric_not_from_code():
