@@ -365,6 +365,11 @@ def test_the_queue_shows_the_evidence_beside_the_answer_and_u_changes_the_last_l
         page.keyboard.press("b")
     assert current() != first and page.inner_text("#last-verdict") == "bad"
     assert "1 labelled" in page.inner_text("#progress")  # changed, not a second label
+    head = current()
+    for key in ("u", "n"):  # shown again, then left as it is: back where the walk was, nothing passed over
+        with page.expect_navigation():
+            page.keyboard.press(key)
+    assert current() == head and "passed over" not in page.inner_text("#progress")
     store = open_store("sqlite:///.tracegrade/runs.db")
     try:
         assert [(g.case_id, g.metric, g.verdict) for g in store.labels([CANDIDATE])] == [(*first, "bad")]

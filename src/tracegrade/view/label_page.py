@@ -130,7 +130,9 @@ def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, exp
     again = f'<p id="again">Your label: <b>{e(current.verdict)}</b>. Press another key to change it.</p>' \
         if current else ""
     form = again + label_form(target, queue.annotator, csrf, queue.url(last=item.key), current, skip=True)
-    next_link = (f'<p><a id="next" href="{e(queue.url(queue.passed + 1))}">next (n, →): leave it for later</a> · '
+    # WHY back to the same place when shown again (u): the walk's next item was not passed over.
+    onward = queue.url() if current else queue.url(queue.passed + 1)
+    next_link = (f'<p><a id="next" href="{e(onward)}">next (n, →): leave it for later</a> · '
                  f'<a href="{e(case_url(queue.run_id, item.case_id, item.repeat))}">the whole case</a></p>')
     tools = tool_calls_text(reply)
     read = [section("Question", f"<pre>{e(result.question)}</pre>", "question"),
