@@ -52,6 +52,16 @@ def minilm_knowledge():
 
 
 @pytest.fixture
+def evidence_ranked_by_words(monkeypatch):
+    """The judge picks long evidence's passages by shared words, not the embeddings model:
+    for a scripted judge, which ignores what it is shown (the model costs seconds of CPU
+    an answer on a busy machine). tests/test_judge_evidence.py tests the model's ranking."""
+    from tracegrade.judge import relevant
+
+    monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)
+
+
+@pytest.fixture
 def fake_knowledge():
     """The shipped policies behind the hashing embedder: real files, no torch."""
     from shopnest.knowledge import KnowledgeBase, load_policies

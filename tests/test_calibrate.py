@@ -27,6 +27,8 @@ from tracegrade.report.calibration import render
 from tracegrade.store.runstore import CalibrationRecord, open_store
 
 ITEMS, VERSION = load_labels()
+# WHY: these judges are scripted from the labels and ignore the passages they are shown.
+pytestmark = pytest.mark.usefixtures("evidence_ranked_by_words")
 HUMAN = {(i.question, i.answer): i.labels[0].scores for i in ITEMS}
 
 

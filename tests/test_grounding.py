@@ -17,6 +17,9 @@ from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
 
 ITEMS, _ = load_labels()
+# WHY: the scripted judge says yes whatever passages it is shown, and grounding reads the
+# whole evidence: the embeddings model would only choose what the scripted model ignores.
+pytestmark = pytest.mark.usefixtures("evidence_ranked_by_words")
 
 
 def kinds(text: str) -> list[tuple[str, str]]:
@@ -77,16 +80,6 @@ def test_it_works_for_any_domain():
 
 
 # --- every inventFact break fails faithfulness, through the judge a run uses ----------------
-
-
-@pytest.fixture(autouse=True)
-def _words_rank_the_evidence(monkeypatch):
-    """WHY: the scripted judge below says yes whatever passages it is shown, and grounding
-    reads the whole evidence; the embeddings model would only choose what the scripted
-    model ignores, at most of this file's CPU. tests/test_judge_evidence.py ranks with it."""
-    from tracegrade.judge import relevant
-
-    monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)
 
 
 def _yes(messages, options):
