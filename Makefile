@@ -37,8 +37,11 @@ test-deps: setup
 
 # WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
 # the suite is mostly one core's work; 2,389 tests took 411 s this way (bench/README.md).
+# WHY bytecode written even where PYTHONDONTWRITEBYTECODE is set: without it every worker
+# and each of the suite's hundreds of child processes compiles the package (and pytest
+# rewrites every test module) again; the files go to __pycache__/, which git ignores.
 test: test-deps
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 --dist loadfile
 
 live: setup
 	$(PY) -m pytest -q -m live
