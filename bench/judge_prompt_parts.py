@@ -36,7 +36,7 @@ from tracegrade.judge.labels import load_labels
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models import ChatOptions, ChatResponse, Message
 from tracegrade.models.local import _flattened
-from tracegrade.models.next_token import ROLE_MARK, NextTokenScorer
+from tracegrade.models.next_token import ROLE_MARK, NextTokenScorer, _shared_prefix
 from tracegrade.models.weights import default_model_path
 
 YES = ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(0.9)), ("No", math.log(0.1))),))
@@ -99,12 +99,8 @@ def evaluated(runs: list[tuple[str, int]], shared: int) -> Counter[str]:
 
 
 def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    shared = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        shared += 1
-    return min(shared, len(b) - 1)
+    """What the scorer keeps of ``a`` for ``b``: at least ``b``'s last token is evaluated."""
+    return min(_shared_prefix(a, b), len(b) - 1)
 
 
 async def prompts_per_answer(limit: int | None, rubric_path: Path | None) -> tuple[list[Any], Any]:
