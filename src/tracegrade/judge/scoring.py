@@ -28,7 +28,8 @@ Three sources, one result per metric:
   an OpenAI-compatible endpoint with ``TRACEGRADE_JUDGE_LOGPROBS=1``): one call
   per question, one output token, P(yes) or the expected digit; the questions
   of one answer share the evidence as a prompt prefix, asked one after the other
-  so the provider's cache holds it;
+  so the provider's cache holds it (on the local model with no other answer's
+  question between them, whatever the run's concurrency: models/base.py answer_turn);
 - **json** (every other provider): one call with all questions, a strict-JSON
   reply checked in code, bounded retries.
 
