@@ -122,6 +122,10 @@ def child(notes: str, argv: list[str]) -> int:
     code = cli.main(argv)
     marks["main_returned"] = time.time()
     Path(notes).write_text(json.dumps(marks))
+    # WHY: main(argv) returns; the program (main() without argv) then ends as the code measured ends it
+    end = getattr(cli, "end_process", None)
+    if end is not None:
+        end(code)
     return code
 
 
