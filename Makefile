@@ -36,7 +36,7 @@ test-deps: setup
 	@bash scripts/test-deps.sh
 
 # WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
-# the suite is mostly one core's work; 2,389 tests took 411 s this way (bench/README.md).
+# the suite is mostly one core's work; 2,408 tests took 289 s this way, 297 s on three (bench/README.md).
 # WHY bytecode written even where PYTHONDONTWRITEBYTECODE is set: without it every worker
 # and each of the suite's hundreds of child processes compiles the package (and pytest
 # rewrites every test module) again; the files go to __pycache__/, which git ignores.
