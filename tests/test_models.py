@@ -116,6 +116,28 @@ def test_join_verified_leaves_another_process_partial_alone(tmp_path):
     assert [other.read_bytes() for other in others] == [b"half-writ", b"half-writ"]
 
 
+def test_join_verified_removes_the_partial_file_of_a_join_whose_process_is_gone(tmp_path):
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    part = tmp_path / "a"
+    part.write_bytes(b"hello")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    abandoned, running = tmp_path / f"m.{gone.stdout.strip()}.partial", tmp_path / f"m.{os.getppid()}.partial"
+    for left in (abandoned, running):
+        left.write_bytes(b"half-writ")
+    join_verified([part], tmp_path / "m.gguf", size=5, sha256=hashlib.sha256(b"hello").hexdigest())
+    assert not abandoned.exists() and running.read_bytes() == b"half-writ"
+
+
+def test_join_verified_leaves_no_partial_file_when_a_part_cannot_be_read(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        join_verified([tmp_path / "missing"], tmp_path / "m.gguf", size=5, sha256="0" * 64)
+    assert not list(tmp_path.glob("*.partial"))
+
+
 # --- OpenAI-compatible endpoint, over httpx.MockTransport ----------------------
 
 def completion(message: dict, prompt_tokens: int = 12, completion_tokens: int = 3) -> dict:

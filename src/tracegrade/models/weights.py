@@ -74,14 +74,19 @@ def join_verified(
     # WHY one partial file per process: two processes joining on first use (test
     # workers, parallel runs) must not write into, or rename away, each other's file.
     partial = target.with_suffix(f".{os.getpid()}.partial")
+    _remove_abandoned_partials(target)
     # WHY hash while joining: one pass over 1.1 GB instead of two.
     digest = hashlib.sha256()
-    with partial.open("wb") as out:
-        for path in parts:
-            with path.open("rb") as handle:
-                while block := handle.read(_CHUNK):
-                    digest.update(block)
-                    out.write(block)
+    try:
+        with partial.open("wb") as out:
+            for path in parts:
+                with path.open("rb") as handle:
+                    while block := handle.read(_CHUNK):
+                        digest.update(block)
+                        out.write(block)
+    except BaseException:  # an error or Ctrl-C mid-join: no 1.1 GB half-file is left behind
+        partial.unlink(missing_ok=True)
+        raise
     joined = partial.stat().st_size
     if joined != size or digest.hexdigest() != sha256:
         partial.unlink()
@@ -92,6 +97,25 @@ def join_verified(
         )
     partial.replace(target)
     return target
+
+
+def _remove_abandoned_partials(target: Path) -> None:
+    """Delete the partial files of joins whose process is gone (killed mid-join): each is up to
+    1.1 GB, and its process id, in its name, says whether its join may still be running."""
+    for partial in target.parent.glob(f"{target.stem}.*.partial"):
+        pid = partial.name[len(target.stem) + 1:-len(".partial")]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            partial.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
