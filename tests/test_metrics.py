@@ -127,6 +127,9 @@ def test_argument_exact_and_partial_match_per_argument():
     assert argument_match(draft, best) == (False, 0.625)  # (1 + 1/4) / 2
     assert argument_match(draft, reply(call("getOrderStatus", "ORD-102"))) is None
     assert argument_score("ORD-102", None) == 0.0 and argument_score(2, 3) == 0.0
+    # A number by value: an SDK's JSON gives 100.0 where the dataset wrote 100 (found with an agent of our own)
+    assert argument_score(100, 100.0) == 1.0 and argument_score(0.5, 0.50) == 1.0 and argument_score(100, 100.5) == 0.0
+    assert argument_score(1, True) == 0.0  # a flag is not the number 1
 
 
 def test_argument_match_falls_back_to_the_first_argument():

@@ -75,6 +75,10 @@ def expected_arguments(case: GoldenCase) -> dict[str, Any]:
     return {FIRST_ARGUMENT: case.expected_tool_argument} if case.expected_tool_argument is not None else {}
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _normal(value: Any) -> str:
     return " ".join(str(value).split()).casefold()
 
@@ -86,6 +90,8 @@ def argument_score(expected: Any, actual: Any) -> float:
     ORD-110 is not half of ORD-101."""
     if actual is None:
         return 0.0
+    if _number(expected) and _number(actual):  # WHY by value: JSON gives 100.0 where a dataset wrote 100
+        return 1.0 if expected == actual else 0.0
     if _normal(expected) == _normal(actual):
         return 1.0
     if isinstance(expected, str) and isinstance(actual, str) and len(expected.split()) > 1:
