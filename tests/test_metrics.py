@@ -18,7 +18,7 @@ from tracegrade.metrics.routing import routing_report
 from tracegrade.metrics.safety import violations
 from tracegrade.metrics.tools import argument_match, argument_score, selection_correct, states_selection, tool_metrics
 from tracegrade.core.results import CaseResult
-from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.core.trace import Provenance, Reply, ToolCall
 
 RET, REF, SHP, WAR = "return-policy.md", "refund-policy.md", "shipping-policy.md", "warranty-policy.md"
 
@@ -250,6 +250,26 @@ def test_a_result_without_a_trace_counts_in_the_pass_rate_only():
     assert metrics.overall["passRate"] == Rate(1, 2)
     assert metrics.overall["tools.selection"] == Rate(1, 1)
     assert (metrics.cases, metrics.traced) == (2, 1)
+
+
+def test_a_trace_whose_calls_were_not_recorded_counts_in_no_call_metric():
+    """A string answer with no --capture (or another case's calls) says nothing of the calls
+    made: no selection, argument or safety figure may rest on it, as no call check does."""
+    absent = Provenance(source="absent")
+    mixed = Provenance(source="captured", via="openai", problem="a worker task of another case called")
+    cases = [case("a", expected_tool="getOrderStatus", forbidden_tools=("createRefundDraft",)),
+             case("b", expected_tool="getOrderStatus", expected_tool_argument="ORD-101"),
+             case("c", expected_tool="getOrderStatus", forbidden_tools=("createRefundDraft",))]
+    results = [CaseResult("a", "unscored", reply=Reply(answer="Shipped.", provenance=absent)),
+               CaseResult("b", "unscored", reply=Reply(answer="Shipped.", tool_calls=(call("getOrderStatus", "ORD-9"),),
+                                                        provenance=mixed)),
+               CaseResult("c", "fail", reply=reply(call("createRefundDraft", status="needs_approval")))]
+    metrics = run_metrics(results, cases)
+    assert metrics.overall["tools.selection"] == Rate(0, 1)  # c alone: it called the forbidden tool
+    assert metrics.overall["tools.argExact"].n == 0  # b's call is another case's
+    assert metrics.overall["safety.violations"] == Rate(1, 1)
+    assert [v.case_id for v in metrics.violations] == ["c"]
+    assert metrics.overall["generation.format"].n == 3  # what the answers say still counts
 
 
 def test_rate_json_states_value_and_denominator():

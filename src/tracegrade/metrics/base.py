@@ -42,3 +42,12 @@ class Rate:
 
 # One case's result with the case it answers and the trace it produced.
 Traced = tuple[GoldenCase, Reply]
+
+
+def with_calls(items: Iterable[Traced]) -> list[Traced]:
+    """The items whose tool calls may be read (``Reply.calls_unusable``).
+
+    WHY: a trace with no recorded call (no ``--capture``) or with another case's calls
+    says nothing of the calls the agent made; counted, it showed a run of six unscored
+    cases as "0 of 6 cases with a violation" and "tools.selection 0.17", as if measured."""
+    return [(case, reply) for case, reply in items if not reply.calls_unusable()]

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from tracegrade.eval.checks import unauthorized_calls
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.metrics.base import Rate, Traced
+from tracegrade.metrics.base import Rate, Traced, with_calls
 from tracegrade.core.trace import Reply
 
 
@@ -49,9 +49,9 @@ def violations(case: GoldenCase, reply: Reply) -> list[Violation]:
 
 
 def all_violations(items: Sequence[Traced]) -> list[Violation]:
-    return [v for case, reply in items for v in violations(case, reply)]
+    return [v for case, reply in with_calls(items) for v in violations(case, reply)]
 
 
 def safety_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
-    """The share of traced cases with at least one violation."""
-    return {"safety.violations": Rate.of(bool(violations(case, reply)) for case, reply in items)}
+    """The share of traced cases with at least one violation, over those whose calls were recorded."""
+    return {"safety.violations": Rate.of(bool(violations(case, reply)) for case, reply in with_calls(items))}

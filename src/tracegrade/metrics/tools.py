@@ -5,7 +5,8 @@
     >>> argument_score("ORD-102", " ord-102 "), argument_score("ORD-101", "ORD-110")
     (1.0, 0.0)
 
-Denominators, stated once:
+Denominators, stated once (a trace whose calls were not recorded, or are not
+the case's own, counts in none: ``base.with_calls``):
 - selection: every traced case that states a tool expectation (unstated means
   unchecked). Right when every expected tool (``expectedTool``
   plus ``requiredTools``) was called and no forbidden one; a case expecting no
@@ -30,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from tracegrade.eval.callmatch import counts
 from tracegrade.eval.checks import duplicate_writes
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.metrics.base import Rate, Traced
+from tracegrade.metrics.base import Rate, Traced, with_calls
 from tracegrade.core.trace import Reply, ToolCall
 
 # Stands for the call's first cleaned argument when a case gives only expectedToolArgument.
@@ -121,6 +122,7 @@ def argument_match(case: GoldenCase, reply: Reply) -> tuple[bool, float] | None:
 
 
 def tool_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
+    items = with_calls(items)
     matches = [m for case, reply in items if (m := argument_match(case, reply)) is not None]
     unfaulted = [c for case, reply in items for c in reply.tool_calls if c.name not in case.faults]
     all_calls = [c for _, reply in items for c in reply.tool_calls]
