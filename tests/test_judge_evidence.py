@@ -184,12 +184,27 @@ def test_context_and_tool_results_share_one_budget_and_each_keeps_its_best_passa
     from tracegrade.judge.relevant import lexical_rank, relevant_parts
 
     policy = "\n".join(f"Policy rule {n}: parcels to region {n} are insured for free." for n in range(30))
-    tools = "- getOrder({\"id\": \"A1\"}) -> [ok] Order A1 shipped yesterday by courier."
+    tools = 'getOrder(id="A1"): Order A1 shipped yesterday by courier.'
     shown = relevant_parts("Order A1 shipped yesterday.", {"context": policy, "tools": tools}, rank=lexical_rank)
     assert shown["tools"] == tools  # the passage like the answer, whichever section holds it
     kept = shown["context"].splitlines()
     assert 1 <= len(kept) <= 3 and all(line in policy for line in kept)  # never empty, never the whole policy
     assert len(" ".join(shown.values()).split()) <= 40
+
+
+def test_the_evidence_shown_stops_at_the_first_passage_that_does_not_fit():
+    """Passages below one left out are not shown either, however small: a source line or a
+    title that fits in what the budget has left told the model less than the passage it lost."""
+    from tracegrade.judge.relevant import lexical_rank, relevant_parts
+
+    best = "The harbour ferry leaves at noon from pier two."
+    second = "The harbour ferry to the island leaves from pier two at noon and at six, " \
+             "except on public holidays, when the first boat leaves at two in the afternoon instead."
+    context = "\n".join(["SOURCE: timetable.md", best, second, "# Ferry"])
+    assert lexical_rank("The ferry leaves at noon from pier two.", [best, second])[1] > 0  # second ranks above the rest
+    shown = relevant_parts("The ferry leaves at noon from pier two.", {"context": context}, max_words=20,
+                           rank=lexical_rank)
+    assert shown == {"context": best}
 
 
 def test_list_markers_and_ordinals_are_not_claims():

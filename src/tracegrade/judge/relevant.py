@@ -14,8 +14,9 @@ WHY: the local judge reads ~90 prompt tokens a second on two cores on xllamacpp
 (the ``promptMs`` of bench/results/judge-speed-round3-55.json), ~140 on
 ik_llama.cpp; a 400-token context costs 3-5 s per answer, and most of it is
 about other things. The passages most similar to the answer are kept (in their
-original order) up to ``max_words``; the embeddings model ranks them when it is installed (the
-``local`` extra), plain word overlap otherwise. Only the model part is shown
+original order), best first, until the next one would not fit in ``max_words``;
+the embeddings model ranks them when it is installed (the ``local`` extra),
+plain word overlap otherwise. Only the model part is shown
 the trimmed text: code grounding and word overlap read all of it. The context
 and the tool results are ranked together, under one budget: an answer about an
 order is shown its tool result, not the return policy's passages as well.
@@ -72,11 +73,16 @@ def relevant_parts(answer: str, sections: Mapping[str, str], max_words: int | No
     order = sorted(range(len(units)), key=lambda i: -scores[i])
     best = {units[i][0]: i for i in reversed(order)}  # each section's best passage
     kept, words = set(best.values()), sum(len(units[i][1].split()) for i in best.values())
-    for index in order:
+    # WHY stop at the first passage that does not fit, not fill the rest of the budget with
+    # smaller ones further down: those were a source line, a title, a passage about something
+    # else; ranked below the one left out, they carry less than it would, and cost tokens
+    # on every answer (bench/README.md, "The judge on the local model").
+    for index in (i for i in order if i not in kept):
         size = len(units[index][1].split())
-        if index not in kept and words + size <= max_words:
-            kept.add(index)
-            words += size
+        if words + size > max_words:
+            break
+        kept.add(index)
+        words += size
     return {name: "\n".join(unit for i, (section, unit) in enumerate(units) if section == name and i in kept)
             for name in sections}
 
