@@ -352,7 +352,7 @@ def test_the_evidence_holds_each_section_under_its_heading_and_says_none():
                           Reply(answer="Sure."))
     text = evidence_text(load_rubric().headings, texts, list(texts))
     assert "EARLIER CONVERSATION:\nuser: I bought shoes." in text
-    assert "CONTEXT THE ASSISTANT SAW:\n(none)" in text and "TOOL CALLS AND RESULTS:\n(none)" in text
+    assert "CONTEXT THE ASSISTANT SAW:\n(none)" in text and "TOOL CALLS:\n(none)" in text
     # The rubric's order: the answer, then the reference it is held to, then the evidence.
     assert text.index("QUESTION") < text.index("ANSWER TO JUDGE") < text.index("REFERENCE ANSWER") \
         < text.index("CONTEXT THE ASSISTANT SAW")
@@ -362,10 +362,10 @@ def test_the_evidence_holds_each_section_under_its_heading_and_says_none():
 def test_an_empty_context_or_tool_section_is_left_out_when_the_other_holds_evidence():
     headings, sections = load_rubric().headings, ["question", "context", "tools", "answer"]
     read = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", context="Open daily.")), sections)
-    assert "CONTEXT THE ASSISTANT SAW:\nOpen daily." in read and "TOOL CALLS AND RESULTS" not in read
+    assert "CONTEXT THE ASSISTANT SAW:\nOpen daily." in read and "TOOL CALLS" not in read
     called = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", tool_calls=(
         ToolCall(name="hours", arguments={}, result="9-5"),))), sections)
-    assert "TOOL CALLS AND RESULTS:\n- hours({}) -> [ok] 9-5" in called and "CONTEXT THE ASSISTANT SAW" not in called
+    assert "TOOL CALLS:\nhours(): 9-5" in called and "CONTEXT THE ASSISTANT SAW" not in called
     # Shown only one of them, an empty one still says so: it is all the judge learns of what was seen.
     only_context = evidence_text(headings, section_texts(CASE, Reply(answer="Sure.", tool_calls=(
         ToolCall(name="hours", arguments={}, result="9-5"),))), ["question", "context", "answer"])

@@ -40,10 +40,25 @@ ANSWER_FORMAT = {"yesNo": "", "checklist": "", "scale": " Answer with one digit 
 
 
 def tool_calls_text(reply: Reply) -> str:
-    """Each tool call with its arguments, status and result, one line each, as every judge sees them."""
-    return "\n".join(
-        f"- {c.name}({json.dumps(c.arguments, ensure_ascii=False)}) -> [{c.status}] {c.result}" for c in reply.tool_calls
-    )
+    """Each tool call with its arguments, status and result, one line each, as every judge sees them.
+
+        >>> from tracegrade.core.trace import ToolCall
+        >>> print(tool_calls_text(Reply(answer="", tool_calls=(
+        ...     ToolCall(name="getOrder", arguments={"id": "A1", "items": [2]}, result="Shipped."),
+        ...     ToolCall(name="refund", arguments={}, result="not allowed", status="error")))))
+        getOrder(id="A1", items=[2]): Shipped.
+        refund() [error]: not allowed
+
+    WHY a call's form and not its JSON, and the status only when it is not "ok": the
+    braces, the bullet and "-> [ok]" told the model nothing and cost ~5 prompt tokens a
+    call on every question that shows the tools (bench/README.md, "The judge on the local model").
+    """
+    return "\n".join(f"{c.name}({_arguments(c.arguments)}){'' if c.status == 'ok' else f' [{c.status}]'}: {c.result}"
+                     for c in reply.tool_calls)
+
+
+def _arguments(arguments: Mapping[str, object]) -> str:
+    return ", ".join(f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in arguments.items())
 
 
 def section_texts(case: GoldenCase, reply: Reply) -> dict[str, str]:
