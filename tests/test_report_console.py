@@ -118,3 +118,19 @@ def test_a_case_block_names_each_failed_checks_code():
               CheckResult("answerPresent", True))
     block = console.case_block(CaseResult("c1", "fail", question="q", checks=checks))
     assert "toolArgument: wrong_argument: expected ORD-102, got ORD-999" in block
+
+
+def test_the_final_report_says_each_unscored_reason_once_and_caps_the_ids():
+    """A run without --capture gave every case the same long reason, once per case on one line."""
+    why = "expectedCalls not judged: no model call was recorded for this case (the run has no --capture)"
+    results = [CaseResult(f"u{i}", "unscored", error=why) for i in range(30)]
+    results += [CaseResult("j1", "unscored", error="the judge could not answer"),
+                *(CaseResult(f"f{i}", "fail") for i in range(25))]
+    report = console.final_report(Run(Manifest("r", "d", "v", 1, "t", "a", "j", "h"), tuple(results)))
+    assert report.count(why) == 1
+    unscored = [line for line in report.splitlines() if "not judged" in line or "judge could not" in line]
+    assert unscored[0].split()[:3] == ["unscored", "30", "cases"] and "u19" in unscored[0] and "u20," not in unscored[0]
+    assert "(+10 more: results.json lists them all)" in unscored[0]
+    assert unscored[1].split()[:4] == ["1", "case", "(j1):", "the"]
+    failed = next(line for line in report.splitlines() if line.lstrip().startswith("failed "))
+    assert "f19" in failed and "f20" not in failed and "(+5 more" in failed

@@ -9,6 +9,10 @@ from tracegrade.stats.tally import RunTally, tally
 from tracegrade.report.labels import dataset_label
 
 RULE = "=" * 60
+# WHY caps: the final report is read by a person; a run of 100,000 failed cases printed
+# every id on one line. results.json and `tracegrade view` list them all.
+SHOWN_IDS = 20
+SHOWN_REASONS = 5
 
 
 def case_block(result: CaseResult) -> str:
@@ -63,7 +67,7 @@ def final_report(run: Run, summary: RunTally | None = None) -> str:
         f"  cases {cases}   passed {counts['pass']}   failed {counts['fail'] + counts['error']}   unscored {counts['unscored']}",
     ]
     lines += _id_lines("failed", summary.failed)
-    lines += _id_lines("unscored", [f"{case_id} ({why})" for case_id, why in summary.unscored])
+    lines += _unscored_lines(summary.unscored)
     averages = summary.score_averages()
     if averages:
         lines.append(f"  {'average':<9} " + "  ".join(f"{m} {v:.2f}" for m, v in averages.items()))
@@ -78,7 +82,25 @@ def final_report(run: Run, summary: RunTally | None = None) -> str:
 
 
 def _id_lines(label: str, names: Sequence[str]) -> list[str]:
-    return [f"  {label:<9} " + ", ".join(names)] if names else []
+    return [f"  {label:<9} {_ids(names)}"] if names else []
+
+
+def _ids(names: Sequence[str]) -> str:
+    more = len(names) - SHOWN_IDS
+    return ", ".join(names[:SHOWN_IDS]) + (f" (+{more} more: results.json lists them all)" if more > 0 else "")
+
+
+def _unscored_lines(unscored: Sequence[tuple[str, str]]) -> list[str]:
+    """The unscored cases a line per reason: WHY grouped, a run without --capture gave
+    every case the same three-line reason, repeated once per case on one line."""
+    by_reason: dict[str, list[str]] = {}
+    for case_id, why in unscored:
+        by_reason.setdefault(why, []).append(case_id)
+    lines = [f"  {'unscored' if n == 0 else '':<9} {len(ids)} case{'s' * (len(ids) > 1)} ({_ids(ids)})"
+             + (f": {why}" if why else "") for n, (why, ids) in enumerate(list(by_reason.items())[:SHOWN_REASONS])]
+    if len(by_reason) > SHOWN_REASONS:
+        lines.append(f"  {'':<9} and {len(by_reason) - SHOWN_REASONS} other reasons (each case's block says why)")
+    return lines
 
 
 def render(run: Run) -> str:
