@@ -167,10 +167,11 @@ def test_a_single_alias_is_refused_too(tmp_path):
 DEEP = "[" * 5000 + "]" * 5000  # tomllib and PyYAML recurse once per level
 
 
+# WHY ids: the default id would be the 10,000-character content itself.
 @pytest.mark.parametrize("flag, name, content, message", [
     ("--prices", "prices.toml", f"[models]\nx = {DEEP}\n", "price table {path}: nested too deeply"),
     ("--rubric", "rubric.md", f"---\nmetrics: {DEEP}\n---\nbody\n", "{path}: the front matter is nested too deeply"),
-])
+], ids=["prices", "rubric"])
 def test_a_deeply_nested_run_config_is_a_named_error(tmp_path, capsys, flag, name, content, message):
     path = write(tmp_path, name, content.encode())
     dataset = write(tmp_path, "d.json", json.dumps({"name": "d", "cases": [{"id": "a", "question": "q"}]}).encode())
