@@ -1,10 +1,17 @@
-"""A 200-case `tracegrade run` with the agent and the judge on the fault server.
+"""A 64-case `tracegrade run` of the ShopNest agent (tests/fault_target.py) with
+the agent and the judge on the fault server.
 
 The CLI runs in a subprocess in an empty working directory, with a planted API
 key. Afterwards every case is accounted for, exactly once, with its scores or
 the exact reason it has none; the averages are over the scored cases; every
 retry the server forced is visible in the results; and the key appears in
 nothing the run printed or wrote.
+
+WHY 64 cases, not the 200 this run once had: the 200 were there so that random
+draws would, most likely, bring every kind of fault to both the agent and the
+judge. Here each kind is forced once on both (RECOVERED) and each way to give
+up is forced (FORCED), so every kind is met for certain; the 50 cases at random
+keep 16 cases in flight for three rounds and more, finishing out of order.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import re
 import secrets
 import subprocess
 import sys
+from pathlib import Path
 from statistics import mean
 
 import pytest
@@ -24,12 +32,12 @@ from judge_rubrics import SHIPPED_METRICS as METRICS
 from tracegrade.judge import json_scores
 from tracegrade.judge.combine import combined
 from tracegrade.judge.rubric import load_rubric
-from tracegrade.testing.fault_server import FaultRates, FaultServer, scores_for
+from tracegrade.testing.fault_server import RANDOM_FAULTS, FaultRates, FaultServer, scores_for
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("openai")
 
-CASES = 200
+CASES = 64
 PLANTED = "sk-test-PLANTED" + secrets.token_hex(12)
 RATES = FaultRates(drop=0.04, rate_limit=0.04, http_500=0.04, http_503=0.04, hang=0.02, malformed=0.04)
 ATTEMPTS = 3  # TRACEGRADE_MODEL_RETRIES=2
@@ -61,21 +69,27 @@ def expected_scores(case: str, faithfulness: float) -> dict[str, float]:
         expected["faithfulness"] = faithfulness
     return expected
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
+# The last cases of the run, after the first 40 that tests/test_fault_resume.py runs.
 FORCED = {
-    "f190": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
-    "f191": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: timed out"),
-    "f192": ("[[fault:malformed]]", "error",
+    "f054": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
+    "f055": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: timed out"),
+    "f056": ("[[fault:malformed]]", "error",
              f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: malformed response: JSONDecodeError"),
-    "f193": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: connection failed"),
-    "f194": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: "
+    "f057": ("[[fault:drop]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: connection failed"),
+    "f058": ("[[fault:echo_key]]", "error", "agent failed: ModelError: fault-agent: HTTP 401: "
                                             "Incorrect API key provided: [REDACTED_KEY]."),
-    "f195": ("[[judge-fault:echo_key]]", "unscored", f"{NOT_SCORED}judge call "
+    "f059": ("[[judge-fault:echo_key]]", "unscored", f"{NOT_SCORED}judge call "
              "failed: ModelError: fault-judge: HTTP 401: Incorrect API key provided: [REDACTED_KEY]."),
-    "f196": ("[[judge-fault:bad_scores]]", "unscored",
+    "f060": ("[[judge-fault:bad_scores]]", "unscored",
              f'{NOT_SCORED}judge reply unusable: correctness must be "yes" or "no", got 7'),
-    "f197": ("[[judge-fault:rate_limit]]", "unscored", f"{NOT_SCORED}"
+    "f061": ("[[judge-fault:rate_limit]]", "unscored", f"{NOT_SCORED}"
              f"judge call failed: ModelError: fault-judge: gave up after {ATTEMPTS} attempts: HTTP 429"),
 }
+
+
+# Cases whose first agent call and first judge call meet one fault each, then are answered:
+# every kind the server draws at random, met and recovered from by both roles.
+RECOVERED = {f"f{48 + n:03d}": f"[[fault:{kind}*1]] [[judge-fault:{kind}*1]]" for n, kind in enumerate(RANDOM_FAULTS)}
 
 
 def fault_cases() -> list[dict]:
@@ -83,7 +97,7 @@ def fault_cases() -> list[dict]:
     for index in range(CASES):
         case_id = f"f{index:03d}"
         order = ORDERS[index % len(ORDERS)]
-        marker = FORCED.get(case_id, ("",))[0]
+        marker = FORCED.get(case_id, (RECOVERED.get(case_id, ""),))[0]
         cases.append({
             "id": case_id, "question": f"[case {case_id}] Where is my order {order.id}? {marker}".strip(),
             "goldenAnswer": f"The status of {order.id}.", "expectedTool": "getOrderStatus",
@@ -102,7 +116,8 @@ def fault_run(tmp_path_factory):
         env = {
             **os.environ,
             "HOME": str(work / "home"), "XDG_CACHE_HOME": str(work / "home" / ".cache"),
-            "OPENAI_API_KEY": PLANTED,
+            "OPENAI_API_KEY": PLANTED, "TRACEGRADE_AGENT_MODEL": "openai:fault-agent",
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
             "TRACEGRADE_AGENT_BASE_URL": server.base_url, "TRACEGRADE_JUDGE_BASE_URL": server.base_url,
             # WHY 3 s: every timeout must be a hang the server chose; at 1 s a loaded
             # machine timed out a normal answer too, a retry the server never caused.
@@ -111,8 +126,8 @@ def fault_run(tmp_path_factory):
             "TRACEGRADE_SPANS_DB": ".tracegrade/spans.db",
         }
         done = subprocess.run(
-            [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "shopnest",
-             "--agent-model", "openai:fault-agent", "--judge-model", "openai:fault-judge",
+            [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "fault_target:ask",
+             "--judge-model", "openai:fault-judge",
              "--concurrency", "16", "--timeout", "60", "--out", "runs"],
             cwd=work, env=env, capture_output=True, text=True, timeout=240,
         )
@@ -155,7 +170,7 @@ def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_r
     assert [int(n) for n in counts.groups()] == [
         CASES, statuses.count("pass"), statuses.count("fail") + statuses.count("error"), statuses.count("unscored")]
     scored = [r["case_id"] for r in results if r["status"] in ("pass", "fail")]
-    assert len(scored) >= 150  # the faults are survivable: most cases get through
+    assert len(scored) >= 0.75 * CASES  # the faults are survivable: most cases get through
     average_line = re.search(r"average\s+(.*)", output).group(1)
     printed = dict(re.findall(r"(\w+) (\d+\.\d\d)", average_line))
     # Each metric over the cases that scored it: the grounding of an unscored case counts.
@@ -167,7 +182,7 @@ def test_the_final_report_counts_every_case_and_averages_only_the_scored(fault_r
 def test_retries_are_bounded_and_each_one_the_server_forced_is_in_the_results(fault_run):
     server, results, output, _ = fault_run
     agent_faults, judge_faults = server.faults_by_case("agent"), server.faults_by_case("judge")
-    assert sum(agent_faults.values()) + sum(judge_faults.values()) > 60  # faults really were injected
+    assert sum(agent_faults.values()) + sum(judge_faults.values()) > 0.3 * CASES  # faults really were injected
     for r in results:
         case = r["case_id"]
         # Bounded: a call is tried at most ATTEMPTS times; a case makes two agent calls
@@ -177,9 +192,22 @@ def test_retries_are_bounded_and_each_one_the_server_forced_is_in_the_results(fa
             steps = [s["retries"] for s in r["reply"]["steps"] if s["kind"] == "model"]
             assert (sum(steps), r["agent_retries"], r["judge_retries"]) == (
                 agent_faults[case], agent_faults[case], judge_faults[case]), (r, [s for s in server.log if s.case == case])
-    assert sum(r["agent_retries"] + r["judge_retries"] for r in results) > 50
+    assert sum(r["agent_retries"] + r["judge_retries"] for r in results) > 0.25 * CASES
     totals = re.search(r"retries\s+agent (\d+)\s+judge (\d+)", output).groups()
     assert [int(n) for n in totals] == [sum(r["agent_retries"] for r in results), sum(r["judge_retries"] for r in results)]
+
+
+def test_each_kind_of_fault_is_met_by_both_roles_and_recovered_from(fault_run):
+    server, results, _, _ = fault_run
+    by_id = {r["case_id"]: r for r in results}
+    for case, marker in RECOVERED.items():
+        kind = marker.split(":")[1].split("*")[0]
+        served = {role: [s.fault for s in server.log if s.case == case and s.role == role] for role in ("agent", "judge")}
+        # The agent's lookup turn failed once and was answered on its retry, then its answer turn;
+        # the judge's one call failed once and was answered on its retry.
+        assert served == {"agent": [kind, "", ""], "judge": [kind, ""]}, (case, served)
+        r = by_id[case]
+        assert r["status"] in ("pass", "fail") and (r["agent_retries"], r["judge_retries"]) == (1, 1), r
 
 
 def test_no_case_was_run_twice(fault_run):

@@ -58,3 +58,35 @@ def test_search_with_a_fake_embedder_uses_cosine_similarity(fake_embedder):
     assert knowledge.sources == ("a.md", "b.md")
     [best] = knowledge.search_now("buses and trains")
     assert (best.source, best.score) == ("b.md", 1.0)
+
+
+def test_the_registered_shopnest_target_retrieves_with_minilm_and_asks_the_model_its_flag_names(
+        minilm_knowledge, tmp_path, monkeypatch):
+    """`tracegrade run --target shopnest --agent-model openai:...`: the entry point builds the real
+    agent, MiniLM retrieval included, around the model the flag names. Here, not in a subprocess
+    of its own: the model is loaded once a process, and this file loads it anyway
+    (tests/test_fault_run.py runs the same agent on the fault server without torch)."""
+    import json
+
+    from shopnest.orders import ORDERS
+    from tracegrade.cli import main
+    from tracegrade.testing.fault_server import FaultServer
+
+    order = ORDERS[1]
+    question = f"[case s1] Where is my order {order.id}?"
+    dataset = tmp_path / "cases.json"
+    dataset.write_text(json.dumps([{"id": "s1", "question": question, "expectedTool": "getOrderStatus",
+                                    "expectedToolArgument": order.id, "customerId": order.customer_id}]))
+    with FaultServer() as server:
+        monkeypatch.setenv("TRACEGRADE_AGENT_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-local")
+        code = main(["run", str(dataset), "--target", "shopnest", "--agent-model", "openai:fault-agent",
+                     "--checks-only", "--quiet", "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--out", str(tmp_path / "out")])
+    [results] = (tmp_path / "out").rglob("results.json")
+    [result] = json.loads(results.read_text())["results"]
+    assert code == 0 and result["status"] == "pass", result
+    reply = result["reply"]
+    assert [(c["name"], c["argument"]) for c in reply["toolCalls"]] == [("getOrderStatus", order.id)]
+    assert reply["answer"].startswith(f"About {order.id}: ")  # the served model's answer
+    assert reply["retrievedSources"] == [p.source for p in minilm_knowledge.search_now(question, top_k=1)]
+    assert [(s.role, s.case) for s in server.log] == [("agent", "s1"), ("agent", "s1")]
