@@ -1,8 +1,10 @@
 """A checks-and-judge run on the fault server killed with SIGKILL mid-run, then
 resumed: no finished case is lost, redone or asked of the server again.
 
-Its own file (not beside the 200-case run in test_fault_run.py) so the suite's
-workers can run the two long subprocess runs at the same time.
+Its own file (not beside the fault run in test_fault_run.py) so the suite's
+workers can run the two subprocess runs at the same time. Neither loads torch
+(tests/fault_target.py): the first run here still lasts long enough to be
+killed mid-way, its answers each delayed by the server (latency_s).
 """
 
 from __future__ import annotations
