@@ -136,18 +136,6 @@ def write_cases(folder) -> object:
     return dataset
 
 
-def test_cli_ray_run_is_stored_like_a_local_run(ray_cluster, tmp_path):
-    db = f"sqlite:///{tmp_path / 'runs.db'}"
-    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:scripted_target", "--checks-only", "--quiet",
-              "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
-    assert cli.main([*common, "--executor", "local"]) == 1  # three cases fail their checks
-    assert cli.main([*common, "--executor", "ray"]) == 1
-    with open_store(db) as store:
-        runs = [store.load_run(info.run_id) for info in store.runs()]
-    assert len(runs) == 2 and all(len(run.results) == len(CASES) for run in runs)
-    assert comparable(runs[0].results) == comparable(runs[1].results)
-
-
 def stored_json(db: str) -> list[list[dict]]:
     """Each run's stored results as the store wrote them, without the seconds."""
     with open_store(db) as store:
@@ -196,7 +184,7 @@ def test_a_ray_run_captures_the_agents_sdk_calls_in_the_workers(ray_cluster, tmp
     assert calls[0] == calls[1] == [("getOrderStatus", {"orderId": c.expected_tool_argument}) for c in CASES]
 
 
-def test_ray_path_stores_the_same_json_and_the_driver_does_not_encode_it(ray_cluster, tmp_path, monkeypatch):
+def test_cli_ray_run_is_stored_like_a_local_run_and_the_driver_does_not_encode_it(ray_cluster, tmp_path, monkeypatch):
     # WHY no registered secrets: one an earlier test registered in this process (a
     # Postgres URL's password) is a secret the workers do not know: the driver would
     # rightly encode again (the next test), and this one is about when it need not.
@@ -206,12 +194,17 @@ def test_ray_path_stores_the_same_json_and_the_driver_does_not_encode_it(ray_clu
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:scripted_target", "--checks-only",
               "--quiet", "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
-    assert cli.main([*common, "--executor", "local"]) == 1
+    assert cli.main([*common, "--executor", "local"]) == 1  # three cases fail their checks
     assert cli.main([*common, "--executor", "ray"]) == 1
+    with open_store(db) as store:
+        runs = [store.load_run(info.run_id) for info in store.runs()]
+    assert len(runs) == 2 and all(len(run.results) == len(CASES) for run in runs)
+    assert comparable(runs[0].results) == comparable(runs[1].results)
     local, remote = stored_json(db)
     assert len(local) == len(CASES) and remote == local
     # The worker made the stored form, under the redaction key this process stores with.
-    results = run_with(ray_executor(scripted_parts, concurrency=4), RunSettings(concurrency=4))
+    # WHY one worker: each actor is a process of its own to start; one shows what a worker makes.
+    results = run_with(ray_executor(scripted_parts, workers=1, concurrency=4), RunSettings(concurrency=4))
     assert all(r.stored is not None and r.stored.key == redaction_key(raw=False) for r in results)
     assert [r.stored.text for r in results] == [stored_text(r) for r in results]
 
@@ -225,7 +218,7 @@ async def secret_target(case: GoldenCase) -> Reply:
 
 def test_a_secret_the_workers_do_not_know_is_redacted_by_the_driver(ray_cluster, tmp_path):
     register_secret(SECRET)  # in the driver only, after the workers started
-    with ray_executor(lambda: (secret_target, None), concurrency=2) as evaluate:
+    with ray_executor(lambda: (secret_target, None), workers=1, concurrency=2) as evaluate:
         results = asyncio.run(run_cases(CASES[:2], secret_target, None, RunSettings(concurrency=2), evaluate=evaluate))
     assert all(SECRET in r.stored.text for r in results)  # what the workers made
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
