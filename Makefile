@@ -37,11 +37,13 @@ test-deps: setup
 
 # WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
 # the suite is mostly one core's work; 2,408 tests took 289 s this way, 297 s on three (bench/README.md).
+# WHY --no-loadscope-reorder: the files go out in the order collected, those with a slow test
+# first (tests/conftest.py); xdist's own order, most tests first, sent the long files last.
 # WHY bytecode written even where PYTHONDONTWRITEBYTECODE is set: without it every worker
 # and each of the suite's hundreds of child processes compiles the package (and pytest
 # rewrites every test module) again; the files go to __pycache__/, which git ignores.
 test: test-deps
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 live: setup
 	$(PY) -m pytest -q -m live

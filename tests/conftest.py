@@ -90,3 +90,16 @@ def pytester(pytester, monkeypatch):
     """pytest's own ``pytester``, its child runs without the two unrelated plugins."""
     monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_PYTEST_ADDOPTS)
     return pytester
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files holding a ``slow`` test first, each file's tests in their own order.
+
+    WHY: ``make test`` hands whole files to two workers in the order collected
+    (``--dist loadfile --no-loadscope-reorder``), the next file to whichever worker is
+    free. The long files first and the many short ones after them leave the two
+    workers finishing together; the other way round, a worker that took a 30 s file
+    last finishes alone (xdist's own order, most tests first, put the long files,
+    which have few tests, last)."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)

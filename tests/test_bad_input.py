@@ -9,6 +9,7 @@ import string
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,8 @@ from tracegrade.judge.json_scores import parse_reply
 from tracegrade.judge.rubric import parse_rubric
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.decisions import parse_decision
+
+pytestmark = pytest.mark.slow  # hypothesis generates hundreds of inputs a test
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SUFFIXES = (".json", ".jsonl", ".yaml")

@@ -33,6 +33,8 @@ from tracegrade.observe.telemetry import open_telemetry
 from traffic import PLANTED_EMAIL, record_traffic
 from view_support import BROKEN, reply_for, scores_for, in_thread as run_async
 
+pytestmark = pytest.mark.slow  # a real browser
+
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "img"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

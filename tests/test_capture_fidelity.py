@@ -321,6 +321,7 @@ def answer(question: str) -> str:
 '''
 
 
+@pytest.mark.slow  # a CLI process per run
 @pytest.mark.parametrize("capture, exit_code", [([], 2), (["--capture", "anthropic"], 2), (["--capture", "openai"], 1)])
 def test_the_cli_never_exits_0_on_a_forbidden_write_it_did_not_see(tmp_path, capture, exit_code):
     """`tracegrade run` as a user runs it: without the right --capture the forbidden write is

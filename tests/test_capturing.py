@@ -69,6 +69,7 @@ AGENT = """
 """
 
 
+@pytest.mark.slow  # a pytest process of its own
 def test_a_users_own_test_grades_its_agent_with_the_fixture(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     pytester.makepyfile(helpdesk=AGENT)

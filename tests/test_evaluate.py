@@ -103,6 +103,7 @@ def test_results_json_holds_each_case_as_the_store_holds_it(tmp_path):
     assert [json.loads(r)["case_id"] for r in rows] == [r.case_id for r in run.results]
 
 
+@pytest.mark.slow  # mypy --strict over the package
 def test_every_public_name_is_in_the_literal_all_and_typed_for_users(tmp_path):
     """__all__ is what mypy --strict lets a user import; _EXPORTS is what loads."""
     import subprocess

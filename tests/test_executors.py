@@ -29,6 +29,8 @@ from tracegrade.run.runner import Budget, RunSettings, run_cases
 from tracegrade.store.runstore import open_store, redaction_key, stored_text
 from tracegrade.core.trace import Reply, ToolCall, Usage
 
+pytestmark = pytest.mark.slow  # a Ray instance and its worker processes
+
 CASES = tuple(
     GoldenCase(id=f"case-{n:02d}", question=f"Where is my order ORD-1{n:02d}?", golden_answer="It shipped.",
                expected_tool="getOrderStatus", expected_tool_argument=f"ORD-1{n:02d}", category=f"cat-{n % 3}")

@@ -19,6 +19,8 @@ from tracegrade.models.base import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.observe.model_server import create_model_app
 
+pytestmark = pytest.mark.slow  # the frameworks' imports, in processes of their own
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # question -> the call a competent model makes for it

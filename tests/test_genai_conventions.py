@@ -23,6 +23,8 @@ from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.evaluate import evaluate
 
+pytestmark = pytest.mark.slow  # a golden run exported over OTLP/HTTP
+
 SERVER, CLIENT, INTERNAL = Span.SPAN_KIND_SERVER, Span.SPAN_KIND_CLIENT, Span.SPAN_KIND_INTERNAL
 TOOLS = ("createRefundDraft", "getDeliveryDate", "getOrderStatus", "getRefundStatus")
 

@@ -19,6 +19,8 @@ from tracegrade.models.local import LocalModel
 from tracegrade.models.next_token import NextTokenScorer
 from tracegrade.models.weights import MODEL_ID, default_model_path
 
+pytestmark = pytest.mark.slow  # the real weights, in two runtimes
+
 RULES = "You check one answer of an assistant. Use only what is shown here.\nAnswer each question with Yes or No."
 QUESTIONS = [
     "QUESTION:\nWhat is 2+3?\n\nANSWER TO JUDGE:\nThe answer is 5.\n\nIs the answer correct?",

@@ -6,7 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tracegrade.store.runstore import open_store
+
+pytestmark = pytest.mark.slow  # a pytest process of its own per run
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent

@@ -5,6 +5,8 @@ import pytest
 
 from shopnest.knowledge import KnowledgeBase, Passage, load_policies
 
+pytestmark = pytest.mark.slow  # the real embeddings model
+
 PHRASINGS = [
     ("Can I send back shoes I bought last week?", "return-policy.md"),
     ("How many days do I have to return an item?", "return-policy.md"),

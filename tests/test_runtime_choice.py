@@ -69,6 +69,7 @@ def test_the_setting_forces_a_runtime_and_auto_is_the_default(monkeypatch):
     assert local.next_token_runtime() is False
 
 
+@pytest.mark.slow  # the real weights, in two runtimes
 def test_on_the_real_weights_the_choice_is_written_then_read_back(tmp_path, monkeypatch, capsys):
     weights = default_model_path()  # WHY first: the weights live in the cache directory changed below
     monkeypatch.setenv("TRACEGRADE_CACHE_DIR", str(tmp_path))

@@ -18,6 +18,8 @@ from tracegrade.view.app import create_view_app
 from tracegrade.view.shell import run_url
 from view_support import BASELINE, BROKEN, CANDIDATE, DATASET, calibration, in_thread, two_runs
 
+pytestmark = pytest.mark.slow  # a real browser
+
 
 @pytest.fixture
 def view(tmp_path, monkeypatch, fake_knowledge):
