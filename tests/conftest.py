@@ -79,6 +79,23 @@ def _isolated_stores(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("TRACEGRADE_SPANS_DB", str(home / "spans.db"))
 
 
+@pytest.fixture
+def otel_globals_restored():
+    """For a test that runs ``capture=("otel",)`` in this process: OpenTelemetry's global
+    tracer provider and capture's span processor put back to none after it. WHY: the
+    provider is set once per process, and later tests in the same worker (test_telemetry's)
+    rely on none being set; which tests share a worker depends on the order files go out."""
+    from opentelemetry import trace
+    from opentelemetry.util._once import Once
+
+    import tracegrade.capture.otel as capture_otel
+
+    yield
+    trace._TRACER_PROVIDER = None
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    capture_otel._processor = None
+
+
 # WHY: two installed plugins unrelated to tracegrade (langsmith's, from the framework
 # examples' extra, and hypothesis's) cost a child pytest 2-5 s of imports at each start;
 # a test of our plugin runs a dozen child pytests.

@@ -353,7 +353,7 @@ def test_a_capture_source_whose_sdk_is_missing_is_the_runs_one_error(monkeypatch
         captured_target(desk_agent(sync_client()), ("anthropic",))
 
 
-def test_a_case_with_thousands_of_spans_does_not_starve_the_others(tmp_path):
+def test_a_case_with_thousands_of_spans_does_not_starve_the_others(tmp_path, otel_globals_restored):
     """One agent emits 2,000 chat + tool span pairs (GenAI conventions) under --capture otel
     while 6 quick cases run beside it: putting the long trace together neither stalls the
     loop nor takes the others past their deadline (before: 4,000 pairs blocked it for 34 s)."""
