@@ -51,11 +51,16 @@ def minilm_knowledge():
     return KnowledgeBase(load_policies(), minilm_embedder())
 
 
-@pytest.fixture
-def evidence_ranked_by_words(monkeypatch):
-    """The judge picks long evidence's passages by shared words, not the embeddings model:
-    for a scripted judge, which ignores what it is shown (the model costs seconds of CPU
-    an answer on a busy machine). tests/test_judge_evidence.py tests the model's ranking."""
+@pytest.fixture(autouse=True)
+def evidence_ranked_by_words(request, monkeypatch):
+    """The judge picks long evidence's passages by shared words, not the embeddings model,
+    in every test but those marked ``embeddings``: for a scripted judge, which ignores what
+    it is shown. WHY: the model costs seconds of CPU an answer on a busy machine, and its
+    first use in a process ~7 s more (torch's import and the model's load), which each of
+    the suite's workers paid in whichever scripted-judge test ranked first.
+    tests/test_judge_evidence.py tests the model's ranking (marked)."""
+    if request.node.get_closest_marker("embeddings"):
+        return
     from tracegrade.judge import relevant
 
     monkeypatch.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)

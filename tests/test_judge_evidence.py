@@ -155,6 +155,7 @@ def test_the_model_reads_the_part_of_long_evidence_most_like_the_answer(monkeypa
     assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["code"] == 1.0
 
 
+@pytest.mark.embeddings
 def test_by_default_the_embeddings_model_ranks_a_passage_that_shares_no_word_with_the_answer_first():
     """The shipped ranking (all-MiniLM-L6-v2, real weights): meaning, not shared words.
     Word overlap alone would rank the first passage (it shares "parcel") above the answer's topic."""
