@@ -19,6 +19,7 @@ from shopnest.agent import ShopNestAgent
 from shopnest.knowledge import KnowledgeBase, load_policies
 from shopnest.orders import OrderBook
 from shopnest.target import agent_target
+from tracegrade.judge import relevant
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.evaluate import evaluate
@@ -60,6 +61,8 @@ def exported(tmp_path_factory) -> list[Span]:
                           KnowledgeBase(load_policies(), hashing_embedder), OrderBook())
     judge = Judge(ScriptedModel(support.full_marks, model_id="judge-m"), load_rubric())
     with support.otlp_receiver() as (endpoint, received), pytest.MonkeyPatch.context() as env:
+        # WHY here: conftest's evidence_ranked_by_words is per test; this run is the module's
+        env.setattr(relevant, "default_rank", lambda: relevant.lexical_rank)
         env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
         env.setenv("TRACEGRADE_SPANS_DB", str(scratch / "spans.db"))
         run = evaluate(support.GOLDEN_PATH, agent_target(agent), judge=judge, store=f"sqlite:///{scratch / 'runs.db'}",
