@@ -340,7 +340,8 @@ def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, s
     assert sum(r.passed for r in found.values()) == 10
     out = capsys.readouterr().out
     assert "cases 12   passed 10   failed 1   unscored 1" in out
-    assert f"unscored tool-status-02 (relevance, correctness, faithfulness, helpfulness not scored: {unusable})" in " ".join(out.split())
+    assert f"unscored 1 case (tool-status-02): relevance, correctness, faithfulness, helpfulness not scored: {unusable}" \
+        in " ".join(out.split())
     suite = ET.parse(run_dir / "junit.xml").getroot()
     assert (suite.get("failures"), suite.get("errors")) == ("1", "1")
 
