@@ -37,7 +37,7 @@ test-deps: setup
 
 # WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
 # the suite is mostly one core's work; 2,408 tests took 289 s this way, 297 s on three; after round
-# three 2,415 took 250 s at load 2-3 beside other sessions' work (bench/README.md, "The test suite's time").
+# three 2,415 took 191 s on a quiet machine (bench/README.md, "The test suite's time").
 # WHY --no-loadscope-reorder: the files go out in the order collected, those with a slow test
 # first (tests/conftest.py); xdist's own order, most tests first, sent the long files last.
 # WHY bytecode written even where PYTHONDONTWRITEBYTECODE is set: without it every worker
