@@ -114,7 +114,7 @@ def _process_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process: alive
-        return True
+        pass
     return True
 
 

@@ -96,8 +96,11 @@ def _unscored_lines(unscored: Sequence[tuple[str, str]]) -> list[str]:
     by_reason: dict[str, list[str]] = {}
     for case_id, why in unscored:
         by_reason.setdefault(why, []).append(case_id)
-    lines = [f"  {'unscored' if n == 0 else '':<9} {len(ids)} case{'s' * (len(ids) > 1)} ({_ids(ids)})"
-             + (f": {why}" if why else "") for n, (why, ids) in enumerate(list(by_reason.items())[:SHOWN_REASONS])]
+    lines: list[str] = []
+    for why, ids in list(by_reason.items())[:SHOWN_REASONS]:
+        label = "" if lines else "unscored"
+        cases = f"{len(ids)} case{'s' if len(ids) > 1 else ''} ({_ids(ids)})"
+        lines.append(f"  {label:<9} {cases}" + (f": {why}" if why else ""))
     if len(by_reason) > SHOWN_REASONS:
         lines.append(f"  {'':<9} and {len(by_reason) - SHOWN_REASONS} other reasons (each case's block says why)")
     return lines
