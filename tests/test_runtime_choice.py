@@ -58,6 +58,7 @@ def test_the_key_changes_with_the_cpu_and_the_runtime_versions():
     assert key != machine_key(CPU.replace(" avx512f", ""), versions)
     assert key != machine_key(CPU.replace("AMD EPYC", "Intel Xeon"), versions)
     assert key != machine_key(CPU, {**versions, IK: "0.1.6"})
+    assert key != machine_key(CPU, versions, ik_load="mapped")
 
 
 def test_the_setting_forces_a_runtime_and_auto_is_the_default(monkeypatch):

@@ -33,6 +33,9 @@ PACKAGES = {IK: "ik-llama-cpp-python", XLLAMACPP: "xllamacpp"}
 # WHY a margin for ik: it is the second runtime in the process (memory, a second
 # model load); it must be measurably faster to be worth it, not faster by timer noise.
 MARGIN = 0.95
+# How ik_llama.cpp loads the weights (models/next_token.py), part of the cache key: a
+# machine that measured ik before its weights were repacked at load is measured again.
+IK_LOAD = "repacked"
 
 
 @dataclass(frozen=True)
@@ -56,14 +59,15 @@ def faster(seconds: Mapping[str, float]) -> str:
     return IK if seconds[IK] < MARGIN * seconds[XLLAMACPP] else XLLAMACPP
 
 
-def machine_key(cpuinfo: str | None = None, versions: Mapping[str, str] | None = None) -> str:
-    """The CPU's model name and flags and the runtimes' versions, hashed: what decides which is faster."""
+def machine_key(cpuinfo: str | None = None, versions: Mapping[str, str] | None = None, ik_load: str = IK_LOAD) -> str:
+    """The CPU's model name and flags, the runtimes' versions and how ik loads, hashed: what decides which is faster."""
     text = cpuinfo if cpuinfo is not None else _cpuinfo()
     lines = text.splitlines()
     model = next((line.partition(":")[2].strip() for line in lines if line.startswith("model name")), "")
     flags = sorted(next((line.partition(":")[2] for line in lines if line.startswith("flags")), "").split())
     shown = versions if versions is not None else runtime_versions()
-    described = json.dumps({"cpu": model, "flags": flags, "cores": os.cpu_count(), "versions": dict(shown)},
+    described = json.dumps({"cpu": model, "flags": flags, "cores": os.cpu_count(), "versions": dict(shown),
+                            "ikLoad": ik_load},
                            sort_keys=True)
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
