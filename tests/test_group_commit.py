@@ -116,12 +116,12 @@ def test_workers_go_on_while_a_commit_runs_until_the_backlog_is_full(tmp_path, m
     waiting_in_save = 0
     save = GroupCommit.save
 
-    async def counted_save(self, result) -> None:
+    async def counted_save(self, result, position) -> None:
         nonlocal waiting_in_save
         waiting_in_save += 1
         if waiting_in_save == 2:  # WHY safe: save does not yield before it waits for its commit
             settled.set()
-        await save(self, result)
+        await save(self, result, position)
         waiting_in_save -= 1
 
     monkeypatch.setattr(GroupCommit, "save", counted_save)

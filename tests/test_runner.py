@@ -143,7 +143,8 @@ async def test_results_keep_dataset_order_when_cases_finish_in_reverse():
             await asyncio.wait_for(reported[IDS[later]].wait(), BOUND_S)
         return golden_reply(case)
 
-    def on_result(result) -> None:
+    def on_result(result, position) -> None:
+        assert IDS[position] == result.case_id  # with its case's place in the dataset (where the store keeps it)
         finished.append(result.case_id)
         reported[result.case_id].set()
 
@@ -364,7 +365,7 @@ async def test_a_large_run_starts_only_concurrency_tasks_and_keeps_nothing_when_
         return Reply(answer="a")
 
     kept = await run_cases(cases, target, None, RunSettings(checks_only=True, concurrency=8),
-                           on_result=lambda r: seen.append(r.case_id), keep=False)
+                           on_result=lambda r, position: seen.append(r.case_id), keep=False)
     assert kept == [] and sorted(seen) == sorted(c.id for c in cases)
     assert peak_tasks <= 2 * 8 + 1  # the workers, their wait_for tasks, and the test's own task
     ordered = await run_cases(cases[:50], target, None, RunSettings(checks_only=True, concurrency=8))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from tracegrade.stats.tally import RunTally
-from tracegrade.eval.dataset import GoldenCase, case_ids
+from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import StoreError
 from tracegrade.eval.provenance import now_iso
 from tracegrade.eval.pricing import unpriced
@@ -78,7 +78,6 @@ async def _record(
     evaluate: Evaluate, readers: Callable[[], Sequence[Reader]], thresholds: Mapping[str, Threshold] | None,
 ) -> Evaluation:
     run_id = manifest.run_id
-    positions = {case_id: index for index, case_id in enumerate(case_ids(cases))}
     if resume:
         await asyncio.to_thread(store.reopen_run, run_id)
     else:
@@ -87,7 +86,7 @@ async def _record(
 
     # WHY only a new run of one repetition: its store order is the order its jobs start in (run.reading)
     live = LiveRead(cases, readers, thresholds) if not done and settings.repeat == 1 else None
-    commits = GroupCommit(store, run_id, positions, on_stored=on_result, read=live)
+    commits = GroupCommit(store, run_id, on_stored=on_result, read=live)
     try:
         await run_cases(cases, target, judge, settings, on_result=commits.save, done=done, budget=budget,
                         evaluate=live.noting(evaluate) if live else evaluate,
@@ -132,21 +131,22 @@ class GroupCommit:
 
     BACKLOG = 1024  # finished cases waiting for a commit; past it a worker waits for its own
 
-    def __init__(self, store: RunStore, run_id: str, positions: dict[str, int],
-                 on_stored: Callable[[CaseResult], None] | None = None, read: LiveRead | None = None) -> None:
-        self._store, self._run_id, self._positions, self._on_stored = store, run_id, positions, on_stored
+    def __init__(self, store: RunStore, run_id: str, on_stored: Callable[[CaseResult], None] | None = None,
+                 read: LiveRead | None = None) -> None:
+        self._store, self._run_id, self._on_stored = store, run_id, on_stored
         self._read = read
-        self._waiting: list[tuple[CaseResult, asyncio.Future[None] | None]] = []
+        self._waiting: list[tuple[CaseResult, int, asyncio.Future[None] | None]] = []  # result, position, waiter
         self._uncommitted = 0
         self._writer: asyncio.Task[None] | None = None
         self._failure: Exception | None = None
         self.transactions = 0
 
-    async def save(self, result: CaseResult) -> None:
+    async def save(self, result: CaseResult, position: int) -> None:
+        """``result``, of the case at ``position`` in the dataset, committed soon (now, past BACKLOG)."""
         if self._failure is not None:
             raise self._failure
         done = asyncio.get_running_loop().create_future() if self._uncommitted >= self.BACKLOG else None
-        self._waiting.append((result, done))
+        self._waiting.append((result, position, done))
         self._uncommitted += 1
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
@@ -164,7 +164,7 @@ class GroupCommit:
         while self._waiting and self._failure is None:
             group, self._waiting = self._waiting, []
             try:
-                forms = await asyncio.to_thread(self._save, [result for result, _ in group])
+                forms = await asyncio.to_thread(self._save, [(result, position) for result, position, _ in group])
             except Exception as exc:  # the whole group is not stored: the run stops with this error
                 self._failure = exc
                 _settle(group, error=exc)
@@ -173,30 +173,30 @@ class GroupCommit:
             self._uncommitted -= len(group)
             _settle(group)
             try:
-                for (result, _), form in zip(group, forms):
+                for (result, position, _), form in zip(group, forms):
                     if self._on_stored is not None:
                         self._on_stored(result)
                     if self._read is not None:
-                        self._read.committed(result, form, self._positions[result.case_id])
+                        self._read.committed(result, form, position)
             except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
                 self._failure = exc
                 return
 
-    def _save(self, results: list[CaseResult]) -> list[StoredForm]:
-        """``results`` in one transaction; what the store wrote of each. WHY the forms made
-        here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
+    def _save(self, finished: list[tuple[CaseResult, int]]) -> list[StoredForm]:
+        """Results with their positions in one transaction; what the store wrote of each. WHY the
+        forms made here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
         raw = self._store.raw
         key = redaction_key(raw)
         forms = [result.stored if result.stored is not None and result.stored.key == key
-                 else stored_form(result, raw, key) for result in results]
-        for result, form in zip(results, forms):
+                 else stored_form(result, raw, key) for result, _ in finished]
+        for (result, _), form in zip(finished, forms):
             object.__setattr__(result, "stored", form)  # as with_stored_form: a cache of its own encoding
-        self._store.save_cases(self._run_id, [(result, self._positions[result.case_id]) for result in results])
+        self._store.save_cases(self._run_id, finished)
         return forms
 
 
-def _settle(group: list[tuple[CaseResult, asyncio.Future[None] | None]], error: Exception | None = None) -> None:
-    for _, done in group:
+def _settle(group: list[tuple[CaseResult, int, asyncio.Future[None] | None]], error: Exception | None = None) -> None:
+    for _, _, done in group:
         if done is None or done.done():  # nobody waits, or its waiter was cancelled (a budget stop)
             continue
         if error is not None:

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed
     from tracegrade.eval.replay import UserReplays
     from tracegrade.models.base import ChatModel
 
-OnResult = Callable[[CaseResult], "Awaitable[None] | None"]
+# A finished job's result, with its case's position in the cases run (where the store keeps it).
+OnResult = Callable[[CaseResult, int], "Awaitable[None] | None"]
 
 
 class _CaseFields(TypedDict):
@@ -342,7 +343,8 @@ async def run_cases(
     keep: bool = True,
 ) -> list[CaseResult]:
     """The results of every job not in ``done`` (case id, repetition), repetition-major
-    in dataset order; ``on_result`` sees (and may await on) each as it finishes.
+    in dataset order; ``on_result`` sees (and may await on) each as it finishes, with
+    its case's position in ``cases``.
 
     With a ``budget``, no job starts once it is exhausted and jobs in flight are
     cancelled: their results are not returned and not passed to ``on_result``.
@@ -352,16 +354,19 @@ async def run_cases(
 
     WHY ``concurrency`` workers pulling jobs, not a task per job: 100,000 tasks
     waiting on one semaphore held memory in proportion to the dataset.
+    WHY the position handed on: the store keeps each case at it, and a map of every case
+    id to its place, held to the end of the run, made memory grow with the dataset.
     """
     skip = set(done)
-    jobs = enumerate((case, r) for r in range(settings.repeat) for case in cases if (case.id, r) not in skip)
+    jobs = enumerate((position, case, r) for r in range(settings.repeat) for position, case in enumerate(cases)
+                     if (case.id, r) not in skip)
     results: dict[int, CaseResult] = {}
     evaluating: set[asyncio.Task[Any]] = set()
 
     async def worker() -> None:
         me = asyncio.current_task()
         assert me is not None  # a worker runs as a task of the group below
-        for index, (case, repeat) in jobs:  # shared: each job goes to exactly one worker
+        for index, (position, case, repeat) in jobs:  # shared: each job goes to exactly one worker
             if budget is not None and budget.exhausted:
                 return
             evaluating.add(me)
@@ -381,7 +386,7 @@ async def run_cases(
             if keep:
                 results[index] = result
             if on_result is not None:
-                outcome = on_result(result)
+                outcome = on_result(result, position)
                 if inspect.isawaitable(outcome):
                     await outcome
 
