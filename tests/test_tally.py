@@ -4,7 +4,12 @@ a count of decodes over a whole `tracegrade run` (issue 15 point 7)."""
 from __future__ import annotations
 
 import json
+import math
+from array import array
 from collections import Counter
+from dataclasses import replace
+
+import pytest
 
 from tracegrade import cli
 from tracegrade.core.results import CaseResult, CheckResult, Manifest, MetricScore, Run
@@ -47,6 +52,31 @@ def test_the_tally_gives_what_the_list_functions_give():
     assert t.statuses == list_summary.status_counts(RESULTS)
     assert (t.failed, t.unscored[0], t.flaky) == (["c1", "c3", "c5", "c7", "c9", "c11"], ("c2", ""),
                                                   [("c5", ("fail", "pass"), "fail")])
+
+
+@pytest.mark.parametrize("costs", [[0.0] * 5, [0.0, 0.0, 0.1, 0.2, 0.0, 0.3], [-0.0, 0.0], [0.7, math.nan, 0.0], []])
+def test_the_costs_sum_as_sum_over_them_while_only_zeros_are_counted(costs):
+    from tracegrade.stats.tally import Summed
+
+    summed = Summed()
+    for cost in costs:
+        summed.append(cost)
+    total = summed.total()
+    assert repr(total) == repr(sum(array("d", costs))) and len(summed) == len(costs)  # 0 for none, 0.0 for zeros
+    assert (summed._values is None) == all(c == 0.0 for c in costs)  # WHY: zeros cost no memory a case
+
+
+def test_a_tally_of_one_repetition_keeps_no_pass_k_counts_and_refuses_a_second():
+    one, every = RunTally(repeated=False), RunTally()
+    for result in RESULTS:
+        one.add(result)
+        every.add(result)
+    assert one.trials == {} and len(every.trials) == 9  # WHY: a run of one repetition never shows pass^k
+    assert one.totals() == every.totals() and "passHatK" not in one.totals()
+    with pytest.raises(ValueError, match="one repetition"):
+        one.pass_hat()
+    with pytest.raises(ValueError, match="one repetition was given repetition 1"):
+        one.add(replace(RESULTS[0], repeat=1))
 
 
 class CountingResults(compact.CompactResults):

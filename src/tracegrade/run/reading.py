@@ -48,7 +48,7 @@ class LiveRead:
         self._running: dict[str, GoldenCase] = {}  # each job's case, from its start to its commit
         self._waiting: dict[int, tuple[CaseResult, GoldenCase | None]] = {}
         self._next = 0  # the position the read goes on from
-        self._summary = RunTally()
+        self._summary = RunTally(repeated=False)  # WHY: a run read as it goes is one of one repetition
         self._metrics: MetricsReader | None = None  # made at the first result: the metrics load after it
         self.fed = 0
         self.usable = True

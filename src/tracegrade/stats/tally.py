@@ -16,7 +16,10 @@ and ``stats.aggregate`` are this tally's views.
 WHY the per-case numbers in arrays and one int per case: they are held from a
 case's commit to the end of the run, so they are what a run's memory grows with;
 a float object and its pointer in a list took 32 bytes, in an array 8, and a
-case's [passes, trials] list with its dict entry ~150 bytes, an int ~80.
+case's [passes, trials] list with its dict entry ~150 bytes, an int ~80. WHY no
+more than the latencies for a run of one repetition without prices: its costs are
+zeros (``Summed`` counts them) and it never shows pass^k (``RunTally(repeated=False)``
+keeps no counts for it).
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ class RunTally:
     flaky: list[tuple[str, tuple[str, ...], str]] = field(default_factory=list)  # (id, attempts, final status)
     seconds: array[float] = field(default_factory=lambda: array("d"))
     service_seconds: array[float] = field(default_factory=lambda: array("d"))
-    agent_usd: array[float] = field(default_factory=lambda: array("d"))  # summed at the end, as sum() over the results did
-    judge_usd: array[float] = field(default_factory=lambda: array("d"))
-    user_usd: array[float] = field(default_factory=lambda: array("d"))  # a simulated user's model (eval/simulated.py)
+    agent_usd: Summed = field(default_factory=lambda: Summed())
+    judge_usd: Summed = field(default_factory=lambda: Summed())
+    user_usd: Summed = field(default_factory=lambda: Summed())  # a simulated user's model (eval/simulated.py)
     user_tokens: list[int] = field(default_factory=lambda: [0, 0])
     tokens_in_out: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # agent in, out, judge in, out
     retries: list[int] = field(default_factory=lambda: [0, 0])  # agent, judge
@@ -54,6 +57,8 @@ class RunTally:
     scores: dict[str, list[float]] = field(default_factory=dict)  # judge metric -> values, first-seen order
     not_scored: dict[str, int] = field(default_factory=dict)
     repeats: set[int] = field(default_factory=set)
+    # False: the results are one repetition's (a second one is an error), so no pass^k counts are kept
+    repeated: bool = True
     # case id -> passes << 32 | scored trials, for pass^k (stats/passk.py); unscored trials are no trial of the agent
     trials: dict[str, int] = field(default_factory=dict)
     # For the price check (pricing.unpriced): what billed_agent_model says of each
@@ -76,7 +81,10 @@ class RunTally:
         self.checks[1] += len(r.checks)
         self._add_scores(r)
         self.repeats.add(r.repeat)
-        if r.status != "unscored":
+        if not self.repeated:
+            if len(self.repeats) > 1:
+                raise ValueError(f"a tally of one repetition was given repetition {r.repeat} too")
+        elif r.status != "unscored":
             self.trials[r.case_id] = self.trials.get(r.case_id, 0) + (int(r.passed) << 32) + 1
 
     def _add_usage(self, r: CaseResult) -> None:
@@ -141,7 +149,7 @@ class RunTally:
         return _percentiles(self.service_seconds) if self.service_seconds else None
 
     def cost(self) -> dict[str, Any]:
-        agent, judge, user = sum(self.agent_usd), sum(self.judge_usd), sum(self.user_usd)
+        agent, judge, user = self.agent_usd.total(), self.judge_usd.total(), self.user_usd.total()
         total = agent + judge + user
         # WHY userUsd only with a simulated user: the other runs' totals keep their shape
         return {
@@ -159,11 +167,16 @@ class RunTally:
 
     def pass_hat(self) -> dict[int, float]:
         """The run's pass^1..pass^k (stats/passk.py), k the fewest scored trials of a case."""
-        return pass_hat({case_id: _counts(code) for case_id, code in self.trials.items()})
+        return pass_hat({case_id: _counts(code) for case_id, code in self._trials().items()})
 
     def case_pass_hat(self) -> dict[str, dict[int, float]]:
         """Each case's pass^1..pass^n over its n scored trials."""
-        return {case_id: case_pass_hat(*_counts(code)) for case_id, code in self.trials.items()}
+        return {case_id: case_pass_hat(*_counts(code)) for case_id, code in self._trials().items()}
+
+    def _trials(self) -> dict[str, int]:
+        if not self.repeated:
+            raise ValueError("a tally of one repetition keeps no pass^k counts")
+        return self.trials
 
     def totals(self) -> dict[str, Any]:
         """What the manifest records at the end of a run; ``passHatK`` only for a run of repeats."""
@@ -179,6 +192,47 @@ class RunTally:
             totals["passHatK"] = {"run": {str(k): v for k, v in self.pass_hat().items()},
                                   "cases": {case_id: list(by_k.values()) for case_id, by_k in self.case_pass_hat().items()}}
         return totals
+
+
+class Summed:
+    """Values summed at the end, in the order given, as ``sum()`` over them would be; while
+    every value is zero, only how many were given is held.
+
+        >>> zeros, costs = Summed(), Summed()
+        >>> for value in (0.0, 0.0):
+        ...     zeros.append(value)
+        >>> for value in (0.0, 0.1, 0.2):
+        ...     costs.append(value)
+        >>> zeros.total(), costs.total() == sum([0.0, 0.1, 0.2]), Summed().total()
+        (0.0, True, 0)
+
+    WHY: a run without prices costs 0.0 a case, and those zeros were 8 bytes a case held
+    to the end of the run; ``sum()`` of zeros from its start of 0 is 0.0, on every Python
+    (3.12's compensated sum too), and zeros before the first other value add nothing to it.
+    """
+
+    __slots__ = ("_zeros", "_values")
+
+    def __init__(self) -> None:
+        self._zeros = 0
+        self._values: array[float] | None = None
+
+    def append(self, value: float) -> None:
+        if self._values is None:
+            if value == 0.0:
+                self._zeros += 1
+                return
+            self._values = array("d", bytes(8 * self._zeros))  # the zeros so far, as 0.0 each
+        self._values.append(value)
+
+    def __len__(self) -> int:
+        return self._zeros if self._values is None else len(self._values)
+
+    def total(self) -> float:
+        """``sum()`` of the values (the int 0 for none, as ``sum([])``)."""
+        if self._values is None:
+            return 0.0 if self._zeros else 0
+        return sum(self._values)
 
 
 def _counts(code: int) -> tuple[int, int]:
