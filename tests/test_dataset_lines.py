@@ -1,15 +1,19 @@
 """eval/dataset.py on JSONL files, read a line at a time: what each line holds, what an error names,
-and what a case read back from the compact dataset shares with it."""
+what a case read back from the compact dataset holds, and what the dataset keeps in memory."""
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
+from tracegrade.core import packed
 from tracegrade.core.errors import DatasetError
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.eval.dataset import GoldenCase, load_dataset
 
 
 def write(tmp_path: Path, *lines: str, ending: str = "\n") -> Path:
@@ -49,8 +53,36 @@ def test_a_repeated_id_says_what_differs_from_the_first_case_read_again(tmp_path
     assert "differing: question" in str(raised.value) and "(entry #3)" in str(raised.value)
 
 
-def test_a_case_read_again_holds_the_datasets_own_id_string(tmp_path: Path) -> None:
-    # WHY it matters: a run keeps per-case numbers keyed by the id to its end; one string, not a copy a case
-    cases = load_dataset(write(tmp_path, case("a"), case("b"))).cases
-    assert [cases[i].id for i in range(2)] == ["a", "b"]
-    assert all(cases[i].id is cases.ids[i] for i in range(2))  # type: ignore[attr-defined]
+def test_a_case_read_again_has_its_id_and_content_hash(tmp_path: Path) -> None:
+    path = write(tmp_path, case("a"), case("b", "Where is ORD-2?"))
+    cases = load_dataset(path).cases
+    assert cases.ids() == ["a", "b"] and [cases[i].id for i in range(2)] == ["a", "b"]  # type: ignore[attr-defined]
+    fresh = [GoldenCase.model_validate(json.loads(line)) for line in path.read_text().splitlines()]
+    assert [c.content_hash() for c in cases] == [c.content_hash() for c in fresh]
+    assert cases.find("b") == fresh[1] and cases.take([1]).ids() == ["b"]  # type: ignore[attr-defined]
+
+
+def test_a_large_dataset_holds_the_same_memory_whatever_its_size(tmp_path: Path, monkeypatch) -> None:
+    # WHY: a run holds its dataset to its end; past the spill size, each case's record, id
+    # and content hash are in a temporary file, and memory holds 8 bytes a batch of 64
+    monkeypatch.setattr(packed, "SPILL_BYTES", 4096)
+    held = {n: _held_by(load_dataset, write(tmp_path, *(case(f"case-{i:06d}", f"Where is ORD-{i}?")
+                                                         for i in range(n)))) for n in (20, 1000, 4000)}
+    assert held[4000] - held[1000] < 2_000, held  # ids and hashes held beside: ~300 KB
+    cases = load_dataset(tmp_path / "cases.jsonl").cases
+    assert cases[3999].id == "case-003999" and cases.find("case-002000").question == "Where is ORD-2000?"  # type: ignore[attr-defined, union-attr]
+
+
+def _held_by(load: Callable[[Path], Any], path: Path) -> int:
+    """Bytes that Python allocated while ``load(path)`` ran and that its result still holds."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = load(path)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    del kept
+    return after - before

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from tracegrade.core import packed as packed_module
 from tracegrade.core.packed import Packed
 
 
@@ -37,5 +38,17 @@ def test_an_index_out_of_range_is_an_index_error():
 def test_batches_hold_less_than_the_items_alone():
     data = items(640)
     packed = Packed(data)
-    assert sum(len(b) for b in packed._batches) < sum(len(d) for d in data) / 3
+    assert packed.compressed_bytes < sum(len(d) for d in data) / 3
     assert Packed(data).same_as(packed) and not Packed(data[:-1]).same_as(packed)
+
+
+@pytest.mark.parametrize("n", [1, 64, 300])
+def test_batches_past_the_spill_size_are_read_back_from_a_file_and_memory_keeps_none(monkeypatch, n):
+    monkeypatch.setattr(packed_module, "SPILL_BYTES", 10)  # the first batch already passes it
+    data = items(n)
+    packed = Packed(data, batch=8)
+    assert packed._file is not None and len(packed._memory) == 0  # WHY: what a large run holds to its end
+    assert list(packed) == data and [packed[i] for i in reversed(range(n))] == data[::-1]
+    assert Packed(data, batch=8).same_as(packed) and not Packed(data[:-1], batch=8).same_as(packed)
+    again = pickle.loads(pickle.dumps(packed))  # the items travel, not the file
+    assert list(again) == data

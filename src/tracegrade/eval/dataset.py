@@ -281,8 +281,6 @@ def load_dataset(path: str | Path) -> Dataset:
     were freed (the allocator's arenas, pinned by the cases kept between them)."""
     path = Path(path)
     raw_cases, context = _read_records(path)
-    ids: list[str] = []
-    hashes = bytearray()  # each case's content_hash() as its 32 bytes
     seen: dict[str, int] = {}
     version = hashlib.sha256()
 
@@ -293,17 +291,16 @@ def load_dataset(path: str | Path) -> Dataset:
                 first = _validate(path, seen[case.id], _record_at(path, seen[case.id]), context)
                 raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
             seen[case.id] = index
-            ids.append(case.id)
             canonical = _canonical_text(case.canonical())
-            hashes.extend(hashlib.sha256(canonical).digest())  # the case's content_hash(), from the same bytes
             version.update((", " if index else "[").encode() + canonical)
-            yield _pack(raw)
+            # the case's content_hash(), from the same bytes
+            yield _pack(case.id, hashlib.sha256(canonical).digest(), raw)
 
     records = Packed(packed())
-    if not ids:
+    if not seen:
         raise DatasetError(f"{path}: no cases")
     version.update(b"]")  # the same bytes as _hash of the list of every case's canonical form
-    return Dataset(path.name, CompactCases(records, ids, context, bytes(hashes)), version.hexdigest()[:12])
+    return Dataset(path.name, CompactCases(records, context), version.hexdigest()[:12])
 
 
 def _record_at(path: Path, index: int) -> Any:
@@ -314,35 +311,30 @@ def _record_at(path: Path, index: int) -> Any:
 class CompactCases(Sequence[GoldenCase]):
     """A file's cases held as their records, compressed; each read validates its case again.
 
-        >>> cases = CompactCases([_pack({"id": "a", "question": "Why?"})], ["a"], {})
-        >>> len(cases), cases[0].question, cases.find("a") == cases[0], cases.find("b")
-        (1, 'Why?', True, None)
+        >>> cases = CompactCases([_pack("a", None, {"id": "a", "question": "Why?"})], {})
+        >>> len(cases), cases[0].question, cases.find("a") == cases[0], cases.find("b"), cases.ids()
+        (1, 'Why?', True, None, ['a'])
 
     WHY: 100,000 GoldenCase objects held about 240 MB (2.4 KB each) from the
     load to the end of the run; a record, pickled and compressed with its
     neighbours (``core.packed``), is well under 0.2 KB, and validating it again
     costs about 0.02 ms. WHY the raw record, pickled, not the case's JSON: the
     same record and context validate to the very same case (YAML dates and
-    all), with no question of a lossy round trip.
+    all), with no question of a lossy round trip. WHY each case's id and content
+    hash in its item, not beside: what is packed goes to a file past a size
+    (``core.packed``), so the dataset's memory stays the same whatever its size.
     """
 
-    __slots__ = ("_records", "ids", "_context", "_hashes", "_index")
+    __slots__ = ("_items", "_context", "_index")
 
-    def __init__(self, records: Iterable[bytes] | Packed, ids: Sequence[str], context: dict[str, Any],
-                 hashes: Sequence[str | None] | bytes = ()) -> None:
-        self._records = records if isinstance(records, Packed) else Packed(records)
-        self.ids, self._context = tuple(ids), context
-        # Each case's content hash as its 32 bytes, one string for all, or None when some are not known.
-        # WHY not a hex string each: 113 bytes a case, held to the end of a run.
-        if isinstance(hashes, bytes):
-            self._hashes: bytes | None = hashes
-        else:
-            given = list(hashes)
-            self._hashes = b"".join(map(bytes.fromhex, given)) if given and None not in given else None  # type: ignore[arg-type]
+    def __init__(self, items: Iterable[bytes] | Packed, context: dict[str, Any]) -> None:
+        """``items``: each case as ``_pack`` made it."""
+        self._items = items if isinstance(items, Packed) else Packed(items)
+        self._context = context
         self._index: dict[str, int] | None = None
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._items)
 
     @overload
     def __getitem__(self, index: int) -> GoldenCase: ...
@@ -353,14 +345,10 @@ class CompactCases(Sequence[GoldenCase]):
     def __getitem__(self, index: int | slice) -> GoldenCase | CompactCases:
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
-        record = pickle.loads(self._records[index])
-        if isinstance(record, dict) and record.get("id") == self.ids[index]:
-            # WHY the very string held here: what a run keeps per case until its end (the tally's
-            # counts, the run's positions) is keyed by the case id, and a copy each was 60 bytes a case
-            record["id"] = self.ids[index]
+        _, digest, record = _unpack(self._items[index])
         case = GoldenCase.model_validate(record, context=self._context)
-        if (known := self._hash_at(index)) is not None:
-            case.remember(_HASH, known)  # WHY: hashing the case again cost as much as a check
+        if digest is not None:
+            case.remember(_HASH, digest.hex())  # WHY: hashing the case again cost as much as a check
         return case
 
     def __iter__(self) -> Iterator[GoldenCase]:
@@ -374,26 +362,25 @@ class CompactCases(Sequence[GoldenCase]):
     def __repr__(self) -> str:
         return f"CompactCases({len(self)} cases)"
 
+    def ids(self) -> list[str]:
+        """Every case's id, in order (read from the items each call: keep the list to use it twice)."""
+        return [_head(item)[0] for item in self._items]
+
     def find(self, case_id: str) -> GoldenCase | None:
         """The case with this id, or None."""
         if self._index is None:
-            self._index = {case_id: i for i, case_id in enumerate(self.ids)}
+            self._index = {case_id: i for i, case_id in enumerate(self.ids())}
         index = self._index.get(case_id)
         return None if index is None else self[index]
 
     def take(self, indices: Iterable[int]) -> CompactCases:
         """The cases at ``indices``, still compact."""
-        chosen = list(indices)
-        return CompactCases([self._records[i] for i in chosen], [self.ids[i] for i in chosen], self._context,
-                            [self._hash_at(i) for i in chosen])
-
-    def _hash_at(self, index: int) -> str | None:
-        return None if self._hashes is None else self._hashes[32 * index:32 * index + 32].hex()
+        return CompactCases(Packed(self._items[i] for i in indices), self._context)
 
 
 def case_ids(cases: Sequence[GoldenCase]) -> Sequence[str]:
     """Every case's id, without validating a CompactCases' cases again."""
-    return cases.ids if isinstance(cases, CompactCases) else [c.id for c in cases]
+    return cases.ids() if isinstance(cases, CompactCases) else [c.id for c in cases]
 
 
 def case_finder(cases: Sequence[GoldenCase]) -> Callable[[str], GoldenCase | None]:
@@ -401,8 +388,23 @@ def case_finder(cases: Sequence[GoldenCase]) -> Callable[[str], GoldenCase | Non
     return cases.find if isinstance(cases, CompactCases) else {c.id: c for c in cases}.get
 
 
-def _pack(raw: Any) -> bytes:
-    return pickle.dumps(raw, protocol=pickle.HIGHEST_PROTOCOL)
+def _pack(case_id: str, digest: bytes | None, record: Any) -> bytes:
+    """A case as CompactCases holds it: its id and content hash (32 bytes, or None when not
+    known), which read alone (``_head``), then its raw record. WHY a length first: each of
+    the two is a pickle of its own, and a reader of both must know where the second starts."""
+    head = pickle.dumps((case_id, digest), protocol=pickle.HIGHEST_PROTOCOL)
+    return len(head).to_bytes(4, "little") + head + pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _head(item: bytes) -> tuple[str, bytes | None]:
+    head: tuple[str, bytes | None] = pickle.loads(memoryview(item)[4:])  # WHY loads: it stops at the first pickle's end
+    return head
+
+
+def _unpack(item: bytes) -> tuple[str, bytes | None, Any]:
+    body = 4 + int.from_bytes(item[:4], "little")
+    case_id, digest = _head(item)
+    return case_id, digest, pickle.loads(memoryview(item)[body:])
 
 
 def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
