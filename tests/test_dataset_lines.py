@@ -62,6 +62,14 @@ def test_a_case_read_again_has_its_id_and_content_hash(tmp_path: Path) -> None:
     assert cases.find("b") == fresh[1] and cases.take([1]).ids() == ["b"]  # type: ignore[attr-defined]
 
 
+def test_an_id_of_any_text_is_found_again(tmp_path: Path) -> None:
+    odd = "ä ✓ 𝄞 \u2028"  # what is more than one byte in UTF-8
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps({"id": odd, "question": "q?"}) + "\n" + case("b") + "\n")
+    cases = load_dataset(path).cases
+    assert cases.ids() == [odd, "b"] and cases.find(odd).id == odd and cases[0].id == odd  # type: ignore[attr-defined, union-attr]
+
+
 def test_a_large_dataset_holds_the_same_memory_whatever_its_size(tmp_path: Path, monkeypatch) -> None:
     # WHY: a run holds its dataset to its end; past the spill size, each case's record, id
     # and content hash are in a temporary file, and memory holds 8 bytes a batch of 64

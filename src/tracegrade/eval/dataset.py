@@ -345,7 +345,7 @@ class CompactCases(Sequence[GoldenCase]):
     def __getitem__(self, index: int | slice) -> GoldenCase | CompactCases:
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
-        _, digest, record = _unpack(self._items[index])
+        digest, record = _unpack(self._items[index])
         case = GoldenCase.model_validate(record, context=self._context)
         if digest is not None:
             case.remember(_HASH, digest.hex())  # WHY: hashing the case again cost as much as a check
@@ -364,7 +364,7 @@ class CompactCases(Sequence[GoldenCase]):
 
     def ids(self) -> list[str]:
         """Every case's id, in order (read from the items each call: keep the list to use it twice)."""
-        return [_head(item)[0] for item in self._items]
+        return [_id(item) for item in self._items]
 
     def find(self, case_id: str) -> GoldenCase | None:
         """The case with this id, or None."""
@@ -389,22 +389,31 @@ def case_finder(cases: Sequence[GoldenCase]) -> Callable[[str], GoldenCase | Non
 
 
 def _pack(case_id: str, digest: bytes | None, record: Any) -> bytes:
-    """A case as CompactCases holds it: its id and content hash (32 bytes, or None when not
-    known), which read alone (``_head``), then its raw record. WHY a length first: each of
-    the two is a pickle of its own, and a reader of both must know where the second starts."""
-    head = pickle.dumps((case_id, digest), protocol=pickle.HIGHEST_PROTOCOL)
-    return len(head).to_bytes(4, "little") + head + pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    """A case as CompactCases holds it: 1 byte (its content hash known or not), the hash (32
+    bytes, when known), its id's length in bytes (4), its id (UTF-8), then its raw record pickled.
+
+    WHY the id and hash as plain bytes, not pickled: unpickling them too cost a third of the
+    read of a case when its job starts, and the id is read alone (``_id``) to find a case."""
+    known = b"\x00" if digest is None else b"\x01" + digest
+    key = case_id.encode()
+    return known + len(key).to_bytes(4, "little") + key + pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _head(item: bytes) -> tuple[str, bytes | None]:
-    head: tuple[str, bytes | None] = pickle.loads(memoryview(item)[4:])  # WHY loads: it stops at the first pickle's end
-    return head
+def _id_place(item: bytes) -> tuple[int, int]:
+    """Where the id of a ``_pack`` item starts and ends (the record follows it)."""
+    start = 37 if item[0] else 5
+    return start, start + int.from_bytes(item[start - 4:start], "little")
 
 
-def _unpack(item: bytes) -> tuple[str, bytes | None, Any]:
-    body = 4 + int.from_bytes(item[:4], "little")
-    case_id, digest = _head(item)
-    return case_id, digest, pickle.loads(memoryview(item)[body:])
+def _id(item: bytes) -> str:
+    start, end = _id_place(item)
+    return item[start:end].decode()
+
+
+def _unpack(item: bytes) -> tuple[bytes | None, Any]:
+    """The content hash (None when not known) and the raw record of a ``_pack`` item."""
+    _, end = _id_place(item)
+    return item[1:33] if item[0] else None, pickle.loads(memoryview(item)[end:])
 
 
 def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
