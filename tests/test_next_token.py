@@ -237,3 +237,40 @@ def test_a_closed_scorer_says_so(scorer):
     spare.close()  # twice is fine
     with pytest.raises(ModelError, match="closed"):
         spare.top_tokens(chat(QUESTIONS[0]), 5)
+
+
+def test_the_weights_are_repacked_at_load_and_a_failed_load_is_an_error(tmp_path):
+    """WHY a stand-in library: the speed the repack buys cannot be asserted in a test,
+    but the load asking for it (and not mapping the file a repack rewrites) can."""
+    class Params:
+        use_mmap, repack_tensors, n_gpu_layers = True, False, 99
+
+    class Library:
+        def __init__(self, loads):
+            self.loads, self.given = loads, []
+
+        def llama_backend_init(self):
+            pass
+
+        def llama_model_default_params(self):
+            return Params()
+
+        def llama_model_load_from_file(self, path, params):
+            self.given.append((path, params.use_mmap, params.repack_tensors, params.n_gpu_layers))
+            return 1234 if self.loads else None
+
+        def llama_model_get_vocab(self, model):
+            return 5678
+
+        def llama_vocab_n_tokens(self, vocab):
+            return 3
+
+    class Model:
+        pass
+
+    library = Library(loads=True)
+    model = next_token._repacked_model(Model, library, tmp_path / "w.gguf")
+    assert library.given == [(str(tmp_path / "w.gguf").encode(), False, True, 0)]
+    assert isinstance(model, Model) and (model._model, model._vocab, model.n_vocab) == (1234, 5678, 3)
+    with pytest.raises(next_token.ModelError, match="could not load w.gguf"):
+        next_token._repacked_model(Model, Library(loads=False), tmp_path / "w.gguf")
