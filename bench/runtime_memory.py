@@ -3,9 +3,10 @@
     python bench/runtime_memory.py
 
 One process, the embedded model: an agent-style call (xllamacpp), then a judge
-question (ik_llama.cpp, models/next_token.py). Both map the same weights file,
-so RSS counts its pages twice; PSS (/proc/self/smaps_rollup) counts a shared
-page once, which is what the machine really spends.
+question (ik_llama.cpp, models/next_token.py). xllamacpp maps the weights file;
+ik_llama.cpp, which once mapped it too (RSS then counted its pages twice), now reads
+the weights into memory to repack them. PSS (/proc/self/smaps_rollup) counts a
+shared page once, which is what the machine really spends.
 """
 
 from __future__ import annotations
