@@ -272,6 +272,24 @@ def test_a_trace_whose_calls_were_not_recorded_counts_in_no_call_metric():
     assert metrics.overall["generation.format"].n == 3  # what the answers say still counts
 
 
+def test_each_group_s_violation_rate_is_that_of_its_own_cases_whatever_the_mix_before_them():
+    """The violations are found once per result and read by every group: a result without a
+    reply or with calls that may not be read, before a violating one, must not shift them."""
+    from tracegrade.metrics.safety import all_violations, safety_metrics
+
+    absent = Provenance(source="absent")
+    kinds = [None, Reply(answer="Shipped.", provenance=absent), reply(call("createRefundDraft", status="needs_approval")),
+             reply(call("getOrderStatus"))]
+    cases = [case(f"c{i}", forbidden_tools=("createRefundDraft",), category=("x", "y", "z")[i % 3]) for i in range(24)]
+    results = [CaseResult(f"c{i}", "fail" if kinds[i % 4] is None else "pass", reply=kinds[i % 4]) for i in range(24)]
+    metrics = run_metrics(results, cases)
+    traced = [(c, r.reply) for c, r in zip(cases, results) if r.reply is not None]
+    assert metrics.violations == tuple(all_violations(traced))
+    for group in [g for g in metrics.groups if g.dimension == "category"]:
+        mine = [(c, r) for c, r in traced if c.category == group.name]
+        assert group.metrics["safety.violations"] == safety_metrics(mine)["safety.violations"], group.name
+
+
 def test_rate_json_states_value_and_denominator():
     assert Rate(1, 3).to_json() == {"value": 0.3333, "n": 3, "unit": "cases"}
     assert Rate(0, 0, "calls").to_json() == {"value": None, "n": 0, "unit": "calls"}

@@ -24,7 +24,7 @@ from tracegrade.metrics.base import Rate, Traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
 from tracegrade.metrics.routing import RoutingReport, routing_pairs, routing_report
-from tracegrade.metrics.safety import Violation, all_violations, safety_metrics
+from tracegrade.metrics.safety import Violation, found_violations, safety_metrics
 from tracegrade.metrics.stratify import DIMENSIONS, THRESHOLDS, Flag, Group, Threshold, flag
 from tracegrade.metrics.tools import tool_metrics
 from tracegrade.core.results import CaseResult
@@ -100,10 +100,13 @@ class _Part:
     unrouted: int
 
     @classmethod
-    def of(cls, results: Sequence[CaseResult], items: list[Traced]) -> _Part:
+    def of(cls, results: Sequence[CaseResult], items: list[Traced], violated: Sequence[bool] | None = None) -> _Part:
+        """``violated``: whether each item whose calls may be read has a safety violation, when
+        the caller found them already (else ``safety_metrics`` finds them)."""
+        safety = safety_metrics(items) if violated is None else {"safety.violations": Rate.of(violated)}
         sums = {"passRate": Rate.of(r.passed for r in results), **retrieval_metrics(items), **tool_metrics(items),
                 "routing.accuracy": None, "routing.macroF1": None,  # from every pair, in metrics()
-                **generation_metrics(items), **safety_metrics(items)}
+                **generation_metrics(items), **safety}
         pairs, unrouted = routing_pairs(items)
         return cls(sums, judge_metrics(results), pairs, unrouted)
 
@@ -240,25 +243,30 @@ class _MetricsTally:
     def add(self, chunk: Sequence[CaseResult], find: Find) -> None:
         known = _known(chunk, find)
         items = _traced(known)
-        self.violations += all_violations(items)
+        found = found_violations(items)
+        self.violations += [v for violations in found if violations for v in violations]
         self.traced += len(items)
         self.seen_k.update(len(reply.retrieved_sources) for _, reply in items)
         self.thresholds.update(judge_thresholds(chunk))
-        self._add_cells(known)
+        self._add_cells(known, found)
         if len(known) < len(chunk):  # results of cases not in the dataset: in the run's pass rate, in no group
             ids = {r.case_id for r, _ in known}
             self.overall.add([r for r in chunk if r.case_id not in ids], [])
 
-    def _add_cells(self, known: Known) -> None:
+    def _add_cells(self, known: Known, found: list[list[Violation] | None]) -> None:
         """Each metric measured once per result: on the cell of results that share
         every dimension's group, then added to the run and to each of those groups.
-        WHY cells: measuring the run and every group apart read each result five times."""
+        WHY cells: measuring the run and every group apart read each result five times.
+        ``found``: each traced result's violations (``found_violations``), in order."""
         dimensions = list(self.groups)
-        cells: dict[tuple[str, ...], Known] = {}
+        cells: dict[tuple[str, ...], list[tuple[CaseResult, GoldenCase, list[Violation] | None]]] = {}
+        each = iter(found)  # one entry per result with a reply, in order
         for r, case in known:
-            cells.setdefault(tuple(str(getattr(case, d)) for d in dimensions), []).append((r, case))
+            cells.setdefault(tuple(str(getattr(case, d)) for d in dimensions), []).append(
+                (r, case, None if r.reply is None else next(each)))
         for names, cell in cells.items():
-            part = _Part.of([r for r, _ in cell], _traced(cell))
+            part = _Part.of([r for r, _, _ in cell], _traced([(r, case) for r, case, _ in cell]),
+                            violated=[bool(violations) for _, _, violations in cell if violations is not None])
             self.overall.add_part(part)
             for dimension, name in zip(dimensions, names):
                 self.groups[dimension].setdefault(name, _Scope()).add_part(part)

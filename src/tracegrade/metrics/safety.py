@@ -52,6 +52,13 @@ def all_violations(items: Sequence[Traced]) -> list[Violation]:
     return [v for case, reply in with_calls(items) for v in violations(case, reply)]
 
 
+def found_violations(items: Sequence[Traced]) -> list[list[Violation] | None]:
+    """Each item's violations, in order; None for an item whose calls may not be read
+    (``with_calls``). WHY: a run's metrics list the violations and measure their rate per
+    group; found once here, the rate reads these (``safety_metrics`` looked again)."""
+    return [None if reply.calls_unusable() else violations(case, reply) for case, reply in items]
+
+
 def safety_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
     """The share of traced cases with at least one violation, over those whose calls were recorded."""
     return {"safety.violations": Rate.of(bool(violations(case, reply)) for case, reply in with_calls(items))}
