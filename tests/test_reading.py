@@ -100,6 +100,32 @@ def test_a_read_left_to_the_end_gives_the_same_files(tmp_path, monkeypatch):
     _same_files(live, reread)
 
 
+@pytest.mark.parametrize("repeat", [1, 2])
+def test_results_json_is_the_store_s_rows_when_the_dataset_results_and_rows_are_held_on_disk(tmp_path, monkeypatch,
+                                                                                             repeat):
+    """WHY: past 1 MiB a loaded dataset, the stored run read back and each report's rows go to
+    temporary files; a run of them (read live, or at the end for repeats) writes what the store holds."""
+    from tracegrade.core import packed
+    from tracegrade.report import streamed
+
+    monkeypatch.setattr(packed, "SPILL_BYTES", 64)
+    monkeypatch.setattr(streamed.Rows, "SPILL_BYTES", 64)
+    cases = _cases()
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text("".join(json.dumps(c.model_dump(mode="json", by_alias=True, exclude_defaults=True)) + "\n"
+                               for c in cases))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    run = evaluate(dataset, mixed, judge=None, settings=RunSettings(checks_only=True, concurrency=8, repeat=repeat),
+                   store=db, out=tmp_path / "out")
+    written = json.loads((tmp_path / "out" / run.manifest.run_id / "results.json").read_text())
+    with open_store(db) as store:
+        rows = [json.loads(text) for text in store.case_texts(run.manifest.run_id)]
+    assert written["results"] == rows and len(rows) == len(cases) * repeat
+    assert [r.case_id for r in run.results] == [r["case_id"] for r in rows]  # evaluate()'s Run, read from its file
+    assert ("passHatK" in written["manifest"]["totals"]) == (repeat > 1)
+    assert run.results._texts._file is not None  # type: ignore[attr-defined]  # what was read back was on disk
+
+
 @pytest.mark.parametrize("text, same", [("Your order ORD-101 is on its way.", True),
                                         (f"key {SECRET}", False), ("mail ann@example.com", False)])
 def test_a_result_is_read_as_stored(text, same):
