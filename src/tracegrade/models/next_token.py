@@ -160,12 +160,13 @@ class NextTokenScorer:
 
 def _repacked_model(model_class: Any, api: Any, path: Path) -> Any:
     """The model with its weights repacked at load into the layout ik_llama.cpp's CPU kernels
-    read fastest (its ``-rtr``): the same weights and arithmetic, read in another order.
+    read fastest (its ``-rtr``): the same weights, summed by other kernels in another order
+    (P(yes) moved by up to 0.06, so the shipped calibration is measured on this load).
 
     WHY: on 2 AVX2 cores a question's prompt tokens went from ~50 to ~70 a second (1.4x;
-    1.8x on the short follow-up questions), for ~1.6 s more at load and the model's ~1 GB
+    1.8x on the short follow-up questions), for ~2 s more at load and the model's ~1 GB
     read into memory rather than mapped (repacking rewrites the weights, which a read-only
-    mapping cannot hold): bench/README.md, "The judge on the local model"."""
+    mapping cannot hold): bench/README.md, "Round seven: the weights repacked at load"."""
     class Repacked(model_class):  # type: ignore[misc]
         def __init__(self) -> None:  # WHY not super().__init__: it offers no repack option
             api.llama_backend_init()
