@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from pathlib import PurePosixPath
 from typing import Sequence
 
 import numpy as np
@@ -49,6 +50,29 @@ def minilm_knowledge():
     from shopnest.knowledge import KnowledgeBase, load_policies, minilm_embedder
 
     return KnowledgeBase(load_policies(), minilm_embedder())
+
+
+@pytest.fixture(scope="session")
+def real_scorer():
+    """ik_llama.cpp's next-token scorer on the real weights the suite joins, loaded once per
+    worker for test_next_token.py and test_runtime_choice.py (one worker runs both: the
+    scheduler below). WHY shared: a load repacks 1 GB of weights, ~3 s of CPU a time."""
+    from tracegrade.models.next_token import NextTokenScorer
+    from tracegrade.models.weights import default_model_path
+
+    scorer = NextTokenScorer(default_model_path())
+    yield scorer
+    scorer.close()
+
+
+@pytest.fixture(scope="session")
+def real_xllamacpp():
+    """xllamacpp's runtime on the same weights, started once per worker (~4 s); a test hands it
+    to ``LocalModel(..., server=real_xllamacpp)``."""
+    from tracegrade.models.local import LocalModel
+    from tracegrade.models.weights import MODEL_ID, default_model_path
+
+    return LocalModel(default_model_path(), MODEL_ID)._ensure_server()
 
 
 @pytest.fixture(autouse=True)
@@ -125,3 +149,28 @@ def pytest_collection_modifyitems(config, items):
     which have few tests, last)."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)
+
+
+# Files that load the same heavy model, each set run by one worker, one file after the other.
+# WHY: a worker pays for a model once (the session fixtures above; torch's import and MiniLM's
+# load for the embeddings files), and the two real-weights files never run at once, each
+# runtime spinning its two threads on the two cores the other worker is using.
+SHARED_MODEL_FILES = {
+    "test_next_token.py": "the real weights", "test_runtime_choice.py": "the real weights",
+    "test_retrieval.py": "MiniLM", "test_judge_evidence.py": "MiniLM",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` as xdist does it, each set of SHARED_MODEL_FILES one unit of work."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedModelFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SHARED_MODEL_FILES.get(PurePosixPath(path).name, path)
+
+    return SharedModelFiles(config, log)

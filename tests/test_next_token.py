@@ -33,17 +33,30 @@ QUESTIONS = [
 ASK = ChatOptions(max_tokens=1, logprobs=20)
 
 
-@pytest.fixture(scope="module")
-def scorer() -> NextTokenScorer:
-    return NextTokenScorer(default_model_path())
+SECOND = QUESTIONS[2].replace("Is everything the answer states supported", "Does the answer state only what is supported")
+
+
+@pytest.fixture
+def scorer(real_scorer) -> NextTokenScorer:
+    """The worker's scorer on the real weights (tests/conftest.py), loaded once."""
+    return real_scorer
 
 
 def chat(question: str) -> list[Message]:
     return [Message("system", RULES), Message("user", question)]
 
 
-def test_it_answers_as_xllamacpp_does_on_the_same_weights(scorer):
-    reference = LocalModel(default_model_path(), MODEL_ID)  # xllamacpp: next_token off
+@pytest.fixture(scope="module")
+def spare():
+    """A second scorer and its answer to SECOND, asked first, from an empty cache. WHY one for two
+    tests: the shared-prefix test compares with that cold answer, the closing test closes it."""
+    spare = NextTokenScorer(default_model_path())
+    yield spare, spare.top_tokens(chat(SECOND), 20)[0]
+    spare.close()
+
+
+def test_it_answers_as_xllamacpp_does_on_the_same_weights(scorer, real_xllamacpp):
+    reference = LocalModel(default_model_path(), MODEL_ID, server=real_xllamacpp)  # xllamacpp: next_token off
     answers = []
     for question in QUESTIONS:
         theirs = asyncio.run(reference.complete(chat(question), ASK)).top_logprobs[0]
@@ -55,16 +68,15 @@ def test_it_answers_as_xllamacpp_does_on_the_same_weights(scorer):
     assert p_yes(right) > p_yes(wrong)
 
 
-def test_a_shared_prefix_is_evaluated_once_and_gives_the_same_answer(scorer):
-    first = QUESTIONS[2]
-    second = first.replace("Is everything the answer states supported", "Does the answer state only what is supported")
-    scorer.top_tokens(chat(first), 20)
+def test_a_shared_prefix_is_evaluated_once_and_gives_the_same_answer(scorer, spare):
+    second = SECOND
+    scorer.top_tokens(chat(QUESTIONS[2]), 20)
     warm, evaluated, cached = scorer.top_tokens(chat(second), 20)
     assert cached > 40 and evaluated < 20  # only the changed question after the shared evidence
     # the first prompt's own ending is gone from the cache: it holds the second prompt, no more
     used_cells = scorer._api._lib.llama_get_kv_cache_used_cells
     assert used_cells(ctypes.c_void_p(scorer._context.ctx)) == cached + evaluated
-    cold = NextTokenScorer(default_model_path()).top_tokens(chat(second), 20)[0]
+    cold = spare[1]  # a scorer of its own, the whole prompt evaluated
     assert [t for t, _ in warm[:5]] == [t for t, _ in cold[:5]]
     # not equal to the last digit: a batch of another size sums in another order
     assert dict(warm)["Yes"] == pytest.approx(dict(cold)["Yes"], abs=0.03)
@@ -81,16 +93,19 @@ def test_a_reply_holding_the_templates_control_text_stays_text(scorer):
     assert tokens.count(end_of_turn[0]) == 2
 
 
-def test_local_model_sends_one_token_questions_to_it_and_the_rest_to_xllamacpp(monkeypatch):
-    seen = []
+def test_local_model_sends_one_token_questions_to_it_and_the_rest_to_xllamacpp(scorer, monkeypatch):
+    seen, loaded = [], []
 
     class Runtime:  # stands in for xllamacpp.Server
         def handle_chat_completions(self, request):
             seen.append(request)
             return json.dumps({"choices": [{"message": {"content": "Hello"}}], "usage": {}})
 
+    # WHY the worker's scorer, not a load of its own: what is tested is where each question goes
+    monkeypatch.setattr(local, "NextTokenScorer", lambda path, *args: loaded.append(path) or scorer)
     model = LocalModel(default_model_path(), MODEL_ID, server=Runtime(), next_token=True)
     answer = asyncio.run(model.complete(chat(QUESTIONS[0]), ASK))
+    assert loaded == [default_model_path()]
     assert seen == [] and answer.top_logprobs and p_yes(answer.top_logprobs[0]) > 0.5
     assert answer.input_tokens > answer.cached_tokens >= 0
     asyncio.run(model.complete(chat(QUESTIONS[0]), ChatOptions(max_tokens=20)))
@@ -229,14 +244,14 @@ def test_a_process_that_asked_a_one_token_question_ends_on_its_last_line():
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
 
 
-def test_a_closed_scorer_says_so(scorer):
+def test_a_closed_scorer_says_so(spare):
     from tracegrade.core.errors import ModelError
 
-    spare = NextTokenScorer(default_model_path())
-    spare.close()
-    spare.close()  # twice is fine
+    closed, _ = spare
+    closed.close()
+    closed.close()  # twice is fine
     with pytest.raises(ModelError, match="closed"):
-        spare.top_tokens(chat(QUESTIONS[0]), 5)
+        closed.top_tokens(chat(QUESTIONS[0]), 5)
 
 
 def test_the_weights_are_repacked_at_load_and_a_failed_load_is_an_error(tmp_path):

@@ -70,28 +70,45 @@ def test_the_setting_forces_a_runtime_and_auto_is_the_default(monkeypatch):
     assert local.next_token_runtime() is False
 
 
+class Lent:
+    """The worker's scorer lent to a LocalModel: its answers, and a close that is only counted.
+    WHY: the test checks which runtime is kept; the scorer loaded once serves the whole file set."""
+
+    def __init__(self, scorer):
+        self.scorer, self.closed = scorer, 0
+
+    def top_tokens(self, messages, count):
+        return self.scorer.top_tokens(messages, count)
+
+    def close(self):
+        self.closed += 1
+
+
 @pytest.mark.slow  # the real weights, in two runtimes
-def test_on_the_real_weights_the_choice_is_written_then_read_back(tmp_path, monkeypatch, capsys):
+def test_on_the_real_weights_the_choice_is_written_then_read_back(tmp_path, monkeypatch, capsys, real_scorer,
+                                                                  real_xllamacpp):
     weights = default_model_path()  # WHY first: the weights live in the cache directory changed below
     monkeypatch.setenv("TRACEGRADE_CACHE_DIR", str(tmp_path))
     # WHY one round: this checks the choice is written and read back; the rounds only
     # steady the choice on a shared machine (two runtimes, a warm-up each, a call a round).
     monkeypatch.setattr(local, "PROBE_ROUNDS", 1)
+    lent: list[Lent] = []
+    monkeypatch.setattr(local, "NextTokenScorer", lambda path, *args: lent.append(Lent(real_scorer)) or lent[-1])
     question = [Message("system", "Answer with Yes or No."), Message("user", "Is 2+3 equal to 5?")]
     ask = ChatOptions(max_tokens=1, logprobs=20)
-    model = LocalModel(weights, MODEL_ID, next_token="auto")
+    model = LocalModel(weights, MODEL_ID, server=real_xllamacpp, next_token="auto")
     assert asyncio.run(model.complete(question, ask)).top_logprobs
     entry = next(iter(json.loads((tmp_path / runtime_choice.CACHE_FILE).read_text()).values()))
     assert entry["runtime"] in (IK, XLLAMACPP) and entry["seconds"][IK] > 0 and entry["seconds"][XLLAMACPP] > 0
     assert "measured now" in capsys.readouterr().err and not list(tmp_path.glob("*.gguf"))
-    if model._scorer is not None:
-        model._scorer.close()  # WHY: one model loaded at a time on a shared machine
+    assert (model._scorer is lent[0]) is (entry["runtime"] == IK) and lent[0].closed == (entry["runtime"] == XLLAMACPP)
 
     def no_probe(self, scorer):
         raise AssertionError("probed again on a machine already measured")
 
     monkeypatch.setattr(LocalModel, "_probe", no_probe)
-    again = LocalModel(weights, MODEL_ID, server=model._server, next_token="auto")
+    again = LocalModel(weights, MODEL_ID, server=real_xllamacpp, next_token="auto")
     assert asyncio.run(again.complete(question, ask)).top_logprobs
     assert (again._scorer is not None) is (entry["runtime"] == IK)
     assert "measured on this machine before" in capsys.readouterr().err
+    assert len(lent) == 2 and lent[1].closed == (entry["runtime"] == XLLAMACPP)
