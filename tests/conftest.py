@@ -127,8 +127,9 @@ def otel_globals_restored():
 
 # WHY: two installed plugins unrelated to tracegrade (langsmith's, from the framework
 # examples' extra, and hypothesis's) cost a child pytest 2-5 s of imports at each start;
-# a test of our plugin runs a dozen child pytests.
-CHILD_PYTEST_ADDOPTS = "-p no:langsmith_plugin -p no:hypothesispytest"
+# a test of our plugin runs a dozen child pytests. The loop scope: pytest-asyncio warns of its
+# default in every run without it, and a run inside this process adds the warning to the suite's.
+CHILD_PYTEST_ADDOPTS = "-p no:langsmith_plugin -p no:hypothesispytest -o asyncio_default_fixture_loop_scope=function"
 
 
 @pytest.fixture

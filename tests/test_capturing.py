@@ -5,7 +5,6 @@ httpx.MockTransport), with no change to the agent."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import httpx
@@ -69,9 +68,11 @@ AGENT = """
 """
 
 
-@pytest.mark.slow  # a pytest process of its own
+@pytest.mark.slow  # pytest inside pytest
 def test_a_users_own_test_grades_its_agent_with_the_fixture(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    # WHY in this process: a child pytest spent seconds importing openai and tracegrade again;
+    # the plugin is found through its entry point either way (tests/test_pytest_plugin.py).
+    monkeypatch.syspath_prepend(str(TESTS))  # test_capture.py, which the user's agent below imports
     pytester.makepyfile(helpdesk=AGENT)
     wrong = {"id": "w-wrong", "question": "What is the weather in Oslo?",
              "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": "Bergen"}}]}}
@@ -85,7 +86,7 @@ def test_a_users_own_test_grades_its_agent_with_the_fixture(pytester, monkeypatc
             reply = tracegrade_captured.reply(answer(tracegrade_case.question))
             assert_checks_pass(tracegrade_case, reply)
     """)
-    result = pytester.runpytest_subprocess("--tracegrade", "cases.json", "-p", "no:cacheprovider", "-p", "no:asyncio")
+    result = pytester.runpytest_inprocess("--tracegrade", "cases.json", "-p", "no:cacheprovider", "-p", "no:asyncio")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*test_helpdesk[[]w-wrong[]]*", "*case w-wrong: checks failed*"])
     # the failure points at the user's test, not at tracegrade's own frame

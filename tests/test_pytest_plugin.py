@@ -1,5 +1,10 @@
-"""The pytest plugin, run in a real pytest subprocess (pytester): one item per
-case, failures named, the run stored; the tracegrade_case fixture."""
+"""The pytest plugin, run by a real pytest (pytester): one item per case, failures
+named, the run stored; the tracegrade_case fixture.
+
+The first run is a pytest process of its own, started as a user's is; the others run
+in this process (``runpytest_inprocess``: a new config and plugin manager, the plugin
+found through its entry point as in a new process). WHY: a child pytest spent ~2.5 s
+of CPU, most of it importing what this process has imported already (13 of them: 35 s)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import pytest
 
 from tracegrade.store.runstore import open_store
 
-pytestmark = pytest.mark.slow  # a pytest process of its own per run
+pytestmark = pytest.mark.slow  # pytest runs inside pytest
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
@@ -33,7 +38,7 @@ def test_each_case_is_an_item_and_a_wrong_call_fails_with_its_check(pytester, tm
 
 
 def test_the_case_fixture_is_parametrised_over_the_dataset(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(TESTS))  # support.py, for the test files written below
     pytester.makepyfile(test_mine="""
         from support import golden_reply, one_wrong_argument
         from tracegrade import assert_checks_pass
@@ -44,21 +49,21 @@ def test_the_case_fixture_is_parametrised_over_the_dataset(pytester, monkeypatch
         def test_broken(tracegrade_case, tracegrade_check):
             tracegrade_check(tracegrade_case, one_wrong_argument(tracegrade_case))
     """)
-    result = pytester.runpytest_subprocess("--tracegrade", str(GOLDEN), "-p", "no:cacheprovider", "-q")
+    result = pytester.runpytest_inprocess("--tracegrade", str(GOLDEN), "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=23, failed=1)
     result.stdout.fnmatch_lines(["*test_broken*tool-status-01*", "*check toolArgument: wrong_argument*"])
 
 
 def test_the_fixture_without_a_dataset_is_a_usage_error(pytester):
     pytester.makepyfile(test_mine="def test_x(tracegrade_case):\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*tracegrade_case fixture needs --tracegrade DATASET*"])
 
 
 def test_an_async_case_test_runs_with_tracegrade_alone_and_reads_the_ini_options(pytester, monkeypatch):
     """The README's async form: no pytest-asyncio; the dataset from pytest's ini options."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(TESTS))  # support.py, for the test files written below
     pytester.makeini(f"[pytest]\ntracegrade_dataset = {GOLDEN}\n")
     pytester.makepyfile(test_mine="""
         import asyncio
@@ -73,7 +78,7 @@ def test_an_async_case_test_runs_with_tracegrade_alone_and_reads_the_ini_options
             await asyncio.sleep(0)
             assert_checks_pass(tracegrade_case, one_wrong_argument(tracegrade_case))
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-p", "no:asyncio")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-p", "no:asyncio")
     result.assert_outcomes(passed=12 + 11, failed=1)
 
 
@@ -87,7 +92,7 @@ def test_the_target_and_capture_come_from_the_ini_options(pytester, tmp_path, mo
     pytester.makefile(".json", cases='[{"id": "a", "question": "Weather in Oslo?", "answerMustInclude": ["Oslo"]},'
                                      ' {"id": "b", "question": "Weather in Rome?", "answerMustInclude": ["Paris"]}]')
     pytester.makeini("[pytest]\ntracegrade_dataset = cases.json\ntracegrade_target = agent:answer\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*case b: FAIL*"])
 
@@ -101,7 +106,7 @@ def test_the_user_model_flag_plays_a_simulated_user(pytester, tmp_path, monkeypa
     monkeypatch.delenv("TRACEGRADE_USER_MODEL", raising=False)
     pytester.makepyfile(agent="def answer(question: str) -> str:\n    return 'Which booking?'\n")
     pytester.makefile(".json", cases='[{"id": "a", "user": {"goal": "Cancel BK-1."}}]')
-    result = pytester.runpytest_subprocess("--tracegrade", "cases.json", "--target", "agent:answer",
+    result = pytester.runpytest_inprocess("--tracegrade", "cases.json", "--target", "agent:answer",
                                            "--tracegrade-user-model", "openai:customer-7", "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*case a: UNSCORED*", "*the user model failed: ModelError: customer-7*"])
@@ -150,7 +155,7 @@ def asked(calls: Path) -> list[str]:
 
 def test_k_runs_only_the_selected_case_through_the_agent(pytester, tmp_path, monkeypatch):
     calls = counting_project(pytester, tmp_path, monkeypatch)
-    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
+    result = pytester.runpytest_inprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
                                            "-k", "city-rome", "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1, deselected=3)
     assert asked(calls) == ["Weather in Rome?"]
@@ -161,14 +166,14 @@ def test_k_runs_only_the_selected_case_through_the_agent(pytester, tmp_path, mon
 
 def test_the_node_id_pytest_prints_can_be_passed_back(pytester, tmp_path, monkeypatch):
     calls = counting_project(pytester, tmp_path, monkeypatch)
-    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
+    result = pytester.runpytest_inprocess("--tracegrade", "evals/cities.json", "--target", "agent:answer",
                                            "-p", "no:cacheprovider", "-rf")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["FAILED evals/cities.json::city-kyiv*"])
     calls.unlink()
     # the node id alone (the dataset from the argument), and beside --tracegrade
     for flags in ((), ("--tracegrade", "evals/cities.json")):
-        again = pytester.runpytest_subprocess("evals/cities.json::city-kyiv", *flags, "--target", "agent:answer",
+        again = pytester.runpytest_inprocess("evals/cities.json::city-kyiv", *flags, "--target", "agent:answer",
                                               "-p", "no:cacheprovider", "-q")
         again.assert_outcomes(failed=1)
         again.stdout.fnmatch_lines(["*case city-kyiv: FAIL*"])
@@ -178,13 +183,13 @@ def test_the_node_id_pytest_prints_can_be_passed_back(pytester, tmp_path, monkey
 def test_deselect_and_last_failed_reach_the_agent_only_for_their_cases(pytester, tmp_path, monkeypatch):
     calls = counting_project(pytester, tmp_path, monkeypatch)
     flags = ("--tracegrade", "evals/cities.json", "--target", "agent:answer", "-q")
-    pytester.runpytest_subprocess(*flags).assert_outcomes(passed=3, failed=1)
+    pytester.runpytest_inprocess(*flags).assert_outcomes(passed=3, failed=1)
     assert len(asked(calls)) == 4
     calls.unlink()
-    pytester.runpytest_subprocess(*flags, "--lf").assert_outcomes(passed=0, failed=1)
+    pytester.runpytest_inprocess(*flags, "--lf").assert_outcomes(passed=0, failed=1)
     assert asked(calls) == ["Weather in Kyiv?"]
     calls.unlink()
-    deselected = pytester.runpytest_subprocess(*flags, "--deselect", "evals/cities.json::city-oslo",
+    deselected = pytester.runpytest_inprocess(*flags, "--deselect", "evals/cities.json::city-oslo",
                                                "--deselect", "evals/cities.json::city-kyiv")
     deselected.assert_outcomes(passed=2, deselected=2)
     assert sorted(asked(calls)) == ["Weather in Lima?", "Weather in Rome?"]
@@ -193,7 +198,7 @@ def test_deselect_and_last_failed_reach_the_agent_only_for_their_cases(pytester,
 def test_a_dataset_inside_the_collected_folder_is_collected_once(pytester, tmp_path, monkeypatch):
     """pytest walking the folder finds the dataset file itself: its cases are not added twice."""
     calls = counting_project(pytester, tmp_path, monkeypatch)
-    result = pytester.runpytest_subprocess(".", "--tracegrade", "evals/cities.json", "--target", "agent:answer",
+    result = pytester.runpytest_inprocess(".", "--tracegrade", "evals/cities.json", "--target", "agent:answer",
                                            "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=3, failed=1)
     assert len(asked(calls)) == 4
@@ -201,7 +206,7 @@ def test_a_dataset_inside_the_collected_folder_is_collected_once(pytester, tmp_p
 
 def test_a_failed_assert_checks_pass_points_at_the_users_test_not_tracegrade(pytester, monkeypatch):
     """Issue 34: the failure showed tracegrade's own frame; pytest now shows the test's line only."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(TESTS))  # support.py, for the test files written below
     pytester.makepyfile(test_mine="""
         from support import one_wrong_argument
         from tracegrade import assert_checks_pass
@@ -211,7 +216,7 @@ def test_a_failed_assert_checks_pass_points_at_the_users_test_not_tracegrade(pyt
             case = next(c for c in load_dataset(%r).cases if c.id == "tool-status-01")
             assert_checks_pass(case, one_wrong_argument(case))
     """ % str(GOLDEN))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*assert_checks_pass(case, one_wrong_argument(case))*",
                                  "*check toolArgument: wrong_argument*"])
@@ -226,7 +231,7 @@ def test_a_target_that_cannot_load_fails_each_item_with_one_line_and_loads_once(
             seen.write("loaded\\n")
         raise RuntimeError("no API key in this environment")
     """ % str(loads))
-    result = pytester.runpytest_subprocess("--tracegrade", "evals/cities.json", "--target", "broken:answer",
+    result = pytester.runpytest_inprocess("--tracegrade", "evals/cities.json", "--target", "broken:answer",
                                            "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines(["tracegrade: target 'broken:answer': loading broken raised RuntimeError: "
