@@ -15,6 +15,8 @@ read the store at the end.
 from __future__ import annotations
 
 import asyncio
+import collections
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -28,6 +30,7 @@ from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.run.reading import LiveRead
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store.runstore import RunStore, StoredForm, redaction_key, stored_form
+from tracegrade.store.writer import StoreWriter, start_writer
 from tracegrade.eval.targets import Target
 
 if TYPE_CHECKING:
@@ -86,7 +89,9 @@ async def _record(
 
     # WHY only a new run of one repetition: its store order is the order its jobs start in (run.reading)
     live = LiveRead(cases, readers, thresholds) if not done and settings.repeat == 1 else None
-    commits = GroupCommit(store, run_id, on_stored=on_result, read=live)
+    writer = await start_writer(store, run_id) if _writer_wanted(len(cases) * settings.repeat - len(done)) else None
+    commits = (GroupCommit(store, run_id, on_stored=on_result, read=live) if writer is None
+               else PipedCommit(writer, on_stored=on_result, read=live))
     try:
         await run_cases(cases, target, judge, settings, on_result=commits.save, done=done, budget=budget,
                         evaluate=live.noting(evaluate) if live else evaluate,
@@ -94,7 +99,11 @@ async def _record(
     except* StoreError as group:
         raise group.exceptions[0] from None  # one store failure is the story, not the group
     finally:
-        await commits.drain()  # the finished cases still waiting for their commit: kept, even when stopping
+        try:
+            await commits.drain()  # the finished cases still waiting for their commit: kept, even when stopping
+        finally:
+            if writer is not None:
+                await writer.close()
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
     status = "finished" if len(stored.results) >= expected else "stopped"
@@ -107,6 +116,21 @@ async def _record(
     return Evaluation(Run(final, stored.results, status), summary, metrics)
 
 
+# Jobs from which a run writes its cases from a process of its own (store.writer): below it, the
+# process's start (~0.3 s of CPU, its imports) costs more than it frees.
+WRITER_MIN_JOBS = 2000
+WRITER_ENV_VAR = "TRACEGRADE_STORE_WRITER"  # "process" or "thread" decide; unset: by the run's size
+
+
+def _writer_wanted(jobs: int) -> bool:
+    """Whether to write the run's cases from a writer process: asked, or a large run on more than one core."""
+    asked = os.environ.get(WRITER_ENV_VAR, "")
+    if asked in ("process", "thread"):
+        return asked == "process"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return jobs >= WRITER_MIN_JOBS and cores > 1
+
+
 def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader],
           thresholds: Mapping[str, Threshold] | None) -> tuple[RunTally, RunMetrics]:
     """The run's one read: its tally and metrics, each reader fed on the way."""
@@ -115,6 +139,9 @@ def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: S
 
     summary = RunTally()
     return summary, run_metrics(results, cases, thresholds or THRESHOLDS, readers=(summary, *readers))
+
+
+_Waiting = tuple[CaseResult, int, "asyncio.Future[None] | None"]  # a finished case, its position, its waiter
 
 
 class GroupCommit:
@@ -131,11 +158,11 @@ class GroupCommit:
 
     BACKLOG = 1024  # finished cases waiting for a commit; past it a worker waits for its own
 
-    def __init__(self, store: RunStore, run_id: str, on_stored: Callable[[CaseResult], None] | None = None,
+    def __init__(self, store: RunStore | None, run_id: str, on_stored: Callable[[CaseResult], None] | None = None,
                  read: LiveRead | None = None) -> None:
         self._store, self._run_id, self._on_stored = store, run_id, on_stored
         self._read = read
-        self._waiting: list[tuple[CaseResult, int, asyncio.Future[None] | None]] = []  # result, position, waiter
+        self._waiting: list[_Waiting] = []
         self._uncommitted = 0
         self._writer: asyncio.Task[None] | None = None
         self._failure: Exception | None = None
@@ -169,22 +196,30 @@ class GroupCommit:
                 self._failure = exc
                 _settle(group, error=exc)
                 return
-            self.transactions += 1
-            self._uncommitted -= len(group)
-            _settle(group)
-            try:
-                for (result, position, _), form in zip(group, forms):
-                    if self._on_stored is not None:
-                        self._on_stored(result)
-                    if self._read is not None:
-                        self._read.committed(result, form, position)
-            except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
-                self._failure = exc
+            if not self._committed(group, forms):
                 return
+
+    def _committed(self, group: list[_Waiting], forms: list[StoredForm]) -> bool:
+        """``group``'s transaction is done: its waiters go on, each case is reported and read.
+        False when a callback failed (the run stops with its error)."""
+        self.transactions += 1
+        self._uncommitted -= len(group)
+        _settle(group)
+        try:
+            for (result, position, _), form in zip(group, forms):
+                if self._on_stored is not None:
+                    self._on_stored(result)
+                if self._read is not None:
+                    self._read.committed(result, form, position)
+        except Exception as exc:  # the caller's callback: its error stops the run, as it would in a worker
+            self._failure = exc
+            return False
+        return True
 
     def _save(self, finished: list[tuple[CaseResult, int]]) -> list[StoredForm]:
         """Results with their positions in one transaction; what the store wrote of each. WHY the
         forms made here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
+        assert self._store is not None  # a GroupCommit has its store
         raw = self._store.raw
         key = redaction_key(raw)
         forms = [result.stored if result.stored is not None and result.stored.key == key
@@ -195,7 +230,77 @@ class GroupCommit:
         return forms
 
 
-def _settle(group: list[tuple[CaseResult, int, asyncio.Future[None] | None]], error: Exception | None = None) -> None:
+class PipedCommit(GroupCommit):
+    """GroupCommit through a writer process (``store.writer``): the cases that finish in one turn
+    of the event loop are handed over at its end, without waiting for the groups before them
+    (the writer commits together the groups waiting for it); their answers come back in order.
+
+    WHY not one group at a time: waiting for each group's answer before handing over the next
+    left the run idle (every worker past BACKLOG) while the writer worked, a third of its time."""
+
+    def __init__(self, writer: StoreWriter, on_stored: Callable[[CaseResult], None] | None = None,
+                 read: LiveRead | None = None) -> None:
+        super().__init__(None, "", on_stored, read)
+        self._pipe = writer
+        self._sent: collections.deque[list[_Waiting]] = collections.deque()  # handed over, not yet answered
+        self._handing = False  # a hand-over is due at the end of this turn of the loop
+
+    GROUP = 128  # finished cases handed over at once, at most
+
+    async def save(self, result: CaseResult, position: int) -> None:
+        if self._failure is not None:
+            raise self._failure
+        done = asyncio.get_running_loop().create_future() if self._uncommitted >= self.BACKLOG else None
+        self._waiting.append((result, position, done))
+        self._uncommitted += 1
+        if len(self._waiting) >= self.GROUP:
+            # WHY now, and a turn of the loop: a case that never waits (an agent that answers at once)
+            # keeps its worker running case after case within one turn, so the hand-over at its end
+            # came only once BACKLOG cases had piled up, and the writer then worked while the run waited
+            self._hand_over()
+            await asyncio.sleep(0)
+        elif not self._handing:
+            self._handing = True
+            asyncio.get_running_loop().call_soon(self._hand_over)
+        if done is not None:
+            await done
+
+    async def drain(self) -> None:
+        self._hand_over()
+        if self._writer is not None:
+            await asyncio.shield(self._writer)  # WHY shielded: a cancelled run still keeps its finished cases
+        if self._failure is not None:
+            raise self._failure
+
+    def _hand_over(self) -> None:
+        self._handing = False
+        if not self._waiting or self._failure is not None:
+            return
+        group, self._waiting = self._waiting, []
+        try:
+            self._pipe.send([(result, position) for result, position, _ in group])
+        except Exception as exc:  # not handed over (a result that cannot be pickled, the writer gone): the run stops
+            self._failure = exc
+            _settle(group, error=exc)
+            return
+        self._sent.append(group)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._answers())
+
+    async def _answers(self) -> None:
+        while self._sent and self._failure is None:
+            try:
+                forms = await self._pipe.committed()
+            except Exception as exc:  # that group and those after it are not stored: the run stops
+                self._failure = exc
+                for group in self._sent:
+                    _settle(group, error=exc)
+                return
+            if not self._committed(self._sent.popleft(), forms):
+                return
+
+
+def _settle(group: list[_Waiting], error: Exception | None = None) -> None:
     for _, _, done in group:
         if done is None or done.done():  # nobody waits, or its waiter was cancelled (a budget stop)
             continue

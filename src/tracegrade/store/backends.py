@@ -156,6 +156,11 @@ class SqliteBackend(Backend):
             return
         self._locks[run_id] = (self._flock(run_id), 1)
 
+    def lock_fd(self, run_id: str) -> int | None:
+        """The open file holding the run's lock (a writer process holds it too), or None."""
+        fd = self._locks.get(run_id, (-1, 0))[0]
+        return fd if fd >= 0 else None
+
     def unlock_run(self, run_id: str) -> None:
         fd, holders = self._locks.pop(run_id, (-1, 0))
         if holders > 1:

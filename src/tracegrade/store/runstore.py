@@ -181,20 +181,35 @@ class RunStore:
         of them or none. Saving a (case, repetition) again with other content is
         an error; the very same row again is a retried commit, accepted."""
         key = redaction_key(self.raw)  # once per group: it reads the environment
-        rows = [(result, position, _stored_text(result, self.raw, key)) for result, position in finished]
+        self._insert(run_id, [(result.case_id, result.repeat, position, result.status,
+                               _stored_text(result, self.raw, key)) for result, position in finished])
+
+    def save_handed(self, run_id: str, rows: Sequence[tuple[str, int, int, str, Any, bool]]) -> list[tuple[str, bool]]:
+        """``save_cases`` of cases handed over by another process (``store.writer``): each as
+        (case id, repetition, position, status, its ``to_json`` or a stored text made ahead,
+        whether its free-form values read back alike / the text's ``same``). Returns each
+        one's stored text and whether it reads back as the result it was made of."""
+        forms = [(made, same) if isinstance(made, str) else _stored_json(made, self.raw, same)
+                 for _, _, _, _, made, same in rows]
+        self._insert(run_id, [(case_id, repeat, position, status, text)
+                              for (case_id, repeat, position, status, _, _), (text, _) in zip(rows, forms)])
+        return forms
+
+    def _insert(self, run_id: str, rows: Sequence[tuple[str, int, int, str, str]]) -> None:
+        """Stored texts (case id, repetition, position, status, text) in one transaction."""
         recorded_at = now_iso()  # one transaction: the cases of a group are recorded together
 
         def insert(run: RunSql) -> None:
-            for result, position, stored in rows:
-                key = (run_id, result.case_id, result.repeat)
+            for case_id, repeat, position, status, stored in rows:
+                key = (run_id, case_id, repeat)
                 if not run("INSERT INTO case_results (run_id, case_id, repetition, position, status, recorded_at, "
                            "result) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, case_id, repetition) "
-                           "DO NOTHING RETURNING 1", (*key, position, result.status, recorded_at, stored)):
+                           "DO NOTHING RETURNING 1", (*key, position, status, recorded_at, stored)):
                     existing = run("SELECT result FROM case_results WHERE run_id = ? AND case_id = ? "
                                    "AND repetition = ?", key)
                     # WHY compared as values: a row stored by an older version may be spaced differently.
                     if jsontext.load(existing[0][0]) != jsontext.load(stored):
-                        raise StoreError(f"case {result.case_id!r} (repetition {result.repeat}) is already stored "
+                        raise StoreError(f"case {case_id!r} (repetition {repeat}) is already stored "
                                          f"in run {run_id}: two processes ran it")
 
         if rows:
@@ -226,6 +241,15 @@ class RunStore:
         """Take the run's lock until ``close`` (or the matching ``run_lock`` exit)."""
         with self._lock:
             self._backend.lock_run(run_id)
+
+    def shared_file(self, run_id: str) -> tuple[str, int | None] | None:
+        """The SQLite file through which another process can write this store (``store.writer``),
+        with the open file that holds ``run_id``'s lock here (None: not locked); None where no
+        other process can share the store (in memory, Postgres)."""
+        backend = self._backend
+        if not isinstance(backend, SqliteBackend) or backend.path == ":memory:":
+            return None
+        return backend.path, backend.lock_fd(run_id)
 
     def info(self, run_id: str) -> RunInfo:
         rows = self._query(_INFO_SQL + " WHERE r.run_id = ?", (run_id,))
@@ -396,13 +420,19 @@ def stored_form(result: CaseResult, raw: bool = False, key: str | None = None) -
     """``stored_text`` of ``result`` with its ``redaction_key`` (``key``, when the caller has it),
     and whether redaction left it as it was (``same``: what reads the text back gets ``result`` itself)."""
     key = redaction_key(raw) if key is None else key
+    return StoredForm(key, *_stored_json(result.to_json(), raw, reads_back_alike(result)))
+
+
+def _stored_json(data: dict[str, Any], raw: bool, alike: bool) -> tuple[str, bool]:
+    """The stored text of a result's ``to_json`` ``data``, and whether it reads back as that
+    result (``alike``: its free-form values do, ``reads_back_alike``)."""
     # WHY its tuples as lists (the same JSON): so that it can read back equal, redacted_json's quick way
-    data = {name: list(value) if type(value) is tuple else value for name, value in result.to_json().items()}
+    data = {name: list(value) if type(value) is tuple else value for name, value in data.items()}
     text, same = redacted_json(data, STRUCTURE_KEYS, personal=not raw)
-    return StoredForm(key, text, same and _reads_back_alike(result))
+    return text, same and alike
 
 
-def _reads_back_alike(result: CaseResult) -> bool:
+def reads_back_alike(result: CaseResult) -> bool:
     """Whether the values ``to_json`` hands on as they are read back as they were: the free-form
     ones (tool arguments, state, scores) hold no tuple, no NaN, and their keys in sorted order.
 

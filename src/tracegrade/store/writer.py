@@ -1,0 +1,187 @@
+"""The run store's case writes in a process of their own, so that a large run uses a second core.
+
+    >>> # writer = await StoreWriter.start("runs.db", False, run_id, lock_fd)
+    >>> # writer.send(finished); forms = await writer.committed(); await writer.close()
+
+WHY: a checks-only run is Python under one GIL, and a third of its time was the stored form
+(redaction, JSON) and the SQLite insert of each case, in a thread that took turns with the
+cases. Here the run hands each group of finished cases over as ``CaseResult.to_json`` pickled
+(a C pickle of plain values: a sixth of the stored form's cost), and this process redacts,
+encodes and commits them in one transaction, exactly as ``RunStore.save_cases`` would, then
+answers with each case's stored form. A case is reported (progress, reports) only once that
+answer says its transaction committed, as before.
+
+Durable and whole as in the thread: one transaction per group, in SQLite's WAL with
+``synchronous=FULL``. The writer holds the run's lock with the run (it inherits the lock's
+open file): if the run is killed (kill -9), the writer sees its pipe close, ends after the
+transaction it is in, and only then is the run free to resume, so no two processes ever write
+one run. If the writer dies, the run's next commit fails with a ``StoreError``: the run stops
+with what was committed, as when a commit fails in the thread.
+
+The pipes carry length-prefixed pickles between this process and the child it started: no other
+process can write to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+from typing import IO, Any, Sequence
+
+from tracegrade.core.errors import StoreError
+from tracegrade.core.results import CaseResult
+from tracegrade.core.redact import configured_secrets, register_secret
+from tracegrade.store.runstore import RunStore, StoredForm, open_store, reads_back_alike, redaction_key
+
+_LENGTH = struct.Struct("<Q")
+
+# One finished case as handed over: its key, its position, status, and either its to_json
+# dict with whether its free-form values read back as they are, or a stored text made
+# ahead (a Ray worker's, under this process's redaction key) with its ``same``.
+Row = tuple[str, int, int, str, Any, bool]
+
+
+async def start_writer(store: RunStore, run_id: str) -> StoreWriter | None:
+    """A writer process for the run's cases, holding the run's lock with this process; None where
+    no other process can share ``store`` (in memory, Postgres)."""
+    shared = store.shared_file(run_id)
+    if shared is None:
+        return None
+    path, lock_fd = shared
+    return await StoreWriter.start(path, store.raw, run_id, lock_fd)
+
+
+class StoreWriter:
+    """The run's side: a writer process started on a SQLite store file. ``send`` hands it a
+    group of finished cases without waiting; ``committed`` waits for the next group's answer
+    (in the order sent): each case's stored form, once its transaction committed."""
+
+    def __init__(self, child: asyncio.subprocess.Process, raw: bool) -> None:
+        self._child, self._raw = child, raw
+        self._sent_secrets: tuple[str, ...] | None = None
+
+    @classmethod
+    async def start(cls, path: str, raw: bool, run_id: str, lock_fd: int | None) -> StoreWriter:
+        """A writer of the run's cases to the store at ``path``; ``lock_fd``: the run's lock, held by the writer too."""
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tracegrade.store.writer", path, "1" if raw else "0", run_id,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            pass_fds=() if lock_fd is None else (lock_fd,))
+        return cls(child, raw)
+
+    def send(self, finished: Sequence[tuple[CaseResult, int]]) -> None:
+        """``finished`` (results with their positions) to be committed in one transaction; does not
+        wait (the pipe's transport buffers what the writer has not read yet)."""
+        key = redaction_key(self._raw)
+        rows: list[Row] = []
+        for result, position in finished:
+            made = result.stored
+            if made is not None and made.key == key:  # WHY trusted only under our key: see runstore._stored_text
+                rows.append((result.case_id, result.repeat, position, result.status, made.text, made.same))
+            else:
+                rows.append((result.case_id, result.repeat, position, result.status, result.to_json(),
+                             reads_back_alike(result)))
+        secrets = configured_secrets()
+        # WHY the secrets sent when they change: one registered at run time is this process's alone
+        message = (key, secrets if secrets != self._sent_secrets else None, rows)
+        self._sent_secrets = secrets
+        assert self._child.stdin is not None  # piped in start
+        if self._child.stdin.is_closing():
+            raise self._ended("its input is closed")
+        self._child.stdin.write(_frame(message))
+
+    async def committed(self) -> list[StoredForm]:
+        """The stored forms of the oldest group sent and not yet answered, once it is committed."""
+        assert self._child.stdout is not None  # piped in start
+        try:
+            size = _LENGTH.unpack(await self._child.stdout.readexactly(_LENGTH.size))[0]
+            kind, key, value = pickle.loads(await self._child.stdout.readexactly(size))
+        except (OSError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
+            raise self._ended(str(exc)) from exc
+        if kind == "error":
+            raise StoreError(value)
+        return [StoredForm(key, text, same) for text, same in value]
+
+    async def close(self) -> None:
+        """Ends the writer once it has committed what it was given."""
+        assert self._child.stdin is not None  # piped in start
+        self._child.stdin.close()
+        await self._child.wait()
+
+    def _ended(self, why: str) -> StoreError:
+        return StoreError(f"the store's writer process ended (exit {self._child.returncode}): {why}")
+
+
+def _frame(value: Any) -> bytes:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+def serve(path: str, raw: bool, run_id: str, source: int, sink: IO[bytes]) -> None:
+    """The writer's side: the groups read from the descriptor ``source`` stored, those already
+    waiting together in one transaction, each one's forms (or the store's error) written to
+    ``sink`` in order, until ``source`` ends."""
+    frames = _Frames(source)
+    with open_store(f"sqlite:///{path}", raw=raw) as store:
+        while (first := frames.next()) is not None:
+            groups = [first]
+            while (more := frames.next(wait=False)) is not None:  # WHY: one fsync for all that waits
+                groups.append(more)
+            try:
+                for _, secrets, _ in groups:
+                    for secret in secrets or ():
+                        register_secret(secret)
+                forms = store.save_handed(run_id, [row for _, _, rows in groups for row in rows])
+                answers: list[tuple[str, str, Any]] = []
+                start = 0
+                for key, _, group_rows in groups:
+                    answers.append(("ok", key, forms[start:start + len(group_rows)]))
+                    start += len(group_rows)
+            except StoreError as exc:
+                answers = [("error", "", str(exc))] * len(groups)  # the transaction held them all
+            try:
+                sink.write(b"".join(_frame(answer) for answer in answers))
+                sink.flush()
+            except BrokenPipeError:  # the run is gone (killed): what was committed stays
+                return
+
+
+class _Frames:
+    """Length-prefixed pickles read from a pipe's descriptor, waiting for one or not."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._buffer, self._ended = fd, bytearray(), False
+
+    def next(self, wait: bool = True) -> Any:
+        """The next message; None at the end of input, or (``wait=False``) when none is there yet."""
+        while True:
+            if len(self._buffer) >= _LENGTH.size:
+                size = _LENGTH.unpack_from(self._buffer)[0]
+                if len(self._buffer) >= _LENGTH.size + size:
+                    data = bytes(self._buffer[_LENGTH.size:_LENGTH.size + size])
+                    del self._buffer[:_LENGTH.size + size]
+                    return pickle.loads(data)
+            if self._ended or (not wait and not select.select([self._fd], [], [], 0)[0]):
+                return None
+            chunk = os.read(self._fd, 1 << 20)
+            self._buffer += chunk
+            self._ended = not chunk
+
+
+def main(argv: Sequence[str]) -> int:
+    path, raw, run_id = argv[0], argv[1] == "1", argv[2]
+    # WHY: Ctrl-C reaches the whole process group; the run then commits what finished, through us,
+    # and ends us by closing our input
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with os.fdopen(sys.stdout.fileno(), "wb", buffering=1 << 16, closefd=False) as sink:
+        serve(path, raw, run_id, sys.stdin.fileno(), sink)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

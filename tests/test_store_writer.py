@@ -1,0 +1,214 @@
+"""The store's writer process (store/writer.py): it stores each case as the store itself would,
+redacts the secrets the run knows, holds the run's lock while it lives, and a run through it
+stores, reports and survives kill -9 as a run through the thread does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runs_support import result
+from support import wait_for_run
+from tracegrade.core.errors import StoreError
+from tracegrade.core.redact import register_secret
+from tracegrade.core.results import Manifest
+from tracegrade.core.trace import Reply, ToolCall
+from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.provenance import now_iso
+from tracegrade.run.recording import WRITER_ENV_VAR, record_run
+from tracegrade.run.runner import RunSettings
+from tracegrade.store.backends import RunLocked
+from tracegrade.store.runstore import open_store, stored_form
+from tracegrade.store.writer import start_writer
+
+
+def manifest(cases: int) -> Manifest:
+    return Manifest("r1", "cases.json", "v1", cases, "t", "agent-m", None, None, started_at=now_iso())
+
+
+def test_the_writer_stores_each_case_as_the_store_would_and_answers_each_group_in_order(tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    groups = [[result("a"), result("b", "fail")], [result("c", reply=Reply(answer="mail me at jane.doe@example.com"))]]
+
+    async def write() -> list[list]:
+        with open_store(url) as store:
+            store.start_run(manifest(3))
+            writer = await start_writer(store, "r1")
+            assert writer is not None
+            position = 0
+            for group in groups:
+                writer.send([(r, position + i) for i, r in enumerate(group)])
+                position += len(group)
+            answers = [await writer.committed() for _ in groups]
+            await writer.close()
+            return answers
+
+    answers = asyncio.run(write())
+    assert answers == [[stored_form(r) for r in group] for group in groups]
+    assert "jane.doe@example.com" not in answers[1][0].text and not answers[1][0].same  # redacted, so not the same
+    with open_store(url) as store:
+        stored = [store.case_text("r1", r.case_id) for group in groups for r in group]
+    assert stored == [form.text for answer in answers for form in answer]
+
+
+def test_a_secret_registered_in_the_run_after_the_writer_started_is_redacted_by_it(tmp_path):
+    secret = "tg-writer-test-secret-5d2c9e71"
+
+    async def write() -> str:
+        with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+            store.start_run(manifest(1))
+            writer = await start_writer(store, "r1")
+            assert writer is not None
+            register_secret(secret)  # known to this process only
+            writer.send([(result("a", reply=Reply(answer=f"the key is {secret}")), 0)])
+            form = (await writer.committed())[0]
+            await writer.close()
+            return form.text
+
+    text = asyncio.run(write())
+    assert secret not in text and "the key is" in text
+
+
+def test_a_store_error_in_the_writer_fails_its_group_with_that_error(tmp_path):
+    async def write() -> None:
+        with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+            writer = await start_writer(store, "never-started")
+            assert writer is not None
+            writer.send([(result("a"), 0)])
+            try:
+                await writer.committed()
+            finally:
+                await writer.close()
+
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        asyncio.run(write())
+
+
+def test_the_writer_holds_the_runs_lock_until_it_ends(tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+
+    async def hold() -> None:
+        with open_store(url) as store:
+            with store.run_lock("r1"):
+                writer = await start_writer(store, "r1")
+                assert writer is not None
+            with open_store(url) as other, pytest.raises(RunLocked):  # this process let go; the writer did not
+                other.claim_run("r1")
+            await writer.close()
+            with open_store(url) as other:
+                other.claim_run("r1")
+
+    asyncio.run(hold())
+
+
+def test_no_writer_process_for_a_store_in_memory():
+    with open_store("sqlite:///:memory:") as store:
+        assert asyncio.run(start_writer(store, "r1")) is None
+
+
+def cases_and_target(count: int):
+    cases = [GoldenCase(id=f"c{i:04d}", question=f"where is ORD-{i}?", expected_tool="getOrderStatus",
+                        expected_tool_argument=f"ORD-{i}", answer_must_include=[f"ORD-{i}"]) for i in range(count)]
+
+    async def target(case: GoldenCase) -> Reply:
+        number = int(case.id[1:])
+        if number % 7 == 3:
+            raise RuntimeError("agent down")
+        if number % 11 == 5:
+            await asyncio.sleep(0.002)  # finishes after cases started later
+        argument = case.expected_tool_argument if number % 5 else "ORD-0"
+        answer = f"{argument} ships today" + (", write to bob@example.com" if number % 13 == 0 else "")
+        return Reply(answer=answer, tool_calls=(ToolCall(name="getOrderStatus", arguments={"orderId": argument},
+                                                         argument=argument, result="SHIPPED"),))
+
+    return cases, target
+
+
+@pytest.mark.parametrize("concurrency", [1, 16])
+def test_a_run_through_the_writer_stores_and_reads_as_one_through_the_thread(tmp_path, monkeypatch, concurrency):
+    cases, target = cases_and_target(300)  # past PipedCommit.GROUP: several groups, some handed over at once
+    runs = {}
+    for how in ("thread", "process"):
+        monkeypatch.setenv(WRITER_ENV_VAR, how)
+        with open_store(f"sqlite:///{tmp_path / f'{how}.db'}") as store:
+            reported: list[str] = []
+            evaluation = asyncio.run(record_run(cases, target, None, RunSettings(checks_only=True, concurrency=concurrency),
+                                                store, manifest(len(cases)), on_result=lambda r: reported.append(r.case_id)))
+            texts = [json.loads(store.case_text("r1", c.id) or "null") for c in cases]
+        runs[how] = evaluation, texts, sorted(reported)
+    (thread, thread_texts, thread_reported), (piped, piped_texts, piped_reported) = runs["thread"], runs["process"]
+    for text in (*thread_texts, *piped_texts):
+        text.pop("seconds")  # the one field that differs from run to run
+    assert piped_texts == thread_texts and "bob@example.com" not in json.dumps(piped_texts)
+    assert piped_reported == thread_reported == [c.id for c in cases]
+    totals = [{k: v for k, v in e.summary.totals().items() if k != "latencyS"} for e in (thread, piped)]
+    assert piped.run.status == "finished" and totals[1] == totals[0] and totals[0]["cases"] == len(cases)
+    assert piped.metrics.overall == thread.metrics.overall
+
+
+# A case from w0500 on waits until the run is resumed, so the kill always finds the run mid-way.
+TARGET = """
+import asyncio
+import os
+from tracegrade import Reply
+
+async def ask(case):
+    if int(case.id[1:]) >= 500 and not os.environ.get("RESUMED"):
+        await asyncio.sleep(3600)
+    return Reply(answer="ok")
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_through_the_writer_loses_no_reported_case_and_the_resume_completes_each_once(tmp_path):
+    count = 700
+    (tmp_path / "quick_target.py").write_text(TARGET)
+    (tmp_path / "cases.json").write_text(json.dumps([{"id": f"w{i:04d}", "question": f"q {i}?"} for i in range(count)]))
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    command = [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "quick_target:ask",
+               "--checks-only", "--concurrency", "32", "--db", url, "--out", "runs"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TRACEGRADE_SPANS_DB": "off", WRITER_ENV_VAR: "process",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    log = tmp_path / "first.log"
+    with log.open("w") as output:
+        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=output, stderr=subprocess.STDOUT)
+        run_id = wait_for_run(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
+        with open_store(url) as store:
+            wait_for_run(lambda: len(store.done_keys(run_id)) >= 100
+                         and re.search(r"^w\d{4}\s+PASS$", log.read_text(), re.MULTILINE), first)
+            writers = _writer_children(first.pid)
+            assert writers, "the run wrote through no writer process"
+            first.kill()  # SIGKILL: no handler, no cleanup
+            first.wait()
+            _wait_gone(writers)  # it ends once its input closes, and with it its hold on the run's lock
+            before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
+    reported = set(re.findall(r"^(w\d{4})\s+PASS$", log.read_text(), re.MULTILINE))
+    assert reported and len(before) < count, (len(reported), len(before))
+    assert reported <= set(before)  # every case the run said was finished is in the store
+    second = subprocess.run([*command, "--quiet", "--resume", run_id], cwd=tmp_path, env={**env, "RESUMED": "1"},
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-2000:]
+    with open_store(url) as store:
+        after = store.load_run(run_id).results
+    assert sorted(r.case_id for r in after) == [f"w{i:04d}" for i in range(count)]  # none lost, none twice
+    assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before
+
+
+def _writer_children(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children if b"tracegrade.store.writer" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def _wait_gone(pids: list[int], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):
+        assert time.monotonic() < deadline, "the writer process outlived its run"
+        time.sleep(0.02)
