@@ -25,6 +25,13 @@ def test_shipped_table_prices_the_local_model_at_zero_and_matches_prefixes():
     assert table.cost("some-new-model", 1, 1) is None
 
 
+def test_a_price_found_by_prefix_is_the_same_asked_again_and_past_the_kept_ones():
+    table = PriceTable({"m*": Price(1.0, 1.0), "m-big*": Price(2.0, 2.0)})
+    asked = ["m-big-1", "m-1", "x", *(f"m-{i}" for i in range(100)), "m-big-1", "m-1", "x"]
+    assert [table.price(m) for m in asked] == [Price(2.0, 2.0), Price(1.0, 1.0), None,
+                                               *[Price(1.0, 1.0)] * 100, Price(2.0, 2.0), Price(1.0, 1.0), None]
+
+
 def test_a_bad_price_file_names_the_model(tmp_path):
     bad = tmp_path / "prices.toml"
     bad.write_text('[models."m"]\ninput = 1.0\n')

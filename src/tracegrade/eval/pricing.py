@@ -14,7 +14,7 @@ Prices are USD per million tokens, read from a TOML file (the shipped
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -36,11 +36,20 @@ class PriceTable:
 
     prices: Mapping[str, Price]
 
+    # WHY kept: every case of a run asks for the same model or two, and the prefix search walks
+    # the whole table (~5 us a case where the model has no price, as in most local runs)
+    _found: dict[str, Price | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+
     def price(self, model_id: str) -> Price | None:
         if model_id in self.prices:
             return self.prices[model_id]
+        if model_id in self._found:
+            return self._found[model_id]
         prefixes = [k for k in self.prices if k.endswith("*") and model_id.startswith(k[:-1])]
-        return self.prices[max(prefixes, key=len)] if prefixes else None
+        found = self.prices[max(prefixes, key=len)] if prefixes else None
+        if len(self._found) < 64:  # WHY a bound: the agent names its model, and may name a new one each case
+            self._found[model_id] = found
+        return found
 
     def cost(self, model_id: str, input_tokens: int, output_tokens: int) -> float | None:
         """USD for one call's tokens, or None when the model has no price."""
