@@ -52,6 +52,12 @@ def minilm_knowledge():
     return KnowledgeBase(load_policies(), minilm_embedder())
 
 
+# WHY one thread for the real model in tests: `make test` runs two workers on two cores, and a
+# llama.cpp runtime on two threads spins at its barriers whenever the other worker holds a core
+# (its calls took 1.5-3x as long beside a busy core, for ~40% more CPU). The answers are the same.
+REAL_MODEL_THREADS = 1
+
+
 @pytest.fixture(scope="session")
 def real_scorer():
     """ik_llama.cpp's next-token scorer on the real weights the suite joins, loaded once per
@@ -60,7 +66,7 @@ def real_scorer():
     from tracegrade.models.next_token import NextTokenScorer
     from tracegrade.models.weights import default_model_path
 
-    scorer = NextTokenScorer(default_model_path())
+    scorer = NextTokenScorer(default_model_path(), threads=REAL_MODEL_THREADS)
     yield scorer
     scorer.close()
 
@@ -72,7 +78,9 @@ def real_xllamacpp():
     from tracegrade.models.local import LocalModel
     from tracegrade.models.weights import MODEL_ID, default_model_path
 
-    return LocalModel(default_model_path(), MODEL_ID)._ensure_server()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRACEGRADE_THREADS", str(REAL_MODEL_THREADS))  # read when the runtime starts
+        return LocalModel(default_model_path(), MODEL_ID)._ensure_server()
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,12 @@ is missing: the local extra installs it on Linux x86_64, where the tests run.
 import asyncio
 import ctypes
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from conftest import REAL_MODEL_THREADS
 from tracegrade.judge.probability import p_yes
 from tracegrade.models import local, next_token
 from tracegrade.models.base import ChatOptions, Message
@@ -50,7 +52,7 @@ def chat(question: str) -> list[Message]:
 def spare():
     """A second scorer and its answer to SECOND, asked first, from an empty cache. WHY one for two
     tests: the shared-prefix test compares with that cold answer, the closing test closes it."""
-    spare = NextTokenScorer(default_model_path())
+    spare = NextTokenScorer(default_model_path(), threads=REAL_MODEL_THREADS)
     yield spare, spare.top_tokens(chat(SECOND), 20)[0]
     spare.close()
 
@@ -238,7 +240,8 @@ def test_a_process_that_asked_a_one_token_question_ends_on_its_last_line():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", SHUTDOWN], capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "TRACEGRADE_THREADS": str(REAL_MODEL_THREADS)}
+    done = subprocess.run([sys.executable, "-c", SHUTDOWN], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1].startswith("last line")
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
