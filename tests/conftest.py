@@ -16,6 +16,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+# WHY one OpenMP thread (torch reads it when first imported, child processes inherit it):
+# `make test` runs two workers on two cores, and torch's pool of two threads spins whenever
+# the other worker holds a core (the MiniLM files beside a busy core: 40 -> 27 s, 24 -> 16 s of CPU).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # WHY: --doctest-modules imports every module under tests/; a target module that
 # loads the local model at import (joining 1.1 GB of weights on a cold cache)
