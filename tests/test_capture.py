@@ -17,8 +17,14 @@ from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.eval.dataset import GoldenCase
 
 openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
 httpx2 = pytest.importorskip("httpx2")  # what the anthropic SDK speaks HTTP with
+
+
+def anthropic_sdk():
+    """The anthropic SDK, imported by the tests that use it. WHY not at the top: its import
+    costs ~3 s of CPU, and each worker of the suite collects this module (test_capturing
+    imports it too), whether it runs these tests or not."""
+    return pytest.importorskip("anthropic")
 
 WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "weather of a city",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -163,6 +169,7 @@ def anthropic_model(request):
 
 
 def test_an_anthropic_sdk_agent_is_captured_and_its_returned_answer_wins():
+    anthropic = anthropic_sdk()
     client = anthropic.Anthropic(api_key="k", base_url="http://model.test",
                                  http_client=httpx2.Client(transport=httpx2.MockTransport(anthropic_model)))
 
@@ -209,6 +216,7 @@ def anthropic_streamed(request):
 
 
 def test_a_streaming_anthropic_agent_is_captured():
+    anthropic = anthropic_sdk()
     client = anthropic.Anthropic(api_key="k", base_url="http://model.test",
                                  http_client=httpx2.Client(transport=httpx2.MockTransport(anthropic_streamed)))
 
@@ -247,6 +255,7 @@ def _tool_round(messages: list, message) -> None:
 
 
 def test_an_agent_on_the_anthropic_stream_helper_is_captured_sync_and_async():
+    anthropic = anthropic_sdk()
     transport = httpx2.MockTransport(anthropic_streamed)
     client = anthropic.Anthropic(api_key="k", base_url="http://model.test", http_client=httpx2.Client(transport=transport))
     aclient = anthropic.AsyncAnthropic(api_key="k", base_url="http://model.test",
