@@ -1,8 +1,8 @@
 """The Ray executor gives the local executor's results, stored in the same store.
 
 One local Ray instance with 2 CPUs for the module (its start-up is most of the
-time here). The scripted target and judge are module-level functions so that
-Ray workers can import them by name.
+time here). The scripted targets, judge and recipes are in tests/ray_parts.py,
+a light module, so that Ray workers import them by name without this one.
 """
 
 from __future__ import annotations
@@ -11,23 +11,19 @@ import asyncio
 import dataclasses
 import json
 import os
-from pathlib import Path
 
 import pytest
 
-from judge_rubrics import SCALE_RUBRIC
+from ray_parts import (SECRET, broken_parts, costly_target, dying_target, pid_parts, pid_target, scripted_parts,
+                       secret_target)
 from tracegrade import cli
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.run.executors import local_executor, ray_executor
-from tracegrade.judge.scoring import Judge
-from tracegrade.models import ChatResponse
-from tracegrade.models.scripted import ScriptedModel
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest
 from tracegrade.eval.pricing import PriceTable
 from tracegrade.run.runner import Budget, RunSettings, run_cases
 from tracegrade.store.runstore import open_store, redaction_key, stored_text
-from tracegrade.core.trace import Reply, ToolCall, Usage
 
 pytestmark = pytest.mark.slow  # a Ray instance and its worker processes
 
@@ -36,35 +32,6 @@ CASES = tuple(
                expected_tool="getOrderStatus", expected_tool_argument=f"ORD-1{n:02d}", category=f"cat-{n % 3}")
     for n in range(12)
 )
-
-
-def scripted_target(case: GoldenCase) -> Reply:
-    """Right on most cases; wrong argument on case-03, raises on case-05, no tool on case-07."""
-    number = int(case.id.split("-")[1])
-    if number == 5:
-        raise RuntimeError("the agent crashed")
-    argument = "ORD-999" if number == 3 else case.expected_tool_argument
-    calls = () if number == 7 else (ToolCall(name="getOrderStatus", arguments={"orderId": argument},
-                                             argument=argument, result="SHIPPED"),)
-    return Reply(answer=f"Your order {argument} shipped.", tool_calls=calls, model="scripted-agent")
-
-
-def scripted_judge_reply(messages, options) -> ChatResponse:
-    """Valid scores from the case number in the evidence; garbage for case ORD-109."""
-    evidence = messages[-1].content
-    if "ORD-109?" in evidence:
-        return ChatResponse(text="I refuse to give JSON.", input_tokens=50, output_tokens=5)
-    score = 5 if "ORD-10" in evidence else 3
-    values = {m: score for m in ("relevance", "correctness", "faithfulness", "helpfulness", "hallucinationFree")}
-    return ChatResponse(text=json.dumps({**values, "reason": f"score {score}"}), input_tokens=50, output_tokens=20)
-
-
-def scripted_parts():
-    """The recipe each Ray worker calls: a fresh target and judge."""
-    from tracegrade.eval.targets import callable_target
-
-    judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), SCALE_RUBRIC, attempts=2)
-    return callable_target(f"{__name__}:scripted_target"), judge
 
 
 def comparable(results) -> list[dict]:
@@ -104,25 +71,6 @@ def test_ray_results_equal_local_results(ray_cluster, batch):
     assert "the agent crashed" in next(r.error for r in remote if r.case_id == "case-05")
 
 
-async def pid_target(case: GoldenCase) -> Reply:
-    """Each job signs in with its process id in the case's folder and waits until a
-    second process has signed in. WHY a rendezvous, not a sleep: a sleep only makes
-    it likely that the other worker gets a job before the first finishes them all;
-    here the first worker's jobs cannot finish until the driver, which sends each
-    batch to the actor with the fewest jobs, has given the other one a batch."""
-    folder = Path(case.golden_answer)
-    (folder / str(os.getpid())).touch()
-    for _ in range(12_000):  # a bound, so a broken dispatcher fails the test instead of hanging it
-        if len(list(folder.iterdir())) >= 2:
-            break
-        await asyncio.sleep(0.01)
-    return Reply(answer=str(os.getpid()))
-
-
-def pid_parts():
-    return pid_target, None
-
-
 def test_jobs_run_in_ray_workers_not_in_the_driver(ray_cluster, tmp_path):
     cases = tuple(c.model_copy(update={"golden_answer": str(tmp_path)}) for c in CASES)
     with ray_executor(pid_parts, concurrency=8) as evaluate:
@@ -147,36 +95,10 @@ def stored_json(db: str) -> list[list[dict]]:
     return [[{**json.loads(text), "seconds": None} for (text,) in rows] for rows in texts]
 
 
-def sdk_agent(question: str) -> None:
-    """An agent on the openai SDK that returns nothing: its Reply comes from --capture openai.
-    Its model (a mock transport) calls getOrderStatus with the question's order id, then answers."""
-    import httpx
-    import openai
-
-    def model(request: httpx.Request) -> httpx.Response:
-        messages = json.loads(request.content)["messages"]
-        if messages[-1]["role"] == "tool":
-            message = {"role": "assistant", "content": f"Your order is {messages[-1]['content']}."}
-        else:
-            order = messages[-1]["content"].split()[-1].rstrip("?")
-            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
-                       "function": {"name": "getOrderStatus", "arguments": json.dumps({"orderId": order})}}]}
-        return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 0, "model": "mock",
-                                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
-
-    client = openai.OpenAI(api_key="k", base_url="http://model.test/v1",
-                           http_client=httpx.Client(transport=httpx.MockTransport(model)))
-    messages: list = [{"role": "user", "content": question}]
-    first = client.chat.completions.create(model="m", messages=messages).choices[0].message
-    messages += [first.model_dump(exclude_none=True),
-                 {"role": "tool", "tool_call_id": "call_1", "content": "SHIPPED"}]
-    client.chat.completions.create(model="m", messages=messages)
-
-
 def test_a_ray_run_captures_the_agents_sdk_calls_in_the_workers(ray_cluster, tmp_path):
     pytest.importorskip("openai")
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:sdk_agent", "--capture", "openai",
+    common = ["run", str(write_cases(tmp_path)), "--target", "ray_parts:sdk_agent", "--capture", "openai",
               "--checks-only", "--quiet", "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "4"]
     assert cli.main([*common, "--executor", "ray"]) == 0  # each case's call was recorded in its worker
     assert cli.main([*common, "--executor", "local"]) == 0
@@ -194,7 +116,7 @@ def test_cli_ray_run_is_stored_like_a_local_run_and_the_driver_does_not_encode_i
 
     monkeypatch.setattr(redact, "_registered", set())
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    common = ["run", str(write_cases(tmp_path)), "--target", f"{__name__}:scripted_target", "--checks-only",
+    common = ["run", str(write_cases(tmp_path)), "--target", "ray_parts:scripted_target", "--checks-only",
               "--quiet", "--db", db, "--out", str(tmp_path / "out"), "--concurrency", "6"]
     assert cli.main([*common, "--executor", "local"]) == 1  # three cases fail their checks
     assert cli.main([*common, "--executor", "ray"]) == 1
@@ -211,13 +133,6 @@ def test_cli_ray_run_is_stored_like_a_local_run_and_the_driver_does_not_encode_i
     assert [r.stored.text for r in results] == [stored_text(r) for r in results]
 
 
-SECRET = "only-the-driver-knows-4321"
-
-
-async def secret_target(case: GoldenCase) -> Reply:
-    return Reply(answer=f"the code is {SECRET}")
-
-
 def test_a_secret_the_workers_do_not_know_is_redacted_by_the_driver(ray_cluster, tmp_path):
     register_secret(SECRET)  # in the driver only, after the workers started
     with ray_executor(lambda: (secret_target, None), workers=1, concurrency=2) as evaluate:
@@ -230,13 +145,6 @@ def test_a_secret_the_workers_do_not_know_is_redacted_by_the_driver(ray_cluster,
     assert len(rows) == 2 and not any(SECRET in row for row in rows)
 
 
-async def dying_target(case: GoldenCase) -> Reply:
-    if case.id == "case-00":
-        os._exit(1)  # the worker process dies in the middle of its batch
-    await asyncio.sleep(0.01)
-    return Reply(answer="ok")
-
-
 def test_a_worker_killed_mid_batch_fails_only_its_cases(ray_cluster):
     # Batches of 2 over 2 workers: case-00 and case-01 go to the first worker together.
     with ray_executor(lambda: (dying_target, None), workers=2, concurrency=4, batch=2) as evaluate:
@@ -247,12 +155,6 @@ def test_a_worker_killed_mid_batch_fails_only_its_cases(ray_cluster):
     assert "case-00" in errors and set(errors) <= {"case-00", "case-01"}
     assert "ray worker failed: " in errors["case-00"] and "Actor" in errors["case-00"]
     assert all(r.reply.answer == "ok" for r in results[2:])  # the other worker took every later job
-
-
-async def costly_target(case: GoldenCase) -> Reply:
-    if case.id not in ("case-00", "case-01"):
-        await asyncio.sleep(120)  # still running when the budget runs out
-    return Reply(answer="paid", usage=Usage(cost_usd=0.5))
 
 
 def test_a_budget_stop_cancels_the_jobs_in_flight(ray_cluster):
@@ -273,12 +175,8 @@ def test_unbuildable_recipe_is_a_config_error(ray_cluster):
     from tracegrade.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="could not build"):
-        with ray_executor(_broken_parts, workers=1):
+        with ray_executor(broken_parts, workers=1):
             pass
-
-
-def _broken_parts():
-    raise RuntimeError("no such model")
 
 
 def test_comparable_sees_a_difference():
