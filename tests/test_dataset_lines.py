@@ -39,6 +39,31 @@ def test_a_line_separator_inside_a_json_string_is_the_strings_own(tmp_path: Path
     assert [c.question for c in load_dataset(path).cases] == ["first\u2028second\x85third", "Where is ORD-1?"]
 
 
+def test_a_lone_carriage_return_ends_a_line_and_a_bad_byte_is_named_by_its_place_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(case("a").encode() + b"\r" + case("b").encode() + b"\n")  # as when the file was read as text
+    assert [c.id for c in load_dataset(path).cases] == ["a", "b"]
+    second = b'{"id": "b", "question": "caf\xe9?"}\n'
+    path.write_bytes(case("a").encode() + b"\n" + second)
+    place = len(case("a")) + 1 + second.index(b"\xe9")
+    with pytest.raises(DatasetError, match=rf"not UTF-8 text \(byte {place}\)"):
+        load_dataset(path)
+
+
+def test_the_files_text_is_not_held_whole_while_its_cases_load(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(packed, "SPILL_BYTES", 4096)
+    # WHY long questions: what the load keeps while it runs (each id, to find one twice) stays small beside them
+    path = write(tmp_path, *(case(f"case-{i:06d}", f"Where is ORD-{i}? " + "x" * 2000) for i in range(1000)))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        load_dataset(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < path.stat().st_size / 2, (peak, path.stat().st_size)  # the text whole: more than its size
+
+
 def test_a_line_that_does_not_parse_is_named_by_its_number_in_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, case("a"), "", '{"id": "b", "question": ', case("c"), ending="\r\n")
     with pytest.raises(DatasetError, match=r"cases\.jsonl: line 3: cannot parse"):
