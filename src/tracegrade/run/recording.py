@@ -231,12 +231,16 @@ class GroupCommit:
 
 
 class PipedCommit(GroupCommit):
-    """GroupCommit through a writer process (``store.writer``): the cases that finish in one turn
-    of the event loop are handed over at its end, without waiting for the groups before them
-    (the writer commits together the groups waiting for it); their answers come back in order.
+    """GroupCommit through a writer process (``store.writer``). Finished cases are handed over when
+    the writer has nothing to do (at the end of this turn of the event loop), else once its answer
+    comes (group commit, as in the thread), and GROUP at a time without waiting for the groups
+    before them (the writer commits together the groups waiting for it). Answers come in order.
 
-    WHY not one group at a time: waiting for each group's answer before handing over the next
-    left the run idle (every worker past BACKLOG) while the writer worked, a third of its time."""
+    WHY GROUP at a time: a case that never waits (an agent that answers at once) keeps its
+    worker running case after case within one turn of the loop; handed over only at its end,
+    BACKLOG cases piled up, and the writer then worked while the run waited (a third of its
+    time). WHY not at the end of every turn: a sync agent's cases finish one a turn, and a
+    group of one or two a frame cost each side more than the case's own writing."""
 
     def __init__(self, writer: StoreWriter, on_stored: Callable[[CaseResult], None] | None = None,
                  read: LiveRead | None = None) -> None:
@@ -259,7 +263,7 @@ class PipedCommit(GroupCommit):
             # came only once BACKLOG cases had piled up, and the writer then worked while the run waited
             self._hand_over()
             await asyncio.sleep(0)
-        elif not self._handing:
+        elif not self._sent and not self._handing:  # else the answer in flight hands it over
             self._handing = True
             asyncio.get_running_loop().call_soon(self._hand_over)
         if done is not None:
@@ -298,6 +302,8 @@ class PipedCommit(GroupCommit):
                 return
             if not self._committed(self._sent.popleft(), forms):
                 return
+            if not self._sent:
+                self._hand_over()  # what finished while the writer worked: the next group
 
 
 def _settle(group: list[_Waiting], error: Exception | None = None) -> None:
