@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Sequence
 
 import numpy as np
@@ -88,25 +87,6 @@ def real_xllamacpp():
         return LocalModel(default_model_path(), MODEL_ID)._ensure_server()
 
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Chromium (Debian's, driven by Playwright), launched once per worker for
-    test_browser.py and test_view_browser.py (one worker runs both: the scheduler below)."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: `make test-deps` installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture(autouse=True)
 def evidence_ranked_by_words(request, monkeypatch):
     """The judge picks long evidence's passages by shared words, not the embeddings model,
@@ -184,13 +164,13 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.path not in slow_files)
 
 
-# Files that load the same heavy thing, each set run by one worker, one file after the other.
-# WHY: a worker pays for it once (the session fixtures above; torch's import and MiniLM's
-# load for the embeddings files), and the two real-weights files never run at once.
+# Files that load the same heavy model, each set run by one worker, one file after the other.
+# WHY: a worker pays for a model once (the session fixtures above; torch's import and MiniLM's
+# load for the embeddings files), and the two real-weights files never run at once, each
+# runtime spinning its two threads on the two cores the other worker is using.
 SHARED_MODEL_FILES = {
     "test_next_token.py": "the real weights", "test_runtime_choice.py": "the real weights",
     "test_retrieval.py": "MiniLM", "test_judge_evidence.py": "MiniLM",
-    "test_browser.py": "Chromium", "test_view_browser.py": "Chromium",
 }
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import socket
 import tempfile
 import threading
@@ -41,7 +42,21 @@ ROOT = Path(__file__).resolve().parents[1]
 # checkout showed changes after `make test`. UPDATE_SCREENSHOTS=1 renews the docs' pictures.
 IMAGES = (ROOT / "docs" / "img" if os.environ.get("UPDATE_SCREENSHOTS") == "1"
           else Path(tempfile.gettempdir()) / "tracegrade-test-screenshots")
-# The browser: conftest's ``browser``, one Chromium for this file and test_view_browser.py.
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: `make test-deps` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 def new_page(browser, allowed_prefix: str):

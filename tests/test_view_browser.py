@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import IMAGES, new_page, serve
+from test_browser import IMAGES, browser, new_page, serve  # noqa: F401  (browser: the shared fixture)
 from tracegrade.store.runstore import open_store
 from tracegrade.view.app import create_view_app
 from tracegrade.view.shell import run_url
@@ -43,7 +43,7 @@ def view(tmp_path, monkeypatch, fake_knowledge):
     store.close()
 
 
-def watched(browser, url):
+def watched(browser, url):  # noqa: F811
     """A page that records console errors and page errors, and requests outside ``url``."""
     page, outside = new_page(browser, url)
     errors: list[str] = []
@@ -52,7 +52,7 @@ def watched(browser, url):
     return page, outside, errors
 
 
-def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):
+def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):  # noqa: F811
     url, base, cand = view
     page, outside, errors = watched(browser, url)
     page.goto(url + "/")
@@ -99,7 +99,7 @@ def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):
     assert errors == [] and outside == []
 
 
-def test_keys_move_through_the_rows_and_open_one(browser, view):
+def test_keys_move_through_the_rows_and_open_one(browser, view):  # noqa: F811
     url, _, cand = view
     page, outside, errors = watched(browser, url)
     page.goto(url + run_url(CANDIDATE))
@@ -118,7 +118,7 @@ def test_keys_move_through_the_rows_and_open_one(browser, view):
     assert errors == [] and outside == []
 
 
-def test_history_calibration_and_production_pages(browser, view):
+def test_history_calibration_and_production_pages(browser, view):  # noqa: F811
     url, _, _ = view
     page, outside, errors = watched(browser, url)
     page.goto(url + "/history")
@@ -157,7 +157,7 @@ def test_images_are_where_the_readme_says():
         assert f"docs/img/{name}" in readme
 
 
-def test_a_run_of_a_dataset_in_a_folder_is_found_by_the_view_started_there(browser, tmp_path, monkeypatch,
+def test_a_run_of_a_dataset_in_a_folder_is_found_by_the_view_started_there(browser, tmp_path, monkeypatch,  # noqa: F811
                                                                               capsys):
     """Issue 34: `tracegrade run evals/library.json`, then `tracegrade view` in the same folder:
     the case page shows the reference, the metrics page counts traces and safety, and the
@@ -231,7 +231,7 @@ def mixed_runs(tmp_path):
     store.close()
 
 
-def test_the_viewers_small_things_as_a_user_meets_them(browser, mixed_runs):
+def test_the_viewers_small_things_as_a_user_meets_them(browser, mixed_runs):  # noqa: F811
     """Issue 34's viewer items: whole seconds, the other runs' agents, history's links and kinds,
     a compare problem in the form's words, and one error for a missing previous run."""
     url = mixed_runs
@@ -254,7 +254,7 @@ def test_the_viewers_small_things_as_a_user_meets_them(browser, mixed_runs):
     assert errors == [] and outside == []
 
 
-def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, tmp_path):
+def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, tmp_path):  # noqa: F811
     from runs_support import result, run
     from view_support import record
 
@@ -281,7 +281,7 @@ def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, t
         store.close()
 
 
-def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from_the_store(browser, view,
+def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from_the_store(browser, view,  # noqa: F811
                                                                                               tmp_path):
     """Issue 35: a person labels answers in the queue by keys alone (g, b, s, n, →, a note, Esc),
     the labels are in the store, and `tracegrade calibrate --from-store` judges exactly those."""
@@ -341,7 +341,7 @@ def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from
     assert note == "says 30 days, the policy says 14"
 
 
-def test_the_queue_shows_the_evidence_beside_the_answer_and_u_changes_the_last_label(browser, view):
+def test_the_queue_shows_the_evidence_beside_the_answer_and_u_changes_the_last_label(browser, view):  # noqa: F811
     """Labelling 20 answers: the evidence is read beside the answer without scrolling, and a key
     pressed by mistake is put right with u (the answer shown again, its label pressed), by keys alone."""
     url, _, _ = view
