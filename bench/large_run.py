@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -84,9 +85,13 @@ def run_one(n: int, concurrency: int, folder: Path, kind: str = "sync") -> dict:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"run of {n} cases failed ({code}): {log.read_text()[-2000:]}")
-    stored = json.loads((next((folder / f"out-{n}").glob("*/results.json"))).read_text())
+    results = next((folder / f"out-{n}").glob("*/results.json"))  # written, and counted in the store
+    with sqlite3.connect(folder / f"runs-{n}.db") as db:
+        # WHY not results.json read back here: this process's peak RSS would be the next run's
+        # (a child started by vfork and exec inherits its parent's high-water mark in ru_maxrss)
+        stored = db.execute("SELECT COUNT(*) FROM case_results").fetchone()[0]
     cpu = usage.ru_utime + usage.ru_stime
-    return {"cases": n, "target": kind, "stored": len(stored["results"]), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+    return {"cases": n, "target": kind, "stored": stored, "results_json_mb": round(results.stat().st_size / 2**20, 1), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "cases_per_s": round(n / wall, 1), "cpu_ms_per_case": round(1000 * cpu / n, 2),
             "run_cpu_ms_per_case": round(1000 * own / n, 2), "writer_cpu_ms_per_case": round(1000 * writer / n, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
