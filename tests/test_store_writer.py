@@ -109,6 +109,12 @@ def test_the_writer_holds_the_runs_lock_until_it_ends(tmp_path):
     asyncio.run(hold())
 
 
+def test_no_writer_process_where_no_interpreter_can_be_started(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        assert asyncio.run(start_writer(store, "r1")) is None  # the run writes from its thread
+
+
 def test_no_writer_process_for_a_store_in_memory():
     with open_store("sqlite:///:memory:") as store:
         assert asyncio.run(start_writer(store, "r1")) is None

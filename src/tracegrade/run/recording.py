@@ -128,7 +128,7 @@ def _writer_wanted(jobs: int) -> bool:
     if asked in ("process", "thread"):
         return asked == "process"
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return jobs >= WRITER_MIN_JOBS and cores > 1
+    return jobs >= WRITER_MIN_JOBS and cores > 1 and os.name == "posix"  # WHY posix: the lock's file is passed on
 
 
 def _read(results: Sequence[CaseResult], cases: Sequence[GoldenCase], readers: Sequence[Reader],

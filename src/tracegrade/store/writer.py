@@ -53,7 +53,10 @@ async def start_writer(store: RunStore, run_id: str) -> StoreWriter | None:
     if shared is None:
         return None
     path, lock_fd = shared
-    return await StoreWriter.start(path, store.raw, run_id, lock_fd)
+    try:
+        return await StoreWriter.start(path, store.raw, run_id, lock_fd)
+    except OSError:  # no interpreter to start (an embedded Python): the run writes from its thread
+        return None
 
 
 class StoreWriter:
