@@ -13,9 +13,10 @@ answer says its transaction committed, as before.
 
 Durable and whole as in the thread: one transaction per group, in SQLite's WAL with
 ``synchronous=FULL``. The writer holds the run's lock with the run (it inherits the lock's
-open file): if the run is killed (kill -9), the writer sees its pipe close, ends after the
-transaction it is in, and only then is the run free to resume, so no two processes ever write
-one run. If the writer dies, the run's next commit fails with a ``StoreError``: the run stops
+open file), so no two processes ever write one run; if the run is killed (kill -9), the writer
+is killed with it (Linux: ``PR_SET_PDEATHSIG``; elsewhere it ends once it sees its pipe close,
+after the transaction it is in), a transaction it was in is rolled back, and the run is free
+to resume. If the writer dies, the run's next commit fails with a ``StoreError``: the run stops
 with what was committed, as when a commit fails in the thread.
 
 The pipes carry length-prefixed pickles between this process and the child it started: no other
@@ -72,7 +73,7 @@ class StoreWriter:
     async def start(cls, path: str, raw: bool, run_id: str, lock_fd: int | None) -> StoreWriter:
         """A writer of the run's cases to the store at ``path``; ``lock_fd``: the run's lock, held by the writer too."""
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tracegrade.store.writer", path, "1" if raw else "0", run_id,
+            sys.executable, "-m", "tracegrade.store.writer", path, "1" if raw else "0", run_id, str(os.getpid()),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             pass_fds=() if lock_fd is None else (lock_fd,))
         return cls(child, raw)
@@ -176,11 +177,34 @@ class _Frames:
             self._ended = not chunk
 
 
+def _die_with(parent: int) -> None:
+    """Be killed the moment the run process ``parent`` dies (Linux; elsewhere its closed pipe ends us).
+
+    WHY: we hold the run's lock with it; ending only once we noticed its pipe close left the run
+    locked for some milliseconds after a kill -9, and a resume at once was told the run was
+    still being run. Killed mid-transaction, SQLite rolls it back: none of its cases had been
+    reported, and none is half-written."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before we asked
+        os._exit(0)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def main(argv: Sequence[str]) -> int:
-    path, raw, run_id = argv[0], argv[1] == "1", argv[2]
+    path, raw, run_id, parent = argv[0], argv[1] == "1", argv[2], int(argv[3])
     # WHY: Ctrl-C reaches the whole process group; the run then commits what finished, through us,
     # and ends us by closing our input
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
     with os.fdopen(sys.stdout.fileno(), "wb", buffering=1 << 16, closefd=False) as sink:
         serve(path, raw, run_id, sys.stdin.fileno(), sink)
     return 0
