@@ -218,3 +218,40 @@ def _wait_gone(pids: list[int], timeout_s: float = 60.0) -> None:
     while any(Path(f"/proc/{pid}").exists() for pid in pids):
         assert time.monotonic() < deadline, "the writer process outlived its run"
         time.sleep(0.02)
+
+
+def test_a_library_printing_in_the_writer_does_not_break_its_answers(tmp_path, monkeypatch, capfd):
+    # The writer started through a wrapper whose store prints on every save, as a chatty library would.
+    wrapper = tmp_path / "noisy_writer.py"
+    wrapper.write_text(
+        "import runpy, sys\n"
+        "from tracegrade.store import runstore\n"
+        "save = runstore.RunStore.save_handed\n"
+        "def noisy(self, *args):\n"
+        "    print('a library says hello on stdout', flush=True)\n"
+        "    return save(self, *args)\n"
+        "runstore.RunStore.save_handed = noisy\n"
+        "sys.argv = ['writer', *sys.argv[3:]]\n"  # past '-m tracegrade.store.writer'
+        "runpy.run_module('tracegrade.store.writer', run_name='__main__', alter_sys=True)\n")
+    launcher = tmp_path / "python"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{wrapper}" "$@"\n')
+    launcher.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(launcher))
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+
+    async def write() -> list:
+        with open_store(url) as store:
+            store.start_run(manifest(2))
+            writer = await start_writer(store, "r1")
+            assert writer is not None
+            writer.send([(result("a"), 0)])
+            first = await writer.committed()
+            writer.send([(result("b", "fail"), 1)])
+            second = await writer.committed()
+            await writer.close()
+            return first + second
+
+    # WHY a deadline: printed bytes read as a frame's length leave the run waiting for bytes never sent
+    forms = asyncio.run(asyncio.wait_for(write(), 60))
+    assert forms == [stored_form(result("a")), stored_form(result("b", "fail"))]
+    assert capfd.readouterr().err.count("a library says hello on stdout") == 2  # said, on stderr

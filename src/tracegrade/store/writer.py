@@ -205,7 +205,12 @@ def main(argv: Sequence[str]) -> int:
     # and ends us by closing our input
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(parent)
-    with os.fdopen(sys.stdout.fileno(), "wb", buffering=1 << 16, closefd=False) as sink:
+    # WHY the answers on a copy of stdout, and stdout itself sent to stderr: a library that prints
+    # while we store (a warning, a plugin's debug line) would otherwise write into the answers'
+    # frames, and the run would stop on a pickle it cannot read
+    answers = os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    with os.fdopen(answers, "wb", buffering=1 << 16) as sink:
         serve(path, raw, run_id, sys.stdin.fileno(), sink)
     return 0
 
