@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +22,7 @@ from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.provenance import now_iso
-from tracegrade.run.recording import record_run
+from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.runstore import open_store
 
@@ -184,14 +186,15 @@ async def ask(case):
 
 
 @pytest.mark.slow
-def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_each_once(tmp_path):
+@pytest.mark.parametrize("writer", ["thread", "process"])  # the store's writer in the run or its own process
+def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_each_once(tmp_path, writer):
     count = 1500
     (tmp_path / "quick_target.py").write_text(TARGET)
     (tmp_path / "cases.json").write_text(json.dumps([{"id": f"g{i:04d}", "question": f"q {i}?"} for i in range(count)]))
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     command = [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "quick_target:ask",
                "--checks-only", "--concurrency", "32", "--db", url, "--out", "runs"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TRACEGRADE_SPANS_DB": "off",
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TRACEGRADE_SPANS_DB": "off", WRITER_ENV_VAR: writer,
            "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     log = tmp_path / "first.log"
     with log.open("w") as output:
@@ -201,8 +204,11 @@ def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_eac
             # WHY the log too: killed between a commit and its first progress line, the run had reported nothing
             wait_for_run(lambda: len(store.done_keys(run_id)) >= 100
                          and re.search(r"^g\d{4}\s+PASS$", log.read_text(), re.MULTILINE), first)
+            writers = _writer_children(first.pid)
+            assert bool(writers) == (writer == "process"), writers
             first.kill()  # SIGKILL: no handler, no cleanup
             first.wait()
+            _wait_gone(writers)  # killed with the run, and with it its hold on the run's lock
             before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
     reported = set(re.findall(r"^(g\d{4})\s+PASS$", log.read_text(), re.MULTILINE))
     assert reported and len(before) < count, (len(reported), len(before))
@@ -214,3 +220,15 @@ def test_kill_9_loses_no_case_the_run_reported_finished_and_resume_completes_eac
         after = store.load_run(run_id).results
     assert sorted(r.case_id for r in after) == [f"g{i:04d}" for i in range(count)]  # none lost, none twice
     assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before
+
+
+def _writer_children(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children if b"tracegrade.store.writer" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def _wait_gone(pids: list[int], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):
+        assert time.monotonic() < deadline, "the writer process outlived its run"
+        time.sleep(0.02)

@@ -1,22 +1,17 @@
 """The store's writer process (store/writer.py): it stores each case as the store itself would,
 redacts the secrets the run knows, holds the run's lock while it lives, and a run through it
-stores, reports and survives kill -9 as a run through the thread does."""
+stores and reports as a run through the thread does (its kill -9 and resume: test_group_commit.py,
+with the writer in either place)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from runs_support import result
-from support import wait_for_run
 from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest
@@ -158,66 +153,6 @@ def test_a_run_through_the_writer_stores_and_reads_as_one_through_the_thread(tmp
     totals = [{k: v for k, v in e.summary.totals().items() if k != "latencyS"} for e in (thread, piped)]
     assert piped.run.status == "finished" and totals[1] == totals[0] and totals[0]["cases"] == len(cases)
     assert piped.metrics.overall == thread.metrics.overall
-
-
-# A case from w0500 on waits until the run is resumed, so the kill always finds the run mid-way.
-TARGET = """
-import asyncio
-import os
-from tracegrade import Reply
-
-async def ask(case):
-    if int(case.id[1:]) >= 500 and not os.environ.get("RESUMED"):
-        await asyncio.sleep(3600)
-    return Reply(answer="ok")
-"""
-
-
-@pytest.mark.slow
-def test_kill_9_through_the_writer_loses_no_reported_case_and_the_resume_completes_each_once(tmp_path):
-    count = 700
-    (tmp_path / "quick_target.py").write_text(TARGET)
-    (tmp_path / "cases.json").write_text(json.dumps([{"id": f"w{i:04d}", "question": f"q {i}?"} for i in range(count)]))
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    command = [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "quick_target:ask",
-               "--checks-only", "--concurrency", "32", "--db", url, "--out", "runs"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TRACEGRADE_SPANS_DB": "off", WRITER_ENV_VAR: "process",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    log = tmp_path / "first.log"
-    with log.open("w") as output:
-        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=output, stderr=subprocess.STDOUT)
-        run_id = wait_for_run(lambda: re.search(r"\brun (\d{8}-\d{6}-\w+)", log.read_text()), first).group(1)
-        with open_store(url) as store:
-            wait_for_run(lambda: len(store.done_keys(run_id)) >= 100
-                         and re.search(r"^w\d{4}\s+PASS$", log.read_text(), re.MULTILINE), first)
-            writers = _writer_children(first.pid)
-            assert writers, "the run wrote through no writer process"
-            first.kill()  # SIGKILL: no handler, no cleanup
-            first.wait()
-            _wait_gone(writers)  # it ends once its input closes, and with it its hold on the run's lock
-            before = {r.case_id: r.to_json() for r in store.load_run(run_id).results}
-    reported = set(re.findall(r"^(w\d{4})\s+PASS$", log.read_text(), re.MULTILINE))
-    assert reported and len(before) < count, (len(reported), len(before))
-    assert reported <= set(before)  # every case the run said was finished is in the store
-    second = subprocess.run([*command, "--quiet", "--resume", run_id], cwd=tmp_path, env={**env, "RESUMED": "1"},
-                            capture_output=True, text=True, timeout=600)
-    assert second.returncode == 0, second.stderr[-2000:]
-    with open_store(url) as store:
-        after = store.load_run(run_id).results
-    assert sorted(r.case_id for r in after) == [f"w{i:04d}" for i in range(count)]  # none lost, none twice
-    assert {r.case_id: r.to_json() for r in after if r.case_id in before} == before
-
-
-def _writer_children(pid: int) -> list[int]:
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(c) for c in children if b"tracegrade.store.writer" in Path(f"/proc/{c}/cmdline").read_bytes()]
-
-
-def _wait_gone(pids: list[int], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while any(Path(f"/proc/{pid}").exists() for pid in pids):
-        assert time.monotonic() < deadline, "the writer process outlived its run"
-        time.sleep(0.02)
 
 
 def test_a_library_printing_in_the_writer_does_not_break_its_answers(tmp_path, monkeypatch, capfd):
