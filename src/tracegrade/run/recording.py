@@ -170,15 +170,21 @@ class GroupCommit:
 
     async def save(self, result: CaseResult, position: int) -> None:
         """``result``, of the case at ``position`` in the dataset, committed soon (now, past BACKLOG)."""
+        done = self._queue(result, position)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        if done is not None:
+            await done
+
+    def _queue(self, result: CaseResult, position: int) -> asyncio.Future[None] | None:
+        """``result`` waiting for its commit; the future to wait on when BACKLOG cases already wait
+        (None: go on). Raises the store's error if a commit failed."""
         if self._failure is not None:
             raise self._failure
         done = asyncio.get_running_loop().create_future() if self._uncommitted >= self.BACKLOG else None
         self._waiting.append((result, position, done))
         self._uncommitted += 1
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write())
-        if done is not None:
-            await done
+        return done
 
     async def drain(self) -> None:
         """Returns once every case saved so far is committed; raises the store's error if one failed."""
@@ -252,11 +258,7 @@ class PipedCommit(GroupCommit):
     GROUP = 128  # finished cases handed over at once, at most
 
     async def save(self, result: CaseResult, position: int) -> None:
-        if self._failure is not None:
-            raise self._failure
-        done = asyncio.get_running_loop().create_future() if self._uncommitted >= self.BACKLOG else None
-        self._waiting.append((result, position, done))
-        self._uncommitted += 1
+        done = self._queue(result, position)
         if len(self._waiting) >= self.GROUP:
             # WHY now, and a turn of the loop: a case that never waits (an agent that answers at once)
             # keeps its worker running case after case within one turn, so the hand-over at its end
