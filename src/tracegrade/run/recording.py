@@ -91,7 +91,7 @@ async def _record(
     live = LiveRead(cases, readers, thresholds) if not done and settings.repeat == 1 else None
     writer = await start_writer(store, run_id) if _writer_wanted(len(cases) * settings.repeat - len(done)) else None
     commits = (GroupCommit(store, run_id, on_stored=on_result, read=live) if writer is None
-               else PipedCommit(writer, on_stored=on_result, read=live))
+               else PipedCommit(store, run_id, writer, on_stored=on_result, read=live))
     try:
         await run_cases(cases, target, judge, settings, on_result=commits.save, done=done, budget=budget,
                         evaluate=live.noting(evaluate) if live else evaluate,
@@ -158,7 +158,7 @@ class GroupCommit:
 
     BACKLOG = 1024  # finished cases waiting for a commit; past it a worker waits for its own
 
-    def __init__(self, store: RunStore | None, run_id: str, on_stored: Callable[[CaseResult], None] | None = None,
+    def __init__(self, store: RunStore, run_id: str, on_stored: Callable[[CaseResult], None] | None = None,
                  read: LiveRead | None = None) -> None:
         self._store, self._run_id, self._on_stored = store, run_id, on_stored
         self._read = read
@@ -225,7 +225,6 @@ class GroupCommit:
     def _save(self, finished: list[tuple[CaseResult, int]]) -> list[StoredForm]:
         """Results with their positions in one transaction; what the store wrote of each. WHY the
         forms made here, not in ``save_cases``: the run's read (``LiveRead``) takes each case as written."""
-        assert self._store is not None  # a GroupCommit has its store
         raw = self._store.raw
         key = redaction_key(raw)
         forms = [result.stored if result.stored is not None and result.stored.key == key
@@ -248,9 +247,9 @@ class PipedCommit(GroupCommit):
     time). WHY not at the end of every turn: a sync agent's cases finish one a turn, and a
     group of one or two a frame cost each side more than the case's own writing."""
 
-    def __init__(self, writer: StoreWriter, on_stored: Callable[[CaseResult], None] | None = None,
-                 read: LiveRead | None = None) -> None:
-        super().__init__(None, "", on_stored, read)
+    def __init__(self, store: RunStore, run_id: str, writer: StoreWriter,
+                 on_stored: Callable[[CaseResult], None] | None = None, read: LiveRead | None = None) -> None:
+        super().__init__(store, run_id, on_stored, read)
         self._pipe = writer
         self._sent: collections.deque[list[_Waiting]] = collections.deque()  # handed over, not yet answered
         self._handing = False  # a hand-over is due at the end of this turn of the loop
