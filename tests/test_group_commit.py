@@ -24,7 +24,7 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.provenance import now_iso
 from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
-from tracegrade.store.runstore import open_store
+from tracegrade.store.runstore import StoredForm, open_store
 
 
 def manifest(cases: int) -> Manifest:
@@ -144,6 +144,66 @@ def test_workers_go_on_while_a_commit_runs_until_the_backlog_is_full(tmp_path, m
         assert finished_before[0] == backlog + 2  # the backlog (the case in the commit among them), two workers
     else:
         assert finished_before[0] == len(cases)  # nobody waited for the slow commit
+
+
+class _HeldWriter:
+    """A store writer whose answers come only when the test lets each group's through."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[str]] = []
+        self.answered = 0
+        self._released = asyncio.Semaphore(0)
+
+    def send(self, finished) -> None:
+        self.sent.append([result.case_id for result, _ in finished])
+
+    async def committed(self) -> list[StoredForm]:
+        await self._released.acquire()
+        group = self.sent[self.answered]
+        self.answered += 1
+        return [StoredForm("k", "", True) for _ in group]
+
+    def release(self) -> None:
+        self._released.release()
+
+
+def test_a_worker_past_the_backlog_goes_on_once_room_is_made_not_when_its_own_case_commits(monkeypatch):
+    """Past the backlog a worker waits for the backlog to fall, not for its own case: that case
+    is in the newest group, handed over only once every group before it is answered, so waiting
+    for it stopped the run until the writer's whole pipeline was empty."""
+    from tracegrade.run.recording import PipedCommit
+
+    monkeypatch.setattr(PipedCommit, "GROUP", 2)
+    monkeypatch.setattr(PipedCommit, "BACKLOG", 4)
+    writer = _HeldWriter()
+    reported: list[str] = []
+
+    async def scenario() -> None:
+        commits = PipedCommit(None, "r1", writer, on_stored=lambda r: reported.append(r.case_id))
+        saved = 0
+
+        async def produce() -> None:
+            nonlocal saved
+            for i in range(8):
+                await commits.save(result(f"c{i}"), i)
+                saved += 1
+
+        producer = asyncio.create_task(produce())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        # c0..c3 handed over in two groups, c4 past the backlog: its worker waits, c4 not handed over
+        assert writer.sent == [["c0", "c1"], ["c2", "c3"]] and saved == 4
+        writer.release()  # the first group commits: room again, while c4 is not even handed over
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert saved > 5 and reported == ["c0", "c1"]
+        for _ in range(8):
+            writer.release()
+        await producer
+        await commits.drain()
+        assert reported == [f"c{i}" for i in range(8)]  # each reported once committed, in order
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
 
 
 def test_a_failed_commit_stops_the_run_with_the_stores_error_and_reports_nothing_unstored(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -21,12 +22,17 @@ from tracegrade.eval.provenance import now_iso
 from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked
-from tracegrade.store.runstore import open_store, stored_form
+from tracegrade.store.runstore import StoredForm, open_store, stored_form
 from tracegrade.store.writer import start_writer
 
 
 def manifest(cases: int) -> Manifest:
     return Manifest("r1", "cases.json", "v1", cases, "t", "agent-m", None, None, started_at=now_iso())
+
+
+def answered(form: StoredForm) -> StoredForm:
+    """``form`` as the writer answers it: without its text where it reads back as its result."""
+    return replace(form, text="") if form.same else form
 
 
 def test_the_writer_stores_each_case_as_the_store_would_and_answers_each_group_in_order(tmp_path):
@@ -47,11 +53,13 @@ def test_the_writer_stores_each_case_as_the_store_would_and_answers_each_group_i
             return answers
 
     answers = asyncio.run(write())
-    assert answers == [[stored_form(r) for r in group] for group in groups]
-    assert "jane.doe@example.com" not in answers[1][0].text and not answers[1][0].same  # redacted, so not the same
+    expected = [[stored_form(r) for r in group] for group in groups]
+    assert answers == [[answered(form) for form in group] for group in expected]
+    assert [form.same for group in answers for form in group] == [True, True, False]
+    assert "jane.doe@example.com" not in answers[1][0].text and "[REDACTED" in answers[1][0].text
     with open_store(url) as store:
         stored = [store.case_text("r1", r.case_id) for group in groups for r in group]
-    assert stored == [form.text for answer in answers for form in answer]
+    assert stored == [form.text for group in expected for form in group]
 
 
 def test_a_secret_registered_in_the_run_after_the_writer_started_is_redacted_by_it(tmp_path):
@@ -188,5 +196,47 @@ def test_a_library_printing_in_the_writer_does_not_break_its_answers(tmp_path, m
 
     # WHY a deadline: printed bytes read as a frame's length leave the run waiting for bytes never sent
     forms = asyncio.run(asyncio.wait_for(write(), 60))
-    assert forms == [stored_form(result("a")), stored_form(result("b", "fail"))]
+    assert forms == [answered(stored_form(result("a"))), answered(stored_form(result("b", "fail")))]
     assert capfd.readouterr().err.count("a library says hello on stdout") == 2  # said, on stderr
+
+
+def test_groups_waiting_together_share_a_transaction_until_it_holds_transaction_rows(tmp_path, monkeypatch):
+    """What waits goes in one transaction (one fsync), but no group joins one that already holds
+    TRANSACTION_ROWS cases: a group is answered only once its transaction commits."""
+    import io
+    import os
+    import pickle
+
+    from tracegrade.store import writer as writer_module
+    from tracegrade.store.runstore import RunStore, redaction_key
+
+    monkeypatch.setattr(writer_module, "TRANSACTION_ROWS", 5)
+    transactions: list[int] = []
+    save_handed = RunStore.save_handed
+
+    def counted(self, run_id, rows):
+        transactions.append(len(rows))
+        return save_handed(self, run_id, rows)
+
+    monkeypatch.setattr(RunStore, "save_handed", counted)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:
+        store.start_run(manifest(12))
+    key = redaction_key(False)
+    groups = [[(f"c{i}", 0, i, "pass", result(f"c{i}").to_json(), True) for i in range(start, start + 3)]
+              for start in range(0, 12, 3)]
+    source, sink = os.pipe()
+    os.write(sink, b"".join(writer_module._frame((key, None, rows)) for rows in groups))  # all waiting at once
+    os.close(sink)
+    answers = io.BytesIO()
+    writer_module.serve(str(tmp_path / "runs.db"), False, "r1", source, answers)
+    os.close(source)
+    assert transactions == [6, 6]  # two groups of three at a time: the next would pass five
+    data, replies = answers.getvalue(), []
+    while data:
+        size = int.from_bytes(data[:8], "little")
+        replies.append(pickle.loads(data[8:8 + size]))
+        data = data[8 + size:]
+    assert [len(forms) for kind, _, forms in replies if kind == "ok"] == [3, 3, 3, 3]
+    with open_store(url) as store:
+        assert len(store.done_keys("r1")) == 12
