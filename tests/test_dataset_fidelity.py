@@ -3,15 +3,20 @@ standard encoder's own bytes, so versions and content hashes never change with h
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from pydantic import ValidationError
+from pydantic_core import PydanticUndefined
 
 from tracegrade.core import jsontext
-from tracegrade.eval.dataset import GoldenCase, _canonical_text, load_dataset
+from tracegrade.eval.dataset import GoldenCase, _canonical_text, _unpack, load_dataset
 
 # WHY these: where encoders differ (float forms like 1e-05 and 1e+16, NaN, integers past 64 bits,
 # what is escaped, the order of keys beyond the Basic Multilingual Plane)
@@ -70,3 +75,96 @@ def test_a_files_version_and_content_hashes_are_those_of_the_standard_encoder(tm
                                                         ensure_ascii=False).encode()).hexdigest()[:12]
     assert [c.content_hash() for c in dataset.cases] == [hashlib.sha256(t).hexdigest() for t in texts]
     assert [c.content_hash() for c in fresh] == [hashlib.sha256(t).hexdigest() for t in texts]
+
+
+# --- a case read back from the compact dataset ----------------------------------------------
+
+YAML_CASES = """
+normalize: [case]
+strictIntegers: true
+cases:
+  - id: dates
+    question: Where is ORD-101?
+    expectedArguments: {when: 2024-01-02, at: 2024-01-02 10:00:00+02:00, ratio: .nan, far: .inf, n: 1.0}
+    tags: [a, b]
+  - id: own-normalisation
+    question: q
+    normalize: [whitespace]
+    strictIntegers: false
+  - id: with-a-model
+    question: q
+    toolOrder: {mode: exact, tools: [getOrderStatus]}
+"""
+
+
+def fields_of(case: GoldenCase) -> list[tuple[str, type, str]]:
+    """A case's fields in the order it holds them, each with its type and repr (NaN equal to NaN)."""
+    return [(name, type(value), repr(value)) for name, value in case.__dict__.items() if not name.startswith("_")]
+
+
+def assert_read_back_as_validated(read: GoldenCase, fresh: GoldenCase) -> None:
+    assert fields_of(read) == fields_of(fresh)
+    assert read.model_fields_set == fresh.model_fields_set
+    assert (read.__pydantic_extra__, read.__pydantic_private__) == (fresh.__pydantic_extra__, fresh.__pydantic_private__)
+    assert repr(read) == repr(fresh) and read.content_hash() == fresh.content_hash()
+
+
+def test_a_jsonl_case_read_back_is_the_case_its_line_validates_to(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(HOSTILE_LINES) + "\n", encoding="utf-8")
+    cases = load_dataset(path).cases
+    for line, read in zip(HOSTILE_LINES, cases, strict=True):
+        assert_read_back_as_validated(read, GoldenCase.model_validate(jsontext.load(line)))
+    assert cases[0] == GoldenCase.model_validate(jsontext.load(HOSTILE_LINES[0]))
+
+
+def test_a_yaml_case_read_back_keeps_its_dates_and_what_the_dataset_gave_it(tmp_path: Path) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text(YAML_CASES, encoding="utf-8")
+    cases = load_dataset(path).cases
+    data = yaml.safe_load(YAML_CASES)
+    context = {"tools": (), "normalize": ("case",), "strict_integers": True}
+    for record, read in zip(data["cases"], cases, strict=True):
+        assert_read_back_as_validated(read, GoldenCase.model_validate(record, context=context))
+    assert cases[0].normalize == ("case",) and cases[0].strict_integers and cases[1].normalize == ("whitespace",)
+    assert isinstance(cases[0].expected_arguments["when"], datetime.date)
+
+
+def test_a_case_with_no_model_inside_is_made_from_its_fields_and_one_with_a_model_from_its_record(
+        tmp_path: Path) -> None:
+    # WHY: both ways must give the case validation gives (above); this holds the cheap one to being used
+    path = tmp_path / "cases.yaml"
+    path.write_text(YAML_CASES, encoding="utf-8")
+    cases = load_dataset(path).cases
+    assert [_unpack(cases._items[i])[1] for i in range(3)] == [True, True, False]  # type: ignore[attr-defined]
+
+
+def test_cases_made_from_their_fields_share_no_dict(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps({"id": "a", "question": "q"}) + "\n" + json.dumps({"id": "b", "question": "q"}) + "\n")
+    cases = load_dataset(path).cases
+    first, again, second = cases[0], cases[0], cases[1]
+    assert first.faults == {} and first.faults is not second.faults and first.faults is not again.faults
+    assert first.expected_arguments is not second.expected_arguments
+    assert first.relevant_sources is not second.relevant_sources
+
+
+def test_every_default_a_case_made_from_its_fields_shares_cannot_change() -> None:
+    # WHY: such a case takes its defaults from one dict for all; a mutable default would be shared
+    defaults = [f.default for f in GoldenCase.model_fields.values() if f.default_factory is None]
+    assert all(isinstance(d, (str, int, bool, tuple, type(None))) or d is PydanticUndefined for d in defaults)
+    assert all(not d for d in defaults if isinstance(d, tuple))
+
+
+def test_a_case_made_from_its_fields_behaves_as_one_validated(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps({"id": "a", "question": "Where is ORD-101?", "state": {"refund": {"$any": True}},
+                                "expectedTool": "getOrderStatus"}) + "\n")
+    read = load_dataset(path).cases[0]
+    assert set(read.state_matchers) == {"refund"} and read.states_tool_choice()
+    copy = read.model_copy(update={"question": "Where is ORD-102?"})
+    assert copy.content_hash() == GoldenCase(id="a", question="Where is ORD-102?", state={"refund": {"$any": True}},
+                                             expected_tool="getOrderStatus").content_hash()
+    assert pickle.loads(pickle.dumps(read)) == read == GoldenCase.model_validate(read.model_dump())
+    with pytest.raises(ValidationError):  # frozen, as validated
+        read.question = "changed"  # type: ignore[misc]

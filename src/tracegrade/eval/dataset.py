@@ -26,9 +26,9 @@ import pickle
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Literal, Sequence, overload
+from typing import IO, Any, Callable, Iterable, Iterator, Literal, Sequence, cast, get_args, overload
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from tracegrade.core import jsontext
@@ -295,7 +295,7 @@ def load_dataset(path: str | Path) -> Dataset:
             canonical = _canonical_text(case.canonical())
             version.update((", " if index else "[").encode() + canonical)
             # the case's content_hash(), from the same bytes
-            yield _pack(case.id, hashlib.sha256(canonical).digest(), raw)
+            yield _pack(case.id, hashlib.sha256(canonical).digest(), *_held_form(case, raw))
 
     records = Packed(packed())
     if not seen:
@@ -310,7 +310,8 @@ def _record_at(path: Path, index: int) -> Any:
 
 
 class CompactCases(Sequence[GoldenCase]):
-    """A file's cases held as their records, compressed; each read validates its case again.
+    """A file's cases held compressed, as the values their fields were given or as their records;
+    each read makes its case again.
 
         >>> cases = CompactCases([_pack("a", None, {"id": "a", "question": "Why?"})], {})
         >>> len(cases), cases[0].question, cases.find("a") == cases[0], cases.find("b"), cases.ids()
@@ -318,10 +319,13 @@ class CompactCases(Sequence[GoldenCase]):
 
     WHY: 100,000 GoldenCase objects held about 240 MB (2.4 KB each) from the
     load to the end of the run; a record, pickled and compressed with its
-    neighbours (``core.packed``), is well under 0.2 KB, and validating it again
-    costs about 0.02 ms. WHY the raw record, pickled, not the case's JSON: the
-    same record and context validate to the very same case (YAML dates and
-    all), with no question of a lossy round trip. WHY each case's id and content
+    neighbours (``core.packed``), is well under 0.2 KB. WHY pickled, not as JSON:
+    YAML dates, tuples and all come back as they were, with no question of a lossy
+    round trip. WHY the values validation gave a case's fields when none holds a
+    model (``_held_form``): the case is made from them as unpickling makes one, in
+    ~5 us where validating its record again took ~11; a case with a model inside
+    (tools, calls, a user, ...) is kept as its raw record, which the same context
+    validates to the very same case. WHY each case's id and content
     hash in its item, not beside: what is packed goes to a file past a size
     (``core.packed``), so the dataset's memory stays the same whatever its size.
     """
@@ -346,8 +350,8 @@ class CompactCases(Sequence[GoldenCase]):
     def __getitem__(self, index: int | slice) -> GoldenCase | CompactCases:
         if isinstance(index, slice):
             return self.take(range(*index.indices(len(self))))
-        digest, record = _unpack(self._items[index])
-        case = GoldenCase.model_validate(record, context=self._context)
+        digest, as_fields, held = _unpack(self._items[index])
+        case = _case_from_fields(held) if as_fields else GoldenCase.model_validate(held, context=self._context)
         if digest is not None:
             case.remember(_HASH, digest.hex())  # WHY: hashing the case again cost as much as a check
         return case
@@ -389,20 +393,25 @@ def case_finder(cases: Sequence[GoldenCase]) -> Callable[[str], GoldenCase | Non
     return cases.find if isinstance(cases, CompactCases) else {c.id: c for c in cases}.get
 
 
-def _pack(case_id: str, digest: bytes | None, record: Any) -> bytes:
-    """A case as CompactCases holds it: 1 byte (its content hash known or not), the hash (32
-    bytes, when known), its id's length in bytes (4), its id (UTF-8), then its raw record pickled.
+_HASH_KNOWN, _AS_FIELDS = 1, 2  # the flags of a ``_pack`` item's first byte
+
+
+def _pack(case_id: str, digest: bytes | None, held: Any, as_fields: bool = False) -> bytes:
+    """A case as CompactCases holds it: 1 byte of flags (its content hash known, what is held),
+    the hash (32 bytes, when known), its id's length in bytes (4), its id (UTF-8), then pickled
+    what is held: its raw record, or (``as_fields``) the values of its given fields (``_held_form``).
 
     WHY the id and hash as plain bytes, not pickled: unpickling them too cost a third of the
     read of a case when its job starts, and the id is read alone (``_id``) to find a case."""
-    known = b"\x00" if digest is None else b"\x01" + digest
+    flags = (0 if digest is None else _HASH_KNOWN) | (_AS_FIELDS if as_fields else 0)
     key = case_id.encode()
-    return known + len(key).to_bytes(4, "little") + key + pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    return b"".join((flags.to_bytes(1, "little"), digest or b"", len(key).to_bytes(4, "little"), key,
+                     pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)))
 
 
 def _id_place(item: bytes) -> tuple[int, int]:
-    """Where the id of a ``_pack`` item starts and ends (the record follows it)."""
-    start = 37 if item[0] else 5
+    """Where the id of a ``_pack`` item starts and ends (what is held follows it)."""
+    start = 37 if item[0] & _HASH_KNOWN else 5
     return start, start + int.from_bytes(item[start - 4:start], "little")
 
 
@@ -411,10 +420,54 @@ def _id(item: bytes) -> str:
     return item[start:end].decode()
 
 
-def _unpack(item: bytes) -> tuple[bytes | None, Any]:
-    """The content hash (None when not known) and the raw record of a ``_pack`` item."""
+def _unpack(item: bytes) -> tuple[bytes | None, bool, Any]:
+    """The content hash (None when not known) of a ``_pack`` item, whether it holds the values of
+    the case's fields (else its raw record), and those values or that record."""
     _, end = _id_place(item)
-    return item[1:33] if item[0] else None, pickle.loads(memoryview(item)[end:])
+    flags = item[0]
+    digest = item[1:33] if flags & _HASH_KNOWN else None
+    return digest, bool(flags & _AS_FIELDS), pickle.loads(memoryview(item)[end:])
+
+
+def _held_form(case: GoldenCase, record: Any) -> tuple[Any, bool]:
+    """What CompactCases keeps of a case, and whether it is the values of its fields: those of
+    the fields it was given, when none of them holds a model; else its raw record.
+
+    WHY only the given fields: every other field holds its default (validation fills them in, and
+    ``model_copy`` counts what it updates as given, such as the dataset's tools when there are
+    none). WHY not a model: pickled, it takes its memos along, and costs more than the
+    validation it saves."""
+    given, values = case.model_fields_set, case.__dict__
+    if any(values[name] for name in given & _MODEL_FIELDS):  # a model, or a tuple of them
+        return record, False
+    return {name: values[name] for name in given}, True
+
+
+def _case_from_fields(given: dict[str, Any]) -> GoldenCase:
+    """The case that validation made with these values of its given fields, made again as
+    unpickling makes a model (``__setstate__``): the defaults filled in, nothing validated."""
+    values = _DEFAULTS.copy()
+    for name, factory in _DEFAULT_FACTORIES:
+        values[name] = factory()  # WHY anew: a dict default shared by two cases would be one object
+    values.update(given)
+    case = GoldenCase.__new__(GoldenCase)
+    case.__setstate__({"__dict__": values, "__pydantic_fields_set__": set(given),
+                       "__pydantic_extra__": None, "__pydantic_private__": None})
+    return case
+
+
+def _holds_a_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_a_model(argument) for argument in get_args(annotation))
+
+
+_MODEL_FIELDS = frozenset(name for name, f in GoldenCase.model_fields.items() if _holds_a_model(f.annotation))
+# In field order, as validation fills a case's __dict__ (its repr follows that order).
+_DEFAULTS = {name: None if f.default_factory else f.default for name, f in GoldenCase.model_fields.items()}
+# WHY the cast: a factory may take the validated data; none of GoldenCase's does (each is dict)
+_DEFAULT_FACTORIES = tuple((name, cast(Callable[[], Any], f.default_factory))
+                           for name, f in GoldenCase.model_fields.items() if f.default_factory is not None)
 
 
 def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
