@@ -438,9 +438,10 @@ def _held_form(case: GoldenCase, record: Any) -> tuple[Any, bool]:
     none). WHY not a model: pickled, it takes its memos along, and costs more than the
     validation it saves."""
     given, values = case.model_fields_set, case.__dict__
-    if any(values[name] for name in given & _MODEL_FIELDS):  # a model, or a tuple of them
-        return record, False
-    return {name: values[name] for name in given}, True
+    # WHY isdisjoint first: the common case answered without building the intersection (~1.5 us)
+    if given.isdisjoint(_MODEL_FIELDS) or not any(values[name] for name in given & _MODEL_FIELDS):
+        return {name: values[name] for name in given}, True
+    return record, False  # a model given, or a tuple of them
 
 
 def _case_from_fields(given: dict[str, Any]) -> GoldenCase:
