@@ -240,7 +240,10 @@ def test_a_process_that_asked_a_one_token_question_ends_on_its_last_line():
     import subprocess
     import sys
 
-    env = {**os.environ, "TRACEGRADE_THREADS": str(REAL_MODEL_THREADS)}
+    # WHY ik forced, not the default "auto": the issue is ik's runtime freed at shutdown. Left to
+    # choose, a machine not yet measured (CI's empty cache) first probes both runtimes (~25 s of
+    # CPU; 4 s with the choice cached), and a probe that picked xllamacpp would leave no ik runtime.
+    env = {**os.environ, "TRACEGRADE_THREADS": str(REAL_MODEL_THREADS), "TRACEGRADE_NEXT_TOKEN": "ik"}
     done = subprocess.run([sys.executable, "-c", SHUTDOWN], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1].startswith("last line")
