@@ -1,7 +1,7 @@
 """The dashboard and the HTML report in real headless Chromium (Debian's
 ``chromium``, driven by Playwright): the key numbers appear, the filters and
-actions work, nothing is fetched from the network. Screenshots go to docs/img/
-(the README shows them)."""
+actions work, nothing is fetched from the network. With UPDATE_SCREENSHOTS=1 the
+screenshots in docs/img/ (the README shows them) are taken again."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import os
 import random
 import shutil
 import socket
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,10 +37,7 @@ from view_support import BROKEN, reply_for, scores_for, in_thread as run_async
 pytestmark = pytest.mark.slow  # a real browser
 
 ROOT = Path(__file__).resolve().parents[1]
-# WHY a temporary folder unless asked: every run rewrote the tracked docs/img pictures, so a
-# checkout showed changes after `make test`. UPDATE_SCREENSHOTS=1 renews the docs' pictures.
-IMAGES = (ROOT / "docs" / "img" if os.environ.get("UPDATE_SCREENSHOTS") == "1"
-          else Path(tempfile.gettempdir()) / "tracegrade-test-screenshots")
+IMAGES = ROOT / "docs" / "img"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -57,6 +53,18 @@ def browser():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+def screenshot(page, name: str, full_page: bool = False) -> None:
+    """``page`` saved as docs/img/``name`` when UPDATE_SCREENSHOTS=1 renews the docs' pictures.
+
+    WHY only then: every run rewrote the tracked pictures (a checkout showed changes after
+    `make test`), and pictures kept in a temporary folder were read by nothing, for ~4 s of
+    Chromium's CPU and ~7 s of the two browser files' wall (a full-page one lays the page out
+    again). No test compares a picture."""
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(IMAGES / name), full_page=full_page)
 
 
 def new_page(browser, allowed_prefix: str):
@@ -135,8 +143,7 @@ def test_the_dashboard_shows_production_in_chromium(browser, dashboard):
     assert "getDeliveryDate" in charts and "deleteAccount" in charts and "llama.cpp" in charts
     assert page.locator("svg.chart").count() == 6
     assert page.locator("tr.trace").count() == 40
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / "monitor.png"))
+    screenshot(page, "monitor.png")
 
     page.select_option("select[name=prompt_version]", "terse")
     page.click("button[type=submit]")
@@ -187,7 +194,7 @@ def test_the_html_report_opens_from_disk_in_chromium(browser, report_file):
     assert f"{len(run.results)}" in summary and f"{passed / len(run.results):.0%}" in summary
     assert page.locator("#scores svg.chart").count() == len(METRICS)
     assert page.inner_text("#shown") == f"{len(run.results)} of {len(run.results)} cases shown"
-    page.screenshot(path=str(IMAGES / "report.png"))
+    screenshot(page, "report.png")
 
     page.select_option("#status", "fail")
     assert page.inner_text("#shown") == f"{len(failed)} of {len(run.results)} cases shown"

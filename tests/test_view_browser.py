@@ -2,7 +2,8 @@
 Playwright as test_browser.py drives the dashboard), served by uvicorn on a
 real socket: runs → run → case → compare, the filters, the timeline, the
 keys, the production pages, no console error, nothing fetched from the
-network, and a foreign Host refused on the wire. Screenshots go to docs/img/."""
+network, and a foreign Host refused on the wire. With UPDATE_SCREENSHOTS=1 the
+screenshots in docs/img/ are taken again."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import IMAGES, browser, new_page, serve  # noqa: F401  (browser: the shared fixture)
+from test_browser import browser, new_page, screenshot, serve  # noqa: F401  (browser: the shared fixture)
 from tracegrade.store.runstore import open_store
 from tracegrade.view.app import create_view_app
 from tracegrade.view.shell import run_url
@@ -57,13 +58,12 @@ def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):  # noqa: F81
     page, outside, errors = watched(browser, url)
     page.goto(url + "/")
     assert page.locator("#runs-table a.rowlink").all_inner_texts() == [CANDIDATE, BASELINE]
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / "view-runs.png"))
+    screenshot(page, "view-runs.png")
 
     page.click(f"text={CANDIDATE}")
     page.wait_for_url(url + run_url(CANDIDATE))
     assert page.locator("#cases-table tr.case").count() == len(cand.results)
-    page.screenshot(path=str(IMAGES / "view-run.png"), full_page=True)
+    screenshot(page, "view-run.png", full_page=True)
 
     page.select_option("select[name=status]", "failed")
     with page.expect_navigation():  # WHY: under load the table was read before the new page came
@@ -84,7 +84,7 @@ def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):  # noqa: F81
     call = page.locator("#timeline tr.toolcall")
     assert call.count() == 1 and "ORD-999" in call.locator("pre.arguments").inner_text()
     assert broken.reply.answer in page.inner_text("#reference")
-    page.screenshot(path=str(IMAGES / "view-case.png"), full_page=True)
+    screenshot(page, "view-case.png", full_page=True)
 
     page.click("#other-runs-table >> text=diff against this run")
     changed = page.locator("#calls-diff tr.changed")
@@ -95,7 +95,7 @@ def test_runs_to_run_to_case_to_compare_in_chromium(browser, view):  # noqa: F81
     page.wait_for_selector("#verdict")
     assert "BLOCK" in page.inner_text("#verdict")
     assert "tool-status-01" in page.inner_text("#regressions")
-    page.screenshot(path=str(IMAGES / "view-compare.png"), full_page=True)
+    screenshot(page, "view-compare.png", full_page=True)
     assert errors == [] and outside == []
 
 
@@ -123,13 +123,13 @@ def test_history_calibration_and_production_pages(browser, view):  # noqa: F811
     page, outside, errors = watched(browser, url)
     page.goto(url + "/history")
     assert page.locator("#history-charts svg.chart").count() == 6
-    page.screenshot(path=str(IMAGES / "view-history.png"), full_page=True)
+    screenshot(page, "view-history.png", full_page=True)
     page.click("nav >> text=Calibration")
     assert page.locator("#calibration-table tbody tr").count() > 0
     page.click("nav >> text=Production")
     page.wait_for_selector("#summary")  # the monitor's own page, no login: the view let the request in
     assert page.locator("tr.trace").count() == 40
-    page.screenshot(path=str(IMAGES / "view-production.png"))
+    screenshot(page, "view-production.png")
     page.locator("button.golden").first.click()
     page.wait_for_selector("#golden:not([hidden])")
     assert '"toFill"' in page.inner_text("#golden-json")
@@ -320,7 +320,7 @@ def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from
         page.keyboard.press("b")
     given[noted] = "bad"
     assert "7 labelled" in page.inner_text("#progress")  # six labels and a skip
-    page.screenshot(path=str(IMAGES / "view-label.png"), full_page=True)
+    screenshot(page, "view-label.png", full_page=True)
     assert errors == [] and outside == []
 
     out = tmp_path / "calibration.json"
