@@ -87,6 +87,16 @@ def real_xllamacpp():
         return LocalModel(default_model_path(), MODEL_ID)._ensure_server()
 
 
+@pytest.fixture(scope="session")
+def scipy_stats():
+    """scipy.stats, for the tests that check our statistics against it (test_agreement.py,
+    test_pairstats.py: one worker, the scheduler below). WHY not imported at the top of those
+    modules: every worker collects every module, and scipy.stats costs ~2 s of CPU to import."""
+    from scipy import stats
+
+    return stats
+
+
 @pytest.fixture(autouse=True)
 def evidence_ranked_by_words(request, monkeypatch):
     """The judge picks long evidence's passages by shared words, not the embeddings model,
@@ -164,13 +174,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.path not in slow_files)
 
 
-# Files that load the same heavy model, each set run by one worker, one file after the other.
-# WHY: a worker pays for a model once (the session fixtures above; torch's import and MiniLM's
-# load for the embeddings files), and the two real-weights files never run at once, each
-# runtime spinning its two threads on the two cores the other worker is using.
+# Files that load the same heavy model or library, each set run by one worker, one file after
+# the other. WHY: a worker pays for a model once (the session fixtures above; torch's import and
+# MiniLM's load for the embeddings files), and the two real-weights files never run at once, each
+# runtime spinning its two threads on the two cores the other worker is using; scipy (with
+# scikit-learn, ~2 s of CPU) is imported by one worker only.
 SHARED_MODEL_FILES = {
     "test_next_token.py": "the real weights", "test_runtime_choice.py": "the real weights",
     "test_retrieval.py": "MiniLM", "test_judge_evidence.py": "MiniLM",
+    "test_agreement.py": "scipy", "test_pairstats.py": "scipy",
 }
 
 

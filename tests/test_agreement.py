@@ -6,8 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, rankdata, spearmanr
-from sklearn.metrics import cohen_kappa_score, confusion_matrix as sk_confusion, mean_absolute_error
 
 from tracegrade.judge.agreement import (
     average_ranks, cohen_kappa, confusion_matrix, exact_agreement, mae, sample_variance, sign_test_p, spearman,
@@ -22,14 +20,22 @@ NARROW = [5, 5, 5, 4, 4, 4, 3, 3, 5, 4, 3, 3, 3, 5, 3, 4, 5, 5, 3, 4]
 PAIRS = [(HUMAN, JUDGE), (HUMAN, NARROW), (JUDGE, NARROW)]
 
 
-def test_average_ranks_match_scipy_on_ties():
-    np.testing.assert_allclose(average_ranks(HUMAN)[0], rankdata(HUMAN))
+@pytest.fixture(scope="module")
+def metrics():
+    """scikit-learn's metrics, imported by the tests that compare with them (as scipy: conftest's scipy_stats)."""
+    from sklearn import metrics
+
+    return metrics
+
+
+def test_average_ranks_match_scipy_on_ties(scipy_stats):
+    np.testing.assert_allclose(average_ranks(HUMAN)[0], scipy_stats.rankdata(HUMAN))
     assert average_ranks([2, 2, 1])[0] == [2.5, 2.5, 1.0]
 
 
 @pytest.mark.parametrize("x, y", PAIRS)
-def test_spearman_matches_scipy(x, y):
-    assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+def test_spearman_matches_scipy(x, y, scipy_stats):
+    assert spearman(x, y) == pytest.approx(scipy_stats.spearmanr(x, y).statistic, abs=1e-12)
 
 
 def test_spearman_of_a_constant_list_is_nan_not_a_number_that_passes():
@@ -38,15 +44,15 @@ def test_spearman_of_a_constant_list_is_nan_not_a_number_that_passes():
 
 
 @pytest.mark.parametrize("x, y", PAIRS)
-def test_mae_and_exact_agreement(x, y):
-    assert mae(x, y) == pytest.approx(mean_absolute_error(x, y))
+def test_mae_and_exact_agreement(x, y, metrics):
+    assert mae(x, y) == pytest.approx(metrics.mean_absolute_error(x, y))
     assert exact_agreement(x, y) == pytest.approx(np.mean(np.array(x) == np.array(y)))
 
 
 @pytest.mark.parametrize("x, y", PAIRS)
 @pytest.mark.parametrize("weights", [None, "quadratic"])
-def test_kappa_matches_sklearn(x, y, weights):
-    expected = cohen_kappa_score(x, y, labels=LABELS, weights=weights)
+def test_kappa_matches_sklearn(x, y, weights, metrics):
+    expected = metrics.cohen_kappa_score(x, y, labels=LABELS, weights=weights)
     assert cohen_kappa(x, y, LABELS, weights) == pytest.approx(expected, abs=1e-12)
 
 
@@ -56,13 +62,13 @@ def test_kappa_of_perfect_agreement_is_one_and_of_one_category_is_nan():
 
 
 @pytest.mark.parametrize("x, y", PAIRS)
-def test_confusion_matrix_matches_sklearn(x, y):
-    assert confusion_matrix(x, y, LABELS) == sk_confusion(x, y, labels=LABELS).tolist()
+def test_confusion_matrix_matches_sklearn(x, y, metrics):
+    assert confusion_matrix(x, y, LABELS) == metrics.confusion_matrix(x, y, labels=LABELS).tolist()
 
 
 @pytest.mark.parametrize("wins, losses", [(0, 0), (1, 0), (7, 2), (2, 7), (5, 5), (12, 3), (0, 9), (30, 18)])
-def test_sign_test_matches_scipy_binomtest(wins, losses):
-    expected = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+def test_sign_test_matches_scipy_binomtest(wins, losses, scipy_stats):
+    expected = scipy_stats.binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
     assert sign_test_p(wins, losses) == pytest.approx(expected, abs=1e-12)
 
 
@@ -76,13 +82,11 @@ def test_lists_of_different_length_are_an_error():
         mae([1, 2], [1])
 
 
-def test_auc_matches_sklearn_and_a_fitted_threshold_respects_the_false_fail_limit():
-    from sklearn.metrics import roc_auc_score
-
+def test_auc_matches_sklearn_and_a_fitted_threshold_respects_the_false_fail_limit(metrics):
     from tracegrade.judge.agreement import auc, balanced_accuracy, best_threshold
 
     good, bad = [0.9, 0.8, 0.8, 0.45, 0.4, 0.7], [0.1, 0.5, 0.3, 0.42, 0.2]
-    assert auc(good, bad) == pytest.approx(roc_auc_score([1] * len(good) + [0] * len(bad), good + bad))
+    assert auc(good, bad) == pytest.approx(metrics.roc_auc_score([1] * len(good) + [0] * len(bad), good + bad))
     free = best_threshold(good, bad)
     assert balanced_accuracy(good, bad, free) == max(balanced_accuracy(good, bad, c) for c in good + bad + [0.0, 1.0])
     limited = best_threshold(good, bad, max_false_fail=0.0)  # may fail no good item

@@ -9,7 +9,6 @@ import types
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from tracegrade.stats import paired as pairstats
 
@@ -29,19 +28,19 @@ PAIRS = {
 
 
 @pytest.mark.parametrize("name", PAIRS)
-def test_wilcoxon_matches_scipy(name):
+def test_wilcoxon_matches_scipy(name, scipy_stats):
     base, cand = PAIRS[name]
-    ours, theirs = pairstats.wilcoxon_signed_rank(base, cand), stats.wilcoxon(cand, base)
+    ours, theirs = pairstats.wilcoxon_signed_rank(base, cand), scipy_stats.wilcoxon(cand, base)
     assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
     assert ours.statistic == pytest.approx(theirs.statistic)
 
 
 @pytest.mark.parametrize("alternative", ["greater", "less"])
 @pytest.mark.parametrize("name", PAIRS)
-def test_one_sided_wilcoxon_matches_scipy(name, alternative):
+def test_one_sided_wilcoxon_matches_scipy(name, alternative, scipy_stats):
     base, cand = PAIRS[name]
     ours = pairstats.wilcoxon_signed_rank(base, cand, alternative)
-    theirs = stats.wilcoxon(cand, base, alternative=alternative)
+    theirs = scipy_stats.wilcoxon(cand, base, alternative=alternative)
     assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
     assert ours.statistic == pytest.approx(theirs.statistic)
 
@@ -54,9 +53,9 @@ def test_wilcoxon_regimes_are_the_ones_scipy_uses():
 
 
 @pytest.mark.parametrize("name", PAIRS)
-def test_paired_t_matches_scipy(name):
+def test_paired_t_matches_scipy(name, scipy_stats):
     base, cand = PAIRS[name]
-    ours, theirs = pairstats.paired_t_test(base, cand), stats.ttest_rel(cand, base)
+    ours, theirs = pairstats.paired_t_test(base, cand), scipy_stats.ttest_rel(cand, base)
     assert ours.statistic == pytest.approx(theirs.statistic, rel=1e-9)
     assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-14)
 
@@ -69,9 +68,9 @@ def test_no_difference_at_all_is_p_one_not_nan():
 
 
 @pytest.mark.parametrize("only_base, only_cand", [(0, 6), (3, 3), (1, 9), (10, 2), (0, 1), (25, 40)])
-def test_mcnemar_is_the_exact_binomial_test_on_discordant_pairs(only_base, only_cand):
+def test_mcnemar_is_the_exact_binomial_test_on_discordant_pairs(only_base, only_cand, scipy_stats):
     ours = pairstats.mcnemar_exact(only_base, only_cand)
-    theirs = stats.binomtest(min(only_base, only_cand), only_base + only_cand, 0.5)
+    theirs = scipy_stats.binomtest(min(only_base, only_cand), only_base + only_cand, 0.5)
     assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-12)
 
 
@@ -79,14 +78,14 @@ def test_mcnemar_without_discordant_pairs():
     assert pairstats.mcnemar_exact(0, 0).p_value == 1.0
 
 
-def test_bootstrap_interval_is_seeded_and_agrees_with_scipy():
+def test_bootstrap_interval_is_seeded_and_agrees_with_scipy(scipy_stats):
     diffs = pairstats.differences(BASE_SCORES * 3, CAND_SCORES * 3)
     ours = pairstats.bootstrap_mean_ci(diffs, seed=7)
     assert ours == pairstats.bootstrap_mean_ci(diffs, seed=7)
     continuous = [d + i / 100 for i, d in enumerate(diffs)]
     assert pairstats.bootstrap_mean_ci(continuous, seed=7) != pairstats.bootstrap_mean_ci(continuous, seed=8)
-    theirs = stats.bootstrap((np.array(diffs),), np.mean, method="percentile", n_resamples=10_000,
-                             random_state=0).confidence_interval
+    theirs = scipy_stats.bootstrap((np.array(diffs),), np.mean, method="percentile", n_resamples=10_000,
+                                   random_state=0).confidence_interval
     # Different random streams: the two intervals agree to Monte Carlo error.
     assert ours.low == pytest.approx(theirs.low, abs=0.03)
     assert ours.high == pytest.approx(theirs.high, abs=0.03)
@@ -145,6 +144,8 @@ def scipy_wilcoxon_at_edge(name: str, alternative: str):
     if (name, alternative) in SCIPY_SIGN_FLIPS:
         statistic, pvalue = SCIPY_SIGN_FLIPS[name, alternative]
         return types.SimpleNamespace(statistic=statistic, pvalue=pvalue)
+    from scipy import stats  # WHY here: conftest's scipy_stats
+
     (base, cand), _ = EDGES[name]
     return stats.wilcoxon(cand, base, alternative=alternative)
 
@@ -169,8 +170,8 @@ def test_the_edge_data_is_what_its_name_says():
         assert 0.01 < scipy_wilcoxon_at_edge(name, "two-sided").pvalue < 0.99, name  # not a trivial tail
 
 
-def test_exact_and_normal_differ_at_30_pairs_so_the_edge_is_tested():
+def test_exact_and_normal_differ_at_30_pairs_so_the_edge_is_tested(scipy_stats):
     base, cand = _distinct(30)
-    exact = stats.wilcoxon(cand, base, method="exact").pvalue
-    normal = stats.wilcoxon(cand, base, method="approx").pvalue
+    exact = scipy_stats.wilcoxon(cand, base, method="exact").pvalue
+    normal = scipy_stats.wilcoxon(cand, base, method="approx").pvalue
     assert abs(exact - normal) > 1e-4
