@@ -178,11 +178,12 @@ def pytest_collection_modifyitems(config, items):
 # the other. WHY: a worker pays for a model once (the session fixtures above; torch's import and
 # MiniLM's load for the embeddings files), and the two real-weights files never run at once, each
 # runtime spinning its two threads on the two cores the other worker is using; scipy (with
-# scikit-learn, ~2 s of CPU) is imported by one worker only.
+# scikit-learn) and anthropic's SDK, ~2 s of CPU each to import, are imported by one worker only.
 SHARED_MODEL_FILES = {
     "test_next_token.py": "the real weights", "test_runtime_choice.py": "the real weights",
     "test_retrieval.py": "MiniLM", "test_judge_evidence.py": "MiniLM",
     "test_agreement.py": "scipy", "test_pairstats.py": "scipy",
+    "test_capture.py": "anthropic", "test_capture_fidelity.py": "anthropic", "test_models.py": "anthropic",
 }
 
 
