@@ -7,6 +7,7 @@ import datetime
 import hashlib
 import json
 import pickle
+import random
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
 from tracegrade.core import jsontext
-from tracegrade.eval.dataset import GoldenCase, _canonical_text, _unpack, load_dataset
+from tracegrade.eval.dataset import (
+    GoldenCase, _canonical_text, _held_form, _unpack, _validated_canonical, load_dataset,
+)
 
 # WHY these: where encoders differ (float forms like 1e-05 and 1e+16, NaN, integers past 64 bits,
 # what is escaped, the order of keys beyond the Basic Multilingual Plane)
@@ -168,3 +171,47 @@ def test_a_case_made_from_its_fields_behaves_as_one_validated(tmp_path: Path) ->
     assert pickle.loads(pickle.dumps(read)) == read == GoldenCase.model_validate(read.model_dump())
     with pytest.raises(ValidationError):  # frozen, as validated
         read.question = "changed"  # type: ignore[misc]
+
+
+# --- a case's canonical form worked out from its given fields --------------------------------
+
+FIELD_VALUES: dict[str, list[Any]] = {  # per field, its default, stated or not, and other values
+    "id": ["a", "ü 𝄞"], "question": ["Where is ORD-1?", "q"], "golden_answer": ["", "x"],
+    "expected_behaviour": ["", "y"], "expected_tool": [None, "getOrderStatus"],
+    "expected_tool_argument": [None, "ORD-1"], "expected_source": [None, "a.md"], "customer_id": [None, "C1"],
+    "required_tools": [[], ["a"]], "forbidden_tools": [[], ["b", "c"]], "requires_approval": [False],
+    "answer_must_include": [[], ["x", "y"]], "answer_must_not_include": [[], ["z"]], "max_steps": [None, 1, 3],
+    "category": ["general", "returns"], "split": ["nominal", "edge"], "risk": ["low", "high"],
+    "difficulty": ["easy", "hard"], "language": ["en", "de"], "version": [1, 2, 10**30], "tags": [[], ["t"]],
+    "faults": [{}, {"getOrderStatus": "timeout"}], "relevant_sources": [{}, {"a.md": 2}],
+    "expected_route": [None, "r"], "expected_arguments": [{}, {"x": 1e-05}], "forbidden_arguments": [[], ["ORD-9"]],
+    "normalize": [[], ["case", "whitespace"]], "strict_integers": [False, True], "state": [None, {"total": 3}],
+    "follow_ups": [[], ["and?"]], "tool_order": [None], "calls": [None], "answer": [None], "history": [[]],
+    "tools": [[]],
+}
+
+
+def generated_records(count: int) -> list[dict[str, Any]]:
+    """Cases stating a random choice of fields, each by its name or its alias, at a random value."""
+    chance = random.Random(37)
+    records = []
+    for _ in range(count):
+        names = ["id", "question", *chance.sample(sorted(FIELD_VALUES), chance.randint(0, 12))]
+        record = {}
+        for name in names:
+            key = name if chance.random() < 0.3 else GoldenCase.model_fields[name].alias or name
+            record[key] = chance.choice(FIELD_VALUES[name])
+        records.append(record)
+    return records
+
+
+def test_the_canonical_form_from_a_validated_cases_fields_is_the_serializers() -> None:
+    assert set(FIELD_VALUES) == set(GoldenCase.model_fields) - {"user"}
+    from_fields = 0
+    for record in generated_records(600):
+        case = GoldenCase.model_validate(record)
+        held, as_fields = _held_form(case, record)
+        if as_fields:
+            assert _validated_canonical(case, held) == case.canonical(), record
+            from_fields += 1
+    assert from_fields == 600  # no model given: every case is held as its fields

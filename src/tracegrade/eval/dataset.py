@@ -179,12 +179,17 @@ class GoldenCase(_Strict):
         WHY without defaults: a new optional field must not change the hash
         (and so the version) of every case written before it existed.
         """
-        canonical = self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        return self.marking_an_unstated_tool(self.model_dump(mode="json", by_alias=True, exclude_defaults=True))
+
+    def marking_an_unstated_tool(self, dump: dict[str, Any]) -> dict[str, Any]:
+        """``dump``, the case's fields without defaults, marked if the case leaves its tool unstated.
+
+        WHY: such a case meant "no tool" before unstated meant unchecked; its
+        meaning changed, so its hash does (an explicit null keeps its hash).
+        """
         if not self.states_tool_choice() and self.calls is None:
-            # WHY: such a case meant "no tool" before unstated meant unchecked; its
-            # meaning changed, so its hash does (an explicit null keeps its hash).
-            canonical["toolChoice"] = "unchecked"
-        return canonical
+            dump["toolChoice"] = "unchecked"
+        return dump
 
 
 def conversation_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]]:
@@ -292,10 +297,11 @@ def load_dataset(path: str | Path) -> Dataset:
                 first = _validate(path, seen[case.id], _record_at(path, seen[case.id]), context)
                 raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
             seen[case.id] = index
-            canonical = _canonical_text(case.canonical())
+            held, as_fields = _held_form(case, raw)
+            canonical = _canonical_text(_validated_canonical(case, held) if as_fields else case.canonical())
             version.update((", " if index else "[").encode() + canonical)
             # the case's content_hash(), from the same bytes
-            yield _pack(case.id, hashlib.sha256(canonical).digest(), *_held_form(case, raw))
+            yield _pack(case.id, hashlib.sha256(canonical).digest(), held, as_fields)
 
     records = Packed(packed())
     if not seen:
@@ -457,12 +463,32 @@ def _case_from_fields(given: dict[str, Any]) -> GoldenCase:
     return case
 
 
+def _validated_canonical(case: GoldenCase, given: dict[str, Any]) -> dict[str, Any]:
+    """``case.canonical()`` of a case validation just made, from the values of its given fields
+    (``_held_form``) when each is text, a number, a flag, None or a tuple (of text: no model).
+
+    WHY: the serializer weighs all 36 fields against their defaults, ~4 us a case and the
+    largest part of a large run's load; a field not given holds its default, and each of
+    these values is its own JSON form. WHY only a case validation made: there the given
+    fields are those it set (``model_construct`` may be told other ones)."""
+    dump = {}
+    for name, value in given.items():
+        kind = type(value)
+        if kind not in _PLAIN_TYPES:  # a dict of arguments or of state, ...: as the serializer writes it
+            return case.canonical()
+        if value != _DEFAULTS[name]:
+            dump[_ALIASES[name]] = list(value) if kind is tuple else value
+    return case.marking_an_unstated_tool(dump)
+
+
 def _holds_a_model(annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return True
     return any(_holds_a_model(argument) for argument in get_args(annotation))
 
 
+_PLAIN_TYPES = frozenset({str, int, bool, type(None), tuple})
+_ALIASES = {name: f.serialization_alias or name for name, f in GoldenCase.model_fields.items()}
 _MODEL_FIELDS = frozenset(name for name, f in GoldenCase.model_fields.items() if _holds_a_model(f.annotation))
 # In field order, as validation fills a case's __dict__ (its repr follows that order).
 _DEFAULTS = {name: None if f.default_factory else f.default for name, f in GoldenCase.model_fields.items()}
