@@ -89,9 +89,11 @@ def test_on_the_real_weights_the_choice_is_written_then_read_back(tmp_path, monk
                                                                   real_xllamacpp):
     weights = default_model_path()  # WHY first: the weights live in the cache directory changed below
     monkeypatch.setenv("TRACEGRADE_CACHE_DIR", str(tmp_path))
-    # WHY one round: this checks the choice is written and read back; the rounds only
-    # steady the choice on a shared machine (two runtimes, a warm-up each, a call a round).
+    # WHY one round of a short question: this checks the choice is written and read back; the
+    # rounds only steady the choice on a shared machine (two runtimes, a warm-up each, a call a
+    # round), and the probe's 60-token question (a judge's) takes xllamacpp ~3 s on one thread here.
     monkeypatch.setattr(local, "PROBE_ROUNDS", 1)
+    monkeypatch.setattr(local, "PROBE_QUESTION", Message("user", "Is 2+3 equal to 5?"))
     lent: list[Lent] = []
     monkeypatch.setattr(local, "NextTokenScorer", lambda path, *args: lent.append(Lent(real_scorer)) or lent[-1])
     question = [Message("system", "Answer with Yes or No."), Message("user", "Is 2+3 equal to 5?")]
