@@ -58,7 +58,7 @@ def load_text(content: bytes, suffix: str) -> Dataset | DatasetError:
 @example(DEEP.encode(), ".yaml")
 @example(b"\xef\xbb\xbf[]", ".json")
 @example(b"\xff\xfe{}", ".json")
-@example(b"[1]\n" + DEEP.encode(), ".jsonl")
+@example(b'{"id": "a", "question": "q?"}\n' + DEEP.encode(), ".jsonl")  # a deep line after a good one
 def test_dataset_loader_on_any_bytes(content, suffix):
     assert isinstance(load_text(content, suffix), (Dataset, DatasetError))
 
