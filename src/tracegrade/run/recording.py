@@ -174,7 +174,8 @@ class GroupCommit:
         self.transactions = 0
 
     async def save(self, result: CaseResult, position: int) -> None:
-        """``result``, of the case at ``position`` in the dataset, committed soon (now, past BACKLOG)."""
+        """``result``, of the case at ``position`` in the dataset, committed soon; past BACKLOG
+        uncommitted cases, returns once fewer are."""
         done = self._queue(result, position)
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
