@@ -70,7 +70,7 @@ def test_a_files_version_and_content_hashes_are_those_of_the_standard_encoder(tm
     path = tmp_path / "cases.jsonl"
     path.write_text("\n".join(HOSTILE_LINES) + "\n", encoding="utf-8")
     dataset = load_dataset(path)
-    # WHY jsontext.load: read as the load reads a line (orjson reads an integer past 64 bits as a float)
+    # WHY jsontext.load: read as the load reads a line
     fresh = [GoldenCase.model_validate(jsontext.load(line)) for line in HOSTILE_LINES]
     texts = [json.dumps(case.canonical(), sort_keys=True, ensure_ascii=False).encode() for case in fresh]
     assert dataset.version == hashlib.sha256(b"[" + b", ".join(texts) + b"]").hexdigest()[:12]
@@ -215,3 +215,24 @@ def test_the_canonical_form_from_a_validated_cases_fields_is_the_serializers() -
             assert _validated_canonical(case, held) == case.canonical(), record
             from_fields += 1
     assert from_fields == 600  # no model given: every case is held as its fields
+
+
+def test_an_integer_past_64_bits_in_a_jsonl_line_is_the_same_as_in_a_json_file(tmp_path: Path) -> None:
+    """orjson read it as a float: the JSONL case expected another account than the JSON one
+    (a different content hash), and an agent that called with the exact number failed the check."""
+    from tracegrade.core.trace import Reply, ToolCall
+    from tracegrade.eval.checks import run_checks
+
+    account = 2**64 + 1
+    case = {"id": "big", "question": "Close account?",
+            "calls": {"expected": [{"tool": "closeAccount", "arguments": {"accountId": account}}]}}
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    (tmp_path / "cases.json").write_text(json.dumps([case]), encoding="utf-8")
+    lines, document = load_dataset(tmp_path / "cases.jsonl"), load_dataset(tmp_path / "cases.json")
+    read = lines.cases[0].calls.expected[0].arguments["accountId"]
+    assert read == account and type(read) is int
+    assert lines.version == document.version
+    assert lines.cases[0].content_hash() == document.cases[0].content_hash()
+    call = ToolCall(name="closeAccount", arguments={"accountId": account})
+    checks = run_checks(lines.cases[0], Reply(answer="Closed.", tool_calls=(call,)))
+    assert [(check.name, check.passed) for check in checks if check.name == "expectedCalls"] == [("expectedCalls", True)]

@@ -45,3 +45,19 @@ def test_text_nested_past_what_any_reader_takes_is_a_named_value_error():
     with pytest.raises(ValueError, match="nested too deeply"):
         jsontext.load("[" * 5_000 + "]" * 5_000)
     assert jsontext.load("[" * 200 + "]" * 200)  # what the store writes (at most ~100 levels) reads back
+
+
+@pytest.mark.parametrize("number", [2**64, 2**64 + 1, -(2**63) - 1, 123456789012345678901234567890, -98765432109876543210])
+def test_an_integer_past_64_bits_reads_back_exactly_not_as_a_float(number):
+    """orjson reads these as floats (2**64 + 1 as 1.8446744073709552e+19): an account number in a
+    dataset line or a stored tool argument would come back as another value."""
+    text = jsontext.dump({"account": number, "calls": [{"arguments": {"id": number}}]})
+    for form in (text, text.encode()):
+        value = jsontext.load(form)
+        assert value == {"account": number, "calls": [{"arguments": {"id": number}}]}
+        assert type(value["account"]) is int and type(value["calls"][0]["arguments"]["id"]) is int
+
+
+def test_a_long_digit_run_in_text_or_a_float_reads_as_the_standard_library_does():
+    text = '{"ticket": "ORD-12345678901234567890", "ratio": 0.12345678901234567890123, "n": 9223372036854775807}'
+    assert jsontext.load(text) == json.loads(text) and type(jsontext.load(text)["n"]) is int

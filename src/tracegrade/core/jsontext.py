@@ -19,6 +19,7 @@ JSON, where ``json`` writes the invalid ``NaN``.) Hashes of datasets and cases k
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -32,11 +33,34 @@ def dump(data: Any, sort_keys: bool = False) -> str:
 
 
 def load(text: bytes | str) -> Any:
-    """The value of JSON ``text`` (bytes in UTF-8, or str)."""
+    """The value of JSON ``text`` (bytes in UTF-8, or str); integers past 64 bits exactly.
+
+        >>> load('{"account": 123456789012345678901234567890}')
+        {'account': 123456789012345678901234567890}
+    """
+    if _may_hold_a_big_integer(text):
+        return _standard(text)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # NaN or Infinity that json.dumps wrote, or text json can still read
-        try:
-            return json.loads(text)
-        except RecursionError:  # past orjson's 1,024 levels, json recurses: a named error, not a crash
-            raise ValueError("JSON nested too deeply to read (more than 1,024 levels)") from None
+        return _standard(text)
+
+
+def _may_hold_a_big_integer(text: bytes | str) -> bool:
+    """Whether ``text`` has 19 digits in a row, as an integer past 64 bits has.
+
+    WHY: orjson reads such an integer as a float, without a word (2**64 as 1.8446744073709552e+19),
+    so an account number in a dataset line or in a stored tool argument came back as another
+    value. The standard parser reads it exactly. The search is linear, and a long digit run
+    inside a string or a float only costs that text the slower parser."""
+    return (_LONG_DIGITS_BYTES.search(text) if isinstance(text, bytes) else _LONG_DIGITS.search(text)) is not None
+
+
+_LONG_DIGITS, _LONG_DIGITS_BYTES = re.compile(r"[0-9]{19}"), re.compile(rb"[0-9]{19}")
+
+
+def _standard(text: bytes | str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:  # past orjson's 1,024 levels, json recurses: a named error, not a crash
+        raise ValueError("JSON nested too deeply to read (more than 1,024 levels)") from None
