@@ -26,6 +26,7 @@ process can write to them.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import pickle
 import select
@@ -139,32 +140,37 @@ def serve(path: str, raw: bool, run_id: str, source: int, sink: IO[bytes]) -> No
     frames = _Frames(source)
     with open_store(f"sqlite:///{path}", raw=raw) as store:
         while (first := frames.next()) is not None:
-            groups = [first]
-            rows = len(first[2])
-            # WHY: one fsync for what waits, up to TRANSACTION_ROWS
-            while rows < TRANSACTION_ROWS and (more := frames.next(wait=False)) is not None:
-                groups.append(more)
-                rows += len(more[2])
-            try:
-                for _, secrets, _ in groups:
-                    for secret in secrets or ():
-                        register_secret(secret)
-                forms = store.save_handed(run_id, [row for _, _, rows in groups for row in rows])
-                answers: list[tuple[str, str, Any]] = []
-                start = 0
-                for key, _, group_rows in groups:
-                    # WHY no text where it reads back as the result: it is what the run already holds,
-                    # and ~1 KB a case through the pipe held the writer up until the run read it
-                    answers.append(("ok", key, [("" if same else text, same)
-                                                for text, same in forms[start:start + len(group_rows)]]))
-                    start += len(group_rows)
-            except StoreError as exc:
-                answers = [("error", "", str(exc))] * len(groups)  # the transaction held them all
+            answers = _stored(store, run_id, _waiting_with(first, frames))
             try:
                 sink.write(b"".join(_frame(answer) for answer in answers))
                 sink.flush()
             except BrokenPipeError:  # the run is gone (killed): what was committed stays
                 return
+
+
+def _waiting_with(first: Any, frames: _Frames) -> list[Any]:
+    """``first`` and the groups already waiting behind it, for one transaction (one fsync), until
+    it holds TRANSACTION_ROWS cases."""
+    groups, cases = [first], len(first[2])
+    while cases < TRANSACTION_ROWS and (more := frames.next(wait=False)) is not None:
+        groups.append(more)
+        cases += len(more[2])
+    return groups
+
+
+def _stored(store: RunStore, run_id: str, groups: list[Any]) -> list[tuple[str, str, Any]]:
+    """``groups`` committed in one transaction; an answer for each, in order (or the store's error)."""
+    try:
+        for _, secrets, _ in groups:
+            for secret in secrets or ():
+                register_secret(secret)
+        forms = iter(store.save_handed(run_id, [row for _, _, rows in groups for row in rows]))
+    except StoreError as exc:
+        return [("error", "", str(exc))] * len(groups)  # the transaction held them all
+    # WHY no text where it reads back as the result: it is what the run already holds, and ~1 KB
+    # a case through the pipe held the writer up until the run read it
+    return [("ok", key, [("" if same else text, same) for text, same in itertools.islice(forms, len(rows))])
+            for key, _, rows in groups]
 
 
 class _Frames:
