@@ -76,3 +76,24 @@ def test_an_exception_reaches_the_caller_and_the_thread_lives_on():
 
     first, (_, ident) = asyncio.run(main())
     assert "invalid literal" in first and ident != threading.get_ident()
+
+
+def test_outcomes_that_arrive_while_the_loop_is_busy_wake_it_once():
+    """A wake-up of the loop per finished job was a sync agent's main cost: those that
+    finish while the loop is busy are all handed over in one."""
+    async def main():
+        loop = asyncio.get_running_loop()
+        wake_ups = []
+        wake = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda *args: (wake_ups.append(args), wake(*args))[1]
+        futures = [in_daemon_thread(pow, n, 2) for n in range(8)]
+        inbox = workers._inbox(loop)
+        for _ in range(5000):  # the loop stays busy (blocked here) until every job has handed over
+            if len(inbox._outcomes) == 8:
+                break
+            threading.Event().wait(0.001)
+        return await asyncio.gather(*futures), len(wake_ups)
+
+    squares, wake_ups = asyncio.run(main())
+    assert squares == [n * n for n in range(8)]
+    assert wake_ups == 1

@@ -14,15 +14,22 @@ a fifth of its time in thread starts. A thread that is busy (or hung) is simply
 not idle: the next job starts a new thread, so a hung agent never holds a run,
 and the pool is as large as the run's concurrency at most, plus its hung calls.
 Idle threads leave after a while, so a finished run leaves none behind.
+
+WHY outcomes handed back through an inbox per loop: a wake-up of the loop
+(``call_soon_threadsafe``: a write to its self-pipe, then a read and a pass of
+its selector) for every finished job was a sync target's main cost over an
+async one's; a busy loop now takes every outcome that arrived in one wake-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import functools
 import queue
 import threading
+import weakref
 from typing import Any, Callable
 
 IDLE_S = 10.0  # a thread with nothing to do for this long ends
@@ -70,22 +77,58 @@ class _Pool:
 _pool = _Pool()
 
 
+class _Inbox:
+    """Outcomes handed back to one loop from other threads: one wake-up of the loop for
+    all those that arrive before it runs them."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._outcomes: collections.deque[Callable[[], None]] = collections.deque()
+        self._lock = threading.Lock()
+        self._woken = False  # a wake-up is on its way: the outcomes put meanwhile go with it
+
+    def put(self, outcome: Callable[[], None]) -> None:
+        with self._lock:
+            self._outcomes.append(outcome)
+            if self._woken:
+                return
+            self._woken = True
+        try:
+            self._loop.call_soon_threadsafe(self._run)
+        except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
+            pass
+
+    def _run(self) -> None:
+        with self._lock:
+            outcomes, self._outcomes, self._woken = self._outcomes, collections.deque(), False
+        for outcome in outcomes:
+            outcome()
+
+
+_inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
+
+
+def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
+    inbox = _inboxes.get(loop)
+    if inbox is None:
+        inbox = _inboxes[loop] = _Inbox(loop)
+    return inbox
+
+
 def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     """``function(*args)`` on a daemon thread, carrying this context (the case's Recorder, its
     span), as a future of this loop (an agent's call, or a case's checks in ``run.offload``)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
+    inbox = _inbox(loop)
 
     def settle(outcome: Callable[[], None]) -> None:
         if not future.done():  # cancelled by the case timeout: nobody waits any more
             outcome()
 
     def hand_over(outcome: Callable[[], None]) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, outcome)
-        except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
-            pass
+        inbox.put(functools.partial(settle, outcome))
 
     def job() -> Callable[[], None]:
         try:
