@@ -34,6 +34,7 @@ from tracegrade.core.results import CaseResult
 from tracegrade.eval.plugins import Target
 from tracegrade.observe.clock import CaseTimes
 from tracegrade.observe.destinations import tracer_possible
+from tracegrade.run.deadline import deadline
 from tracegrade.run.offload import in_thread
 from tracegrade.core.trace import Reply
 from tracegrade.eval.verdict import case_status
@@ -132,8 +133,8 @@ async def _evaluate_case(
     base = _CaseFields(case_id=case.id, question=case.question, split=case.split, category=case.category,
                        risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
-        # WHY a timeout scope, not wait_for: wait_for wraps every case's agent in a task of its own.
-        async with asyncio.timeout(settings.timeout_s):
+        # WHY a deadline scope, not wait_for: wait_for wraps every case's agent in a task of its own.
+        with deadline(settings.timeout_s):
             reply = await play(target, case, settings.user_model)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
