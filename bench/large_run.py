@@ -92,8 +92,8 @@ def run_one(n: int, concurrency: int, folder: Path, kind: str = "sync") -> dict:
         stored = db.execute("SELECT COUNT(*) FROM case_results").fetchone()[0]
     cpu = usage.ru_utime + usage.ru_stime
     return {"cases": n, "target": kind, "stored": stored, "results_json_mb": round(results.stat().st_size / 2**20, 1), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "cases_per_s": round(n / wall, 1), "cpu_ms_per_case": round(1000 * cpu / n, 2),
-            "run_cpu_ms_per_case": round(1000 * own / n, 2), "writer_cpu_ms_per_case": round(1000 * writer / n, 2),
+            "cases_per_s": round(n / wall, 1), "cpu_ms_per_case": round(1000 * cpu / n, 3),
+            "run_cpu_ms_per_case": round(1000 * own / n, 3), "writer_cpu_ms_per_case": round(1000 * writer / n, 3),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": code}
 
 
