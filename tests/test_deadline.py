@@ -91,3 +91,16 @@ def _enter_outside_a_task() -> str:
             return "entered"
     except RuntimeError as exc:
         return str(exc)
+
+
+def test_a_finished_loop_is_not_kept_alive_by_its_deadlines():
+    import gc
+    import weakref
+
+    async def main():
+        await _sleeps(0, 5)
+        return weakref.ref(asyncio.get_running_loop())
+
+    loop = asyncio.run(main())
+    gc.collect()
+    assert loop() is None

@@ -40,19 +40,21 @@ class _Scope:
 
 
 class _Deadlines:
-    """The scopes of one loop, in deadline order, and the timer at the earliest."""
+    """The scopes of one loop, in deadline order, and the timer at the earliest.
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    WHY no reference to the loop while no scope is open: the loop is looked up by this
+    object in a weak dictionary, and a value that holds its key keeps it for ever."""
+
+    def __init__(self) -> None:
         self._scopes: collections.deque[_Scope] = collections.deque()
         self._open = 0  # scopes entered and not yet left
         self._timer: asyncio.TimerHandle | None = None
 
-    def enter(self, delay: float) -> _Scope:
-        task = asyncio.current_task(self._loop)
+    def enter(self, loop: asyncio.AbstractEventLoop, delay: float) -> _Scope:
+        task = asyncio.current_task(loop)
         if task is None:
             raise RuntimeError("deadline() is used inside a task")
-        scope = _Scope(self._loop.time() + delay, task, task.cancelling())
+        scope = _Scope(loop.time() + delay, task, task.cancelling())
         scopes = self._scopes
         if scopes and scope.when < scopes[-1].when:  # a shorter timeout than those before it: rare
             scopes.insert(bisect.bisect_right(scopes, scope.when, key=_when), scope)
@@ -60,7 +62,7 @@ class _Deadlines:
             scopes.append(scope)
         self._open += 1
         if self._timer is None or scope.when < self._timer.when():
-            self._arm(scope.when)
+            self._arm(loop, scope.when)
         return scope
 
     def leave(self, scope: _Scope) -> bool:
@@ -69,6 +71,9 @@ class _Deadlines:
         scope.state = _EXITED
         self._open -= 1
         self._drop_left()
+        if not self._open and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         return expired
 
     def _drop_left(self) -> None:
@@ -81,12 +86,12 @@ class _Deadlines:
         if len(scopes) > 2 * self._open + 64:
             self._scopes = collections.deque(s for s in scopes if s.state != _EXITED)
 
-    def _arm(self, when: float) -> None:
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = self._loop.call_at(when, self._expire, when)
+        self._timer = loop.call_at(when, self._expire, loop, when)
 
-    def _expire(self, until: float) -> None:
+    def _expire(self, loop: asyncio.AbstractEventLoop, until: float) -> None:
         # WHY ``until``, not the loop's time: the loop runs a timer up to its clock's
         # resolution early, and a deadline it was armed for is reached
         self._timer = None
@@ -98,7 +103,7 @@ class _Deadlines:
                 scope.task.cancel()
         self._drop_left()
         if self._scopes:
-            self._arm(self._scopes[0].when)
+            self._arm(loop, self._scopes[0].when)
 
 
 def _when(scope: _Scope) -> float:
@@ -106,6 +111,19 @@ def _when(scope: _Scope) -> float:
 
 
 _of_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines] = weakref.WeakKeyDictionary()
+# WHY the last loop's apart: a lookup in the weak dictionary makes a weak reference each time.
+_last: tuple[weakref.ref[asyncio.AbstractEventLoop], _Deadlines] | None = None
+
+
+def _deadlines_of(loop: asyncio.AbstractEventLoop) -> _Deadlines:
+    global _last
+    if _last is not None and _last[0]() is loop:
+        return _last[1]
+    deadlines = _of_loop.get(loop)
+    if deadlines is None:
+        deadlines = _of_loop[loop] = _Deadlines()
+    _last = (weakref.ref(loop), deadlines)
+    return deadlines
 
 
 class deadline:  # noqa: N801 - used as ``with deadline(s):``, like ``asyncio.timeout``
@@ -119,11 +137,8 @@ class deadline:  # noqa: N801 - used as ``with deadline(s):``, like ``asyncio.ti
 
     def __enter__(self) -> deadline:
         loop = asyncio.get_running_loop()
-        deadlines = _of_loop.get(loop)
-        if deadlines is None:
-            deadlines = _of_loop[loop] = _Deadlines(loop)
-        self._deadlines = deadlines
-        self._scope = deadlines.enter(self._delay)
+        self._deadlines = deadlines = _deadlines_of(loop)
+        self._scope = deadlines.enter(loop, self._delay)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
