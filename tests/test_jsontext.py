@@ -61,3 +61,11 @@ def test_an_integer_past_64_bits_reads_back_exactly_not_as_a_float(number):
 def test_a_long_digit_run_in_text_or_a_float_reads_as_the_standard_library_does():
     text = '{"ticket": "ORD-12345678901234567890", "ratio": 0.12345678901234567890123, "n": 9223372036854775807}'
     assert jsontext.load(text) == json.loads(text) and type(jsontext.load(text)["n"]) is int
+
+
+def test_a_big_integer_beside_non_ascii_text_and_a_lone_surrogate_still_reads_exactly():
+    number = 2**64 + 7
+    text = '{"name": "Zoë ٣٤٥٦٧٨٩٠١٢٣٤٥٦٧٨٩٠١٢", "odd": "\ud800", "id": ' + str(number) + '}'
+    assert jsontext.load(text)["id"] == number and type(jsontext.load(text)["id"]) is int
+    arabic_digits_only = '{"name": "٣٤٥٦٧٨٩٠١٢٣٤٥٦٧٨٩٠١٢", "id": 5}'  # not ASCII digits: no big integer
+    assert jsontext.load(arabic_digits_only) == json.loads(arabic_digits_only)

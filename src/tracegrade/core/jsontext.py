@@ -19,7 +19,6 @@ JSON, where ``json`` writes the invalid ``NaN``.) Hashes of datasets and cases k
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -52,11 +51,17 @@ def _may_hold_a_big_integer(text: bytes | str) -> bool:
     WHY: orjson reads such an integer as a float, without a word (2**64 as 1.8446744073709552e+19),
     so an account number in a dataset line or in a stored tool argument came back as another
     value. The standard parser reads it exactly. The search is linear, and a long digit run
-    inside a string or a float only costs that text the slower parser."""
-    return (_LONG_DIGITS_BYTES.search(text) if isinstance(text, bytes) else _LONG_DIGITS.search(text)) is not None
+    inside a string or a float only costs that text the slower parser.
+
+    WHY each digit made "0" and the rest a space, then a run of 19 "0" looked for: a regular
+    expression tried a match at every position, ~2.5 us a dataset line against ~0.5. In UTF-8
+    the bytes of ASCII digits are only ever digits."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZEROS)
 
 
-_LONG_DIGITS, _LONG_DIGITS_BYTES = re.compile(r"[0-9]{19}"), re.compile(rb"[0-9]{19}")
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_NINETEEN_DIGITS = b"0" * 19
 
 
 def _standard(text: bytes | str) -> Any:
