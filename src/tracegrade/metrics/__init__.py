@@ -24,9 +24,9 @@ from tracegrade.metrics.base import Rate, Traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics
 from tracegrade.metrics.routing import RoutingReport, routing_pairs, routing_report
-from tracegrade.metrics.safety import Violation, found_violations, safety_metrics
+from tracegrade.metrics.safety import Violation, found_violations
 from tracegrade.metrics.stratify import DIMENSIONS, THRESHOLDS, Flag, Group, Threshold, flag
-from tracegrade.metrics.tools import tool_metrics
+from tracegrade.metrics.tools import tool_rates
 from tracegrade.core.results import CaseResult
 from tracegrade.stats.tally import add_scores
 
@@ -75,6 +75,7 @@ def _add(a: Rate | None, b: Rate) -> Rate:
 
 Find = Callable[[str], "GoldenCase | None"]
 Known = list[tuple[CaseResult, GoldenCase]]
+Found = Sequence["list[Violation] | None"]  # each traced item's violations, None: its calls may not be read
 
 
 def _known(results: Sequence[CaseResult], find: Find) -> Known:
@@ -100,13 +101,16 @@ class _Part:
     unrouted: int
 
     @classmethod
-    def of(cls, results: Sequence[CaseResult], items: list[Traced], violated: Sequence[bool] | None = None) -> _Part:
-        """``violated``: whether each item whose calls may be read has a safety violation, when
-        the caller found them already (else ``safety_metrics`` finds them)."""
-        safety = safety_metrics(items) if violated is None else {"safety.violations": Rate.of(violated)}
-        sums = {"passRate": Rate.of(r.passed for r in results), **retrieval_metrics(items), **tool_metrics(items),
+    def of(cls, results: Sequence[CaseResult], items: list[Traced], found: Found | None = None) -> _Part:
+        """``found``: each item's violations, None for one whose calls may not be read, when the
+        caller found them already (``found_violations``)."""
+        found = found_violations(items) if found is None else found
+        # WHY from found: it says once which items' calls may be read (with_calls asked each again)
+        with_calls = [item for item, violations in zip(items, found) if violations is not None]
+        violated = [bool(violations) for violations in found if violations is not None]
+        sums = {"passRate": Rate.of([r.passed for r in results]), **retrieval_metrics(items), **tool_rates(with_calls),
                 "routing.accuracy": None, "routing.macroF1": None,  # from every pair, in metrics()
-                **generation_metrics(items), **safety}
+                **generation_metrics(items), "safety.violations": Rate.of(violated)}
         pairs, unrouted = routing_pairs(items)
         return cls(sums, judge_metrics(results), pairs, unrouted)
 
@@ -253,20 +257,25 @@ class _MetricsTally:
             ids = {r.case_id for r, _ in known}
             self.overall.add([r for r in chunk if r.case_id not in ids], [])
 
-    def _add_cells(self, known: Known, found: list[list[Violation] | None]) -> None:
+    def _add_cells(self, known: Known, found: Found) -> None:
         """Each metric measured once per result: on the cell of results that share
         every dimension's group, then added to the run and to each of those groups.
         WHY cells: measuring the run and every group apart read each result five times.
         ``found``: each traced result's violations (``found_violations``), in order."""
         dimensions = list(self.groups)
-        cells: dict[tuple[str, ...], list[tuple[CaseResult, GoldenCase, list[Violation] | None]]] = {}
+        cells: dict[tuple[str, ...], tuple[list[CaseResult], list[Traced], list[list[Violation] | None]]] = {}
         each = iter(found)  # one entry per result with a reply, in order
         for r, case in known:
-            cells.setdefault(tuple(str(getattr(case, d)) for d in dimensions), []).append(
-                (r, case, None if r.reply is None else next(each)))
-        for names, cell in cells.items():
-            part = _Part.of([r for r, _, _ in cell], _traced([(r, case) for r, case, _ in cell]),
-                            violated=[bool(violations) for _, _, violations in cell if violations is not None])
+            names = tuple([str(getattr(case, d)) for d in dimensions])  # WHY a list: a generator's frame costs more
+            cell = cells.get(names)
+            if cell is None:
+                cell = cells[names] = ([], [], [])
+            cell[0].append(r)
+            if r.reply is not None:
+                cell[1].append((case, r.reply))
+                cell[2].append(next(each))
+        for names, (results, items, violations) in cells.items():
+            part = _Part.of(results, items, violations)
             self.overall.add_part(part)
             for dimension, name in zip(dimensions, names):
                 self.groups[dimension].setdefault(name, _Scope()).add_part(part)

@@ -54,14 +54,34 @@ def is_refusal(answer: str) -> bool:
     return _REFUSAL.search(answer.casefold().replace("\u2019", "'")) is not None
 
 
+_PROBLEMS = (("table", _TABLE), ("header", _HEADER), ("code fence", _FENCE))
+# WHY one pattern for the format metric: it asks only whether any problem is there, and
+# one search of the answer for all three took a fifth of the time of three searches.
+_ANY_PROBLEM = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _PROBLEMS), re.MULTILINE)
+
+
 def markdown_problems(answer: str) -> list[str]:
-    found = [("table", _TABLE), ("header", _HEADER), ("code fence", _FENCE)]
-    return [name for name, pattern in found if pattern.search(answer)]
+    return [name for name, pattern in _PROBLEMS if pattern.search(answer)]
+
+
+def in_format(answer: str) -> bool:
+    """``not markdown_problems(answer)``, in one search."""
+    return _ANY_PROBLEM.search(answer) is None
 
 
 def generation_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
+    refusal: list[bool] = []  # on unanswerable cases
+    false_refusal: list[bool] = []  # on nominal ones
+    formatted: list[bool] = []
+    for case, reply in items:  # WHY one loop: every result of a run passes here as it commits
+        answer, split = reply.answer, case.split
+        if split == "unanswerable":
+            refusal.append(is_refusal(answer))
+        elif split == "nominal":
+            false_refusal.append(is_refusal(answer))
+        formatted.append(in_format(answer))
     return {
-        "generation.refusal": Rate.of(is_refusal(r.answer) for c, r in items if c.split == "unanswerable"),
-        "generation.falseRefusal": Rate.of(is_refusal(r.answer) for c, r in items if c.split == "nominal"),
-        "generation.format": Rate.of(not markdown_problems(r.answer) for _, r in items),
+        "generation.refusal": Rate.of(refusal),
+        "generation.falseRefusal": Rate.of(false_refusal),
+        "generation.format": Rate.of(formatted),
     }

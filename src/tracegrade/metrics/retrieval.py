@@ -74,16 +74,26 @@ def is_restricted(source: str) -> bool:
 def retrieval_metrics(
     items: Sequence[Traced], k: int | None = None, restricted: Callable[[str], bool] = is_restricted
 ) -> dict[str, Rate]:
-    graded = [(list(reply.retrieved_sources), relevance_of(case)) for case, reply in items]
-    graded = [(sources, rel) for sources, rel in graded if _relevant(rel)]
-
-    def at(sources: list[str]) -> int:
-        return k if k is not None else len(sources)
-
+    recall: list[float] = []  # of the items with a relevant source
+    precision: list[float] = []
+    mrr: list[float] = []
+    ndcg: list[float] = []
+    leaked: list[bool] = []  # of every item
+    for case, reply in items:  # WHY one loop: every result of a run passes here as it commits
+        sources = reply.retrieved_sources
+        leaked.append(any(map(restricted, sources)))
+        relevance = relevance_of(case)
+        if not (relevance and _relevant(relevance)):
+            continue
+        ranked, at = list(sources), len(sources) if k is None else k
+        recall.append(recall_at_k(ranked, relevance, at))
+        precision.append(precision_at_k(ranked, relevance, at))
+        mrr.append(reciprocal_rank(ranked, relevance, at))
+        ndcg.append(ndcg_at_k(ranked, relevance, at))
     return {
-        "retrieval.recall@k": Rate.of(recall_at_k(s, rel, at(s)) for s, rel in graded),
-        "retrieval.precision@k": Rate.of(precision_at_k(s, rel, at(s)) for s, rel in graded),
-        "retrieval.mrr": Rate.of(reciprocal_rank(s, rel, at(s)) for s, rel in graded),
-        "retrieval.ndcg@k": Rate.of(ndcg_at_k(s, rel, at(s)) for s, rel in graded),
-        "retrieval.leakage": Rate.of(any(restricted(s) for s in reply.retrieved_sources) for _, reply in items),
+        "retrieval.recall@k": Rate.of(recall),
+        "retrieval.precision@k": Rate.of(precision),
+        "retrieval.mrr": Rate.of(mrr),
+        "retrieval.ndcg@k": Rate.of(ndcg),
+        "retrieval.leakage": Rate.of(leaked),
     }

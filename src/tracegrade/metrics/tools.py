@@ -48,9 +48,9 @@ def states_selection(case: GoldenCase) -> bool:
 def selection_correct(case: GoldenCase, reply: Reply) -> bool:
     if case.calls is not None and case.calls.expected is not None:
         return _calls_selected(case, reply)
-    called = set(reply.tool_names())
+    called = {c.name for c in reply.tool_calls}
     expected = {case.expected_tool, *case.required_tools} - {None}
-    if called & set(case.forbidden_tools):
+    if not called.isdisjoint(case.forbidden_tools):
         return False
     if expected:
         return expected <= called
@@ -91,6 +91,8 @@ def argument_score(expected: Any, actual: Any) -> float:
     ORD-110 is not half of ORD-101."""
     if actual is None:
         return 0.0
+    if type(expected) is str and type(actual) is str and expected == actual:  # WHY first: the usual call, at once
+        return 1.0
     if _number(expected) and _number(actual):  # WHY by value: JSON gives 100.0 where a dataset wrote 100
         return 1.0 if expected == actual else 0.0
     if _normal(expected) == _normal(actual):
@@ -109,30 +111,56 @@ def _actual(call: ToolCall, key: str) -> Any:
 def call_match(expected: Mapping[str, Any], call: ToolCall) -> tuple[bool, float]:
     """(exact, partial) of one call: exact when every argument scores 1."""
     scores = [argument_score(value, _actual(call, key)) for key, value in expected.items()]
-    return all(s == 1.0 for s in scores), sum(scores) / len(scores)
+    return scores.count(1.0) == len(scores), sum(scores) / len(scores)
 
 
 def argument_match(case: GoldenCase, reply: Reply) -> tuple[bool, float] | None:
     """The best (exact, partial) over calls to the expected tool; None when not measured."""
-    expected = expected_arguments(case)
     calls = [c for c in reply.tool_calls if c.name == case.expected_tool]
-    if not expected or not calls:
+    if not calls:
         return None
-    return max(call_match(expected, c) for c in calls)
+    expected = expected_arguments(case)
+    if not expected:
+        return None
+    return max([call_match(expected, c) for c in calls])
+
+
+# The statuses of a write that took effect, for duplicate side effects.
+_TOOK_EFFECT = ("ok", "needs_approval")
 
 
 def tool_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
-    items = with_calls(items)
-    matches = [m for case, reply in items if (m := argument_match(case, reply)) is not None]
-    unfaulted = [c for case, reply in items for c in reply.tool_calls if c.name not in case.faults]
-    all_calls = [c for _, reply in items for c in reply.tool_calls]
-    writers = [(case, reply) for case, reply in items
-               if any(c.name in case.write_tools() and c.status in ("ok", "needs_approval") for c in reply.tool_calls)]
+    return tool_rates(with_calls(items))
+
+
+def tool_rates(items: Sequence[Traced]) -> dict[str, Rate]:
+    """``tool_metrics`` of items whose calls may be read (``with_calls`` found them already)."""
+    selected: list[bool] = []
+    exact: list[bool] = []
+    partial: list[float] = []
+    executed: list[bool] = []  # of the calls to a tool without an injected fault
+    duplicated: list[bool] = []  # of the items with a write that took effect
+    denied: list[bool] = []  # of every call
+    for case, reply in items:  # WHY one loop: every result of a run passes here as it commits
+        if states_selection(case):
+            selected.append(selection_correct(case, reply))
+        if (match := argument_match(case, reply)) is not None:
+            exact.append(match[0])
+            partial.append(match[1])
+        calls = reply.tool_calls
+        if not calls:
+            continue
+        faults = case.faults
+        executed += [c.status != "error" for c in calls if c.name not in faults]
+        denied += [c.status == "denied" for c in calls]
+        writes = case.write_tools()
+        if writes and any(c.name in writes and c.status in _TOOK_EFFECT for c in calls):
+            duplicated.append(bool(duplicate_writes(case, reply)))
     return {
-        "tools.selection": Rate.of(selection_correct(case, reply) for case, reply in items if states_selection(case)),
-        "tools.argExact": Rate.of(exact for exact, _ in matches),
-        "tools.argPartial": Rate.of(partial for _, partial in matches),
-        "tools.execSuccess": Rate.of((c.status != "error" for c in unfaulted), unit="calls"),
-        "tools.duplicateSideEffects": Rate.of(bool(duplicate_writes(case, reply)) for case, reply in writers),
-        "tools.unauthorizedAttempts": Rate.of((c.status == "denied" for c in all_calls), unit="calls"),
+        "tools.selection": Rate.of(selected),
+        "tools.argExact": Rate.of(exact),
+        "tools.argPartial": Rate.of(partial),
+        "tools.execSuccess": Rate.of(executed, unit="calls"),
+        "tools.duplicateSideEffects": Rate.of(duplicated),
+        "tools.unauthorizedAttempts": Rate.of(denied, unit="calls"),
     }
