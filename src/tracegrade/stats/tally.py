@@ -68,29 +68,33 @@ class RunTally:
     user_billed: bool = False
 
     def add(self, r: CaseResult) -> None:
-        self.statuses[r.status] += 1
-        if r.status in ("fail", "error"):
+        status, checks = r.status, r.checks
+        self.statuses[status] += 1
+        if status in ("fail", "error"):
             self.failed.append(r.case_id)
-            self.failed_by_checks += r.status == "fail" and not all(c.passed for c in r.checks)
-        elif r.status == "unscored":
+            self.failed_by_checks += status == "fail" and not all(c.passed for c in checks)
+        elif status == "unscored":
             self.unscored.append((r.case_id, r.error))
-        if r.flaky:
-            self.flaky.append((r.case_id, r.attempts, r.status))
+        if r.attempts and r.flaky:  # WHY attempts first: most results were never re-run
+            self.flaky.append((r.case_id, r.attempts, status))
         self._add_usage(r)
-        self.checks[0] += sum(c.passed for c in r.checks)
-        self.checks[1] += len(r.checks)
-        self._add_scores(r)
+        if checks:
+            self.checks[0] += sum([c.passed for c in checks])
+            self.checks[1] += len(checks)
+        if r.metrics or r.scores:  # WHY: a result the judge did not see has nothing to add
+            self._add_scores(r)
         self.repeats.add(r.repeat)
         if not self.repeated:
             if len(self.repeats) > 1:
                 raise ValueError(f"a tally of one repetition was given repetition {r.repeat} too")
-        elif r.status != "unscored":
+        elif status != "unscored":
             self.trials[r.case_id] = self.trials.get(r.case_id, 0) + (int(r.passed) << 32) + 1
 
     def _add_usage(self, r: CaseResult) -> None:
         self.seconds.append(r.seconds)
-        if r.reply is not None and r.reply.steps:
-            self.service_seconds.append(sum(s.duration_ms for s in r.reply.steps) / 1000)
+        reply = r.reply
+        if reply is not None and reply.steps:
+            self.service_seconds.append(sum([s.duration_ms for s in reply.steps]) / 1000)
         self.agent_usd.append(r.agent_cost_usd)
         self.judge_usd.append(r.judge_cost_usd)
         if r.user_tokens != (0, 0) or r.user_cost_usd:
@@ -98,8 +102,12 @@ class RunTally:
             self.user_tokens[0] += r.user_tokens[0]
             self.user_tokens[1] += r.user_tokens[1]
             self.user_billed = True
-        for i, n in enumerate((*r.agent_tokens, *r.judge_tokens)):
-            self.tokens_in_out[i] += n
+        (agent_in, agent_out), (judge_in, judge_out) = r.agent_tokens, r.judge_tokens
+        tokens = self.tokens_in_out
+        tokens[0] += agent_in
+        tokens[1] += agent_out
+        tokens[2] += judge_in
+        tokens[3] += judge_out
         self.retries[0] += r.agent_retries
         self.retries[1] += r.judge_retries
         self.billed_agent_models.add(billed_agent_model(r))
