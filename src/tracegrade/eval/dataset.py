@@ -35,6 +35,7 @@ from tracegrade.core import jsontext
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.packed import Packed
 from tracegrade.core.validation import describe
+from tracegrade.eval import load_part
 from tracegrade.eval.argmatch import STRICT_INTEGERS, SpecError, compile_spec
 from tracegrade.eval.expectations import (
     AnswerExpectation, CallExpectations, CallPattern, Normalisation, Strict, ToolDeclaration,
@@ -284,30 +285,69 @@ def load_dataset(path: str | Path) -> Dataset:
     WHY one case at a time, from its record to its packed bytes: a JSONL file's records are
     parsed as they are read, so no more than one is held as Python objects. Read into a list
     first, 60,000 records held 55 MB at once, and the process kept most of it after they
-    were freed (the allocator's arenas, pinned by the cases kept between them)."""
+    were freed (the allocator's arenas, pinned by the cases kept between them).
+    WHY a large JSONL file's second part in a process of its own: see ``eval.load_part``."""
     path = Path(path)
-    raw_cases, context = _read_records(path)
+    second = load_part.second_part(path)
+    try:
+        return _load(path, second)
+    except load_part.PartFailed:  # read again by this process alone, which names the first error
+        return _load(path, None)
+    finally:
+        if second is not None:
+            second.close()
+
+
+def _load(path: Path, second: load_part.SecondPart | None) -> Dataset:
+    """The dataset in ``path``: every case read here, or up to ``second``'s offset here and
+    the rest as ``second`` read it (PartFailed when it could not)."""
+    raw_cases, context = _read_records(path, end=second.offset if second is not None else None)
     seen: dict[str, int] = {}
     version = hashlib.sha256()
 
     def packed() -> Iterator[bytes]:
         for index, raw in enumerate(raw_cases):
-            case = _validate(path, index, raw, context)
-            if case.id in seen:
-                first = _validate(path, seen[case.id], _record_at(path, seen[case.id]), context)
-                raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
-            seen[case.id] = index
-            held, as_fields = _held_form(case, raw)
-            canonical = _canonical_text(_validated_canonical(case, held) if as_fields else case.canonical())
+            canonical, item = _packed_case(path, index, raw, context, seen)
             version.update((", " if index else "[").encode() + canonical)
-            # the case's content_hash(), from the same bytes
-            yield _pack(case.id, hashlib.sha256(canonical).digest(), held, as_fields)
+            yield item
+        for canonical, item in second.cases() if second is not None else ():
+            case_id = _id(item)
+            if case_id in seen:  # an id of the first part: read again here, to name both places
+                raise load_part.PartFailed(f"case {case_id!r} twice")
+            seen[case_id] = len(seen)
+            version.update((", " if len(seen) > 1 else "[").encode() + canonical)
+            yield item
 
     records = Packed(packed())
     if not seen:
         raise DatasetError(f"{path}: no cases")
     version.update(b"]")  # the same bytes as _hash of the list of every case's canonical form
     return Dataset(path.name, CompactCases(records, context), version.hexdigest()[:12])
+
+
+def _packed_case(path: Path, index: int, raw: Any, context: dict[str, Any], seen: dict[str, int]) -> tuple[bytes, bytes]:
+    """The record at ``index`` validated, its id not in ``seen`` (then added to it), as its
+    canonical text and its item in CompactCases (``_pack``)."""
+    case = _validate(path, index, raw, context)
+    if case.id in seen:
+        first = _validate(path, seen[case.id], _record_at(path, seen[case.id]), context)
+        raise DatasetError(f"{path}: {_duplicate(first, case)} (entry #{index + 1}); ids must be unique")
+    seen[case.id] = index
+    held, as_fields = _held_form(case, raw)
+    canonical = _canonical_text(_validated_canonical(case, held) if as_fields else case.canonical())
+    # the case's content_hash(), from the same bytes
+    return canonical, _pack(case.id, hashlib.sha256(canonical).digest(), held, as_fields)
+
+
+def part_cases(path: Path, offset: int) -> Iterator[tuple[bytes, bytes]]:
+    """The canonical text and the CompactCases item of every case of a JSONL file from the
+    line that starts at byte ``offset`` on (``eval.load_part``'s other process); an error is
+    raised as it is met, its line and entry numbers counted from ``offset``."""
+    seen: dict[str, int] = {}
+    lines = path.open("rb")
+    lines.seek(offset)
+    for index, raw in enumerate(_json_lines(path, lines, start=offset)):
+        yield _packed_case(path, index, raw, {}, seen)
 
 
 def _record_at(path: Path, index: int) -> Any:
@@ -511,12 +551,12 @@ def _duplicate(first: GoldenCase, second: GoldenCase) -> str:
             f"first, keep only one (raising its version records that it changed)")
 
 
-def _read_records(path: Path) -> tuple[Iterable[Any], dict[str, Any]]:
-    """The raw cases (a JSONL file's as they are parsed), and the declarations every case
-    shares (tools, normalisation)."""
+def _read_records(path: Path, end: int | None = None) -> tuple[Iterable[Any], dict[str, Any]]:
+    """The raw cases (a JSONL file's as they are parsed, up to the line starting at byte
+    ``end`` when given), and the declarations every case shares (tools, normalisation)."""
     try:
         if path.suffix == ".jsonl":
-            return _json_lines(path, path.open("rb")), {}
+            return _json_lines(path, path.open("rb"), end=end), {}
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(f"{path}: file not found") from None
@@ -592,15 +632,18 @@ def load_yaml(path: Path, text: str) -> Any:
         raise ValueError(str(exc)) from None
 
 
-def _json_lines(path: Path, lines: IO[bytes]) -> Iterator[Any]:
-    """Each record of an open JSONL file, parsed as its line is read. Lines end at "\\n" (a "\\r"
-    before it is dropped), as JSON Lines says: a JSON string may hold U+2028 and the like.
+def _json_lines(path: Path, lines: IO[bytes], start: int = 0, end: int | None = None) -> Iterator[Any]:
+    """Each record of an open JSONL file, parsed as its line is read, from byte ``start`` (where
+    ``lines`` is) to the line that starts at byte ``end``. Lines end at "\\n" (a "\\r" before it
+    is dropped), as JSON Lines says: a JSON string may hold U+2028 and the like.
 
     WHY a line at a time, not the file's text: a large dataset's text (24 MB at 100,000 cases)
     was held whole while its cases loaded, the peak of a large run's memory."""
-    number, start = 0, 0
+    number = 0
     with lines:
         for raw in lines:
+            if end is not None and start >= end:
+                return
             offset, start = start, start + len(raw)
             try:
                 text = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
