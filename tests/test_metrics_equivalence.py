@@ -25,7 +25,7 @@ from tracegrade.eval.expectations import ToolDeclaration
 from tracegrade.eval.pricing import billed_agent_model
 from tracegrade.metrics import JUDGE, MetricsReader, run_metrics
 from tracegrade.metrics.base import Rate
-from tracegrade.metrics.generation import is_refusal, markdown_problems
+from tracegrade.metrics.generation import REFUSAL_PHRASES, in_format, is_refusal, markdown_problems
 from tracegrade.metrics.retrieval import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevance_of
 from tracegrade.metrics.routing import routing_report
 from tracegrade.metrics.safety import violations
@@ -342,3 +342,24 @@ def test_the_tally_equals_the_plain_computation():
             counts[1] += 1
     assert {case_id: (code >> 32, code & 0xFFFF_FFFF) for case_id, code in tally.trials.items()} == {
         case_id: tuple(counts) for case_id, counts in trials.items()}
+
+
+def test_refusal_is_any_phrase_in_the_answer_whole_or_cut_anywhere():
+    """The phrases' one pattern (shared prefixes written once) finds exactly what looking
+    for each phrase finds, on texts of phrases whole, cut short, and run together."""
+    rng = random.Random(5)
+    pieces = [p[:cut] for p in REFUSAL_PHRASES for cut in (len(p), len(p) - 1, 3, len(p) // 2)]
+    pieces += ["ORD-101 ", " ", "\u2019", "CAN", "No", "\n", "ó"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 6)))
+        plain = text.casefold().replace("\u2019", "'")
+        assert is_refusal(text) == any(phrase in plain for phrase in REFUSAL_PHRASES), text
+
+
+def test_in_format_is_no_markdown_problem():
+    rng = random.Random(6)
+    pieces = ["|", "---", "--", "-", ":", " ", "\t", "#", "##", "```", "``", "a", "ORD-101", "- item", "**b**"]
+    line = lambda: "".join(rng.choice(pieces[:7] if rng.random() < 0.5 else pieces) for _ in range(rng.randrange(6)))  # noqa: E731
+    for _ in range(3000):
+        text = "\n".join(line() for _ in range(rng.randrange(4)))
+        assert in_format(text) == (not markdown_problems(text)), repr(text)

@@ -19,7 +19,7 @@ English, German, French and Spanish).
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Any, Sequence
 
 from tracegrade.metrics.base import Rate, Traced
 
@@ -45,8 +45,35 @@ _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*+```", re.MULTILINE)
 
 
+def _any_of(phrases: Sequence[str]) -> str:
+    """A pattern found wherever one of ``phrases`` is: their alternation, shared prefixes
+    written once ("can't help with|can't assist" as "can't (?:help with|assist)").
+
+        >>> _any_of(["nope", "nur", "no"])
+        'n(?:o|ur)'
+
+    WHY a tree: the flat alternation tried every phrase at every letter of the answer,
+    27 us for an answer of 700 characters (every answer of a run passes here); this tries
+    each letter once per prefix, ~10 us. A phrase that begins with another is found
+    wherever that one is, so what follows the shorter one is left out."""
+    tree: dict[str, Any] = {}
+    for phrase in phrases:
+        node = tree
+        for char in phrase:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a phrase ends here
+    return _written(tree)
+
+
+def _written(node: dict[str, Any]) -> str:
+    if "" in node:
+        return ""
+    branches = [re.escape(char) + _written(child) for char, child in sorted(node.items())]
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+
 # WHY one pattern: the phrases one by one were 42 searches of every answer.
-_REFUSAL = re.compile("|".join(re.escape(phrase) for phrase in REFUSAL_PHRASES))
+_REFUSAL = re.compile(_any_of(REFUSAL_PHRASES))
 
 
 def is_refusal(answer: str) -> bool:
@@ -65,8 +92,11 @@ def markdown_problems(answer: str) -> list[str]:
 
 
 def in_format(answer: str) -> bool:
-    """``not markdown_problems(answer)``, in one search."""
-    return _ANY_PROBLEM.search(answer) is None
+    """``not markdown_problems(answer)``, in one search, and only of an answer with what
+    one of them cannot be without: a table's rule "---", a header's "#", a fence (keep in
+    step with the patterns). WHY: looking for three strings takes a tenth of the search."""
+    marked = "---" in answer or "#" in answer or "```" in answer
+    return not marked or _ANY_PROBLEM.search(answer) is None
 
 
 def generation_metrics(items: Sequence[Traced]) -> dict[str, Rate]:
