@@ -40,7 +40,8 @@ def judge_metrics(results: Sequence[CaseResult]) -> dict[str, Rate]:
     """Each judge metric the run has (from its results), the mean over the cases that scored it."""
     scores: dict[str, list[float]] = {}
     for r in results:
-        add_scores(scores, r)
+        if r.metrics or r.scores:  # WHY: a result the judge did not see (a checks-only run's) adds nothing
+            add_scores(scores, r)
     return {f"{JUDGE}{name}": Rate.of(values) for name, values in scores.items()}
 
 
@@ -250,7 +251,7 @@ class _MetricsTally:
         found = found_violations(items)
         self.violations += [v for violations in found if violations for v in violations]
         self.traced += len(items)
-        self.seen_k.update(len(reply.retrieved_sources) for _, reply in items)
+        self.seen_k.update([len(reply.retrieved_sources) for _, reply in items])
         self.thresholds.update(judge_thresholds(chunk))
         self._add_cells(known, found)
         if len(known) < len(chunk):  # results of cases not in the dataset: in the run's pass rate, in no group

@@ -26,6 +26,7 @@ the case's own, counts in none: ``base.with_calls``):
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 from typing import Any, Mapping, Sequence
 
 from tracegrade.eval.callmatch import counts
@@ -37,6 +38,7 @@ from tracegrade.core.trace import Reply, ToolCall
 # Stands for the call's first cleaned argument when a case gives only expectedToolArgument.
 FIRST_ARGUMENT = "(first argument)"
 _WORD = re.compile(r"\w+")
+_NAME = attrgetter("name")
 
 
 def states_selection(case: GoldenCase) -> bool:
@@ -48,8 +50,9 @@ def states_selection(case: GoldenCase) -> bool:
 def selection_correct(case: GoldenCase, reply: Reply) -> bool:
     if case.calls is not None and case.calls.expected is not None:
         return _calls_selected(case, reply)
-    called = {c.name for c in reply.tool_calls}
-    expected = {case.expected_tool, *case.required_tools} - {None}
+    called = set(map(_NAME, reply.tool_calls))
+    expected = {case.expected_tool, *case.required_tools}
+    expected.discard(None)
     if not called.isdisjoint(case.forbidden_tools):
         return False
     if expected:
@@ -104,25 +107,26 @@ def argument_score(expected: Any, actual: Any) -> float:
     return 0.0
 
 
-def _actual(call: ToolCall, key: str) -> Any:
-    return call.argument if key == FIRST_ARGUMENT else call.arguments.get(key)
-
-
 def call_match(expected: Mapping[str, Any], call: ToolCall) -> tuple[bool, float]:
     """(exact, partial) of one call: exact when every argument scores 1."""
-    scores = [argument_score(value, _actual(call, key)) for key, value in expected.items()]
+    scores = [argument_score(value, call.argument if key == FIRST_ARGUMENT else call.arguments.get(key))
+              for key, value in expected.items()]
     return scores.count(1.0) == len(scores), sum(scores) / len(scores)
 
 
 def argument_match(case: GoldenCase, reply: Reply) -> tuple[bool, float] | None:
     """The best (exact, partial) over calls to the expected tool; None when not measured."""
-    calls = [c for c in reply.tool_calls if c.name == case.expected_tool]
-    if not calls:
-        return None
-    expected = expected_arguments(case)
+    tool = case.expected_tool
+    expected = expected_arguments(case) if tool is not None else None
     if not expected:
         return None
-    return max([call_match(expected, c) for c in calls])
+    best = None  # WHY a loop, not max() over a list: most replies make one call, and this ran for every one
+    for call in reply.tool_calls:
+        if call.name == tool:
+            match = call_match(expected, call)
+            if best is None or match > best:  # the first of the best, as max() gives
+                best = match
+    return best
 
 
 # The statuses of a write that took effect, for duplicate side effects.
