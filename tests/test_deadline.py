@@ -67,7 +67,7 @@ def test_the_scopes_kept_stay_as_many_as_are_open_behind_a_long_one():
         await asyncio.sleep(0)
         for _ in range(2000):
             await _sleeps(0, 5)
-        deadlines = deadline_module._of_loop[asyncio.get_running_loop()]
+        deadlines = deadline_module._last[1]()
         kept = len(deadlines._scopes)
         await long
         return kept
@@ -104,3 +104,19 @@ def test_a_finished_loop_is_not_kept_alive_by_its_deadlines():
     loop = asyncio.run(main())
     gc.collect()
     assert loop() is None
+
+
+def test_one_timer_serves_scopes_that_start_and_end_one_after_another():
+    """A case that answers at once enters and leaves its scope before the next one starts:
+    a timer put on the loop's heap for each was what asyncio.timeout cost."""
+    async def main():
+        loop = asyncio.get_running_loop()
+        timers = []
+        call_at = loop.call_at
+        loop.call_at = lambda *args, **named: (timers.append(args), call_at(*args, **named))[1]
+        for _ in range(100):
+            with deadline(600):
+                pass
+        return len(timers), await _sleeps(5, 0.02)
+
+    assert asyncio.run(main()) == (1, "timed out")  # one timer for the hundred; a shorter scope still ends

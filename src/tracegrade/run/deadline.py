@@ -40,10 +40,7 @@ class _Scope:
 
 
 class _Deadlines:
-    """The scopes of one loop, in deadline order, and the timer at the earliest.
-
-    WHY no reference to the loop while no scope is open: the loop is looked up by this
-    object in a weak dictionary, and a value that holds its key keeps it for ever."""
+    """The scopes of one loop, in deadline order, and the timer at the earliest."""
 
     def __init__(self) -> None:
         self._scopes: collections.deque[_Scope] = collections.deque()
@@ -71,9 +68,6 @@ class _Deadlines:
         scope.state = _EXITED
         self._open -= 1
         self._drop_left()
-        if not self._open and self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         return expired
 
     def _drop_left(self) -> None:
@@ -110,19 +104,19 @@ def _when(scope: _Scope) -> float:
     return scope.when
 
 
-_of_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines] = weakref.WeakKeyDictionary()
-# WHY the last loop's apart: a lookup in the weak dictionary makes a weak reference each time.
-_last: tuple[weakref.ref[asyncio.AbstractEventLoop], _Deadlines] | None = None
+# The last loop's deadlines, both held weakly. WHY weakly: the deadlines are kept alive by
+# what needs them (their armed timer, on the loop's heap; their open scopes), and a finished
+# loop is kept by nothing here. WHY one loop's: a run has one; another loop (another thread's)
+# gets deadlines of its own, which work as well, shared or not.
+_last: tuple[weakref.ref[asyncio.AbstractEventLoop], weakref.ref[_Deadlines]] | None = None
 
 
 def _deadlines_of(loop: asyncio.AbstractEventLoop) -> _Deadlines:
     global _last
-    if _last is not None and _last[0]() is loop:
-        return _last[1]
-    deadlines = _of_loop.get(loop)
-    if deadlines is None:
-        deadlines = _of_loop[loop] = _Deadlines()
-    _last = (weakref.ref(loop), deadlines)
+    if _last is not None and _last[0]() is loop and (deadlines := _last[1]()) is not None:
+        return deadlines
+    deadlines = _Deadlines()
+    _last = (weakref.ref(loop), weakref.ref(deadlines))
     return deadlines
 
 
