@@ -155,8 +155,10 @@ def tool_rates(items: Sequence[Traced]) -> dict[str, Rate]:
         if not calls:
             continue
         faults = case.faults
-        executed += [c.status != "error" for c in calls if c.name not in faults]
-        denied += [c.status == "denied" for c in calls]
+        for call in calls:  # WHY one loop for both: most replies make one call, and two lists cost more
+            if call.name not in faults:
+                executed.append(call.status != "error")
+            denied.append(call.status == "denied")
         writes = case.write_tools()
         if writes and any(c.name in writes and c.status in _TOOK_EFFECT for c in calls):
             duplicated.append(bool(duplicate_writes(case, reply)))
