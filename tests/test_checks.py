@@ -340,3 +340,18 @@ def test_a_wrong_write_is_named_once_by_expected_calls_not_again_as_unexpected()
     assert "call #1" in ExpectedCalls()(case, two).detail
     assert (UnexpectedCalls()(case, two).code, "call #2" in UnexpectedCalls()(case, two).detail) == (
         "unexpected_write", True)
+
+
+def test_a_passed_check_is_one_shared_result_and_only_it_skips_the_look_over():
+    from tracegrade.core.results import is_passed_check, passed_check
+
+    shared = passed_check("answerPresent")
+    assert shared is AnswerPresent()(case(), reply()) and shared == CheckResult("answerPresent", True)
+    assert is_passed_check(shared) and not is_passed_check(CheckResult("answerPresent", True))
+    assert not is_passed_check(passed_check("caf\ud800"))  # a name that is not ASCII: not vouched for
+
+    def plugin(case, reply):  # a look-alike of the shared result, with a lone surrogate in its detail
+        return CheckResult("answerPresent", True, "ok", "fine \ud800")
+
+    (result,) = run_checks(case(), reply(), [plugin])
+    assert result.detail == "fine \ufffd"

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from tracegrade.core.results import CheckResult
+from tracegrade.core.results import CheckResult, is_passed_check, passed_check
 from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
@@ -41,7 +41,7 @@ from tracegrade.eval.trajectory import (
 
 
 def _ok(name: str) -> CheckResult:
-    return CheckResult(name, True)
+    return passed_check(name)
 
 
 def _fail(name: str, code: str, detail: str) -> CheckResult:
@@ -378,7 +378,8 @@ def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = 
     results = []
     for check in checks if checks is not None else checks_for(case):
         try:
-            results.append(_well_formed(check(case, reply), check))
+            result = check(case, reply)
+            results.append(result if is_passed_check(result) else _well_formed(result, check))
         except Exception as exc:  # the check boundary: a broken check is data
             results.append(_fail(_check_name(check), "check_error", error_text(exc)))
     return tuple(results)

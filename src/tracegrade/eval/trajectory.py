@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from tracegrade.core.results import CheckResult
+from tracegrade.core.results import CheckResult, passed_check
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
@@ -31,7 +31,7 @@ from tracegrade.eval.toolschema import validate
 
 
 def _ok(name: str) -> CheckResult:
-    return CheckResult(name, True)
+    return passed_check(name)
 
 
 def _fail(name: str, code: str, detail: str) -> CheckResult:
