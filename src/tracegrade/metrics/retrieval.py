@@ -41,17 +41,30 @@ def _relevant(relevance: Relevance) -> set[str]:
     return {source for source, grade in relevance.items() if grade > 0}
 
 
+# WHY each measure in two parts, the second given the relevant sources: retrieval_metrics
+# finds them once per item, not once per measure (every result of a run passes there).
+
 def recall_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
-    relevant = _relevant(relevance)
+    return _recall(retrieved, _relevant(relevance), k)
+
+
+def _recall(retrieved: Sequence[str], relevant: set[str], k: int) -> float:
     return len(relevant & set(retrieved[:k])) / len(relevant)
 
 
 def precision_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
-    return len(_relevant(relevance) & set(retrieved[:k])) / k if k else 0.0
+    return _precision(retrieved, _relevant(relevance), k)
+
+
+def _precision(retrieved: Sequence[str], relevant: set[str], k: int) -> float:
+    return len(relevant & set(retrieved[:k])) / k if k else 0.0
 
 
 def reciprocal_rank(retrieved: Sequence[str], relevance: Relevance, k: int | None = None) -> float:
-    relevant = _relevant(relevance)
+    return _reciprocal_rank(retrieved, _relevant(relevance), k)
+
+
+def _reciprocal_rank(retrieved: Sequence[str], relevant: set[str], k: int | None) -> float:
     for rank, source in enumerate(retrieved[:k], start=1):
         if source in relevant:
             return 1 / rank
@@ -59,7 +72,7 @@ def reciprocal_rank(retrieved: Sequence[str], relevance: Relevance, k: int | Non
 
 
 def _dcg(grades: Sequence[int]) -> float:
-    return float(sum((2**grade - 1) / math.log2(rank + 1) for rank, grade in enumerate(grades, start=1)))
+    return float(sum([(2**grade - 1) / math.log2(rank + 1) for rank, grade in enumerate(grades, start=1)]))
 
 
 def ndcg_at_k(retrieved: Sequence[str], relevance: Relevance, k: int) -> float:
@@ -83,12 +96,13 @@ def retrieval_metrics(
         sources = reply.retrieved_sources
         leaked.append(any(map(restricted, sources)))
         relevance = relevance_of(case)
-        if not (relevance and _relevant(relevance)):
+        relevant = _relevant(relevance) if relevance else None
+        if not relevant:
             continue
         ranked, at = list(sources), len(sources) if k is None else k
-        recall.append(recall_at_k(ranked, relevance, at))
-        precision.append(precision_at_k(ranked, relevance, at))
-        mrr.append(reciprocal_rank(ranked, relevance, at))
+        recall.append(_recall(ranked, relevant, at))
+        precision.append(_precision(ranked, relevant, at))
+        mrr.append(_reciprocal_rank(ranked, relevant, at))
         ndcg.append(ndcg_at_k(ranked, relevance, at))
     return {
         "retrieval.recall@k": Rate.of(recall),
