@@ -17,12 +17,11 @@ counted, never silently graded as the case's own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 Provider = Literal["openai-chat", "openai-responses", "anthropic"]
 MAX_EXCHANGES = 1000  # of one case: an agent stuck in a loop stops being recorded, the run goes on
@@ -115,16 +114,25 @@ def current() -> Recorder | None:
     return _current.get()
 
 
-@contextlib.contextmanager
-def recording(shared: Shared | None = None) -> Iterator[Recorder]:
-    """A new Recorder for the code inside the block (one case), closed when it is left."""
-    recorder = Recorder(shared=shared or Shared(), case_task=_running_task())
-    token = _current.set(recorder)
-    try:
-        yield recorder
-    finally:
-        _current.reset(token)
-        recorder.closed = True
+class recording:  # noqa: N801 - a context manager used as ``with recording() as recorder``
+    """A new Recorder for the code inside the block (one case), closed when it is left.
+
+    WHY a class, not a generator's context manager: entered once a case, its generator and
+    wrapper were a sizeable part of a fast agent's case."""
+
+    __slots__ = ("_shared", "_recorder", "_token")
+
+    def __init__(self, shared: Shared | None = None) -> None:
+        self._shared = shared
+
+    def __enter__(self) -> Recorder:
+        self._recorder = Recorder(shared=self._shared or Shared(), case_task=_running_task())
+        self._token = _current.set(self._recorder)
+        return self._recorder
+
+    def __exit__(self, *exc_info: object) -> None:
+        _current.reset(self._token)
+        self._recorder.closed = True
 
 
 def record(provider: Provider, request: dict[str, Any], response: Any, start_s: float) -> None:
