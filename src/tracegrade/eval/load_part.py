@@ -15,7 +15,7 @@ of a load in one process. An error in the second part, an id found in both parts
 that could not start or ended early: the file is read again in one process, which names the
 first error exactly as it always did.
 
-    python -m tracegrade.eval.load_part PATH OFFSET   # the other process: frames on stdout
+The other process is ``python -m tracegrade.eval.part_reader PATH OFFSET`` (frames on stdout).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
 # Files from this size on are split. WHY 8 MB (~35,000 cases): the other process first spends
 # ~0.2 s importing the dataset's models; below this, this one would wait for it.
@@ -103,7 +103,7 @@ def second_part(path: Path) -> SecondPart | None:
 
 
 def _command(path: Path, offset: int) -> list[str]:
-    return [sys.executable, "-m", "tracegrade.eval.load_part", str(path), str(offset)]
+    return [sys.executable, "-m", "tracegrade.eval.part_reader", str(path), str(offset)]
 
 
 def _next_line(path: Path, at: int) -> int:
@@ -115,25 +115,14 @@ def _next_line(path: Path, at: int) -> int:
         return at + len(data.readline())
 
 
-def send_part(path: Path, offset: int, out: IO[bytes]) -> int:
-    """The other process's side: every case from ``offset`` on as frames to ``out``, then the
-    end frame (exit 0), or the failed frame at the first error (exit 1)."""
-    from tracegrade.eval.dataset import part_cases  # WHY here: eval.dataset imports this module
-
+def send_frames(cases: Iterable[tuple[bytes, bytes]], out: IO[bytes]) -> int:
+    """The other process's side: each (canonical text, packed item) of ``cases`` as a frame to
+    ``out``, then the end frame (returns 0), or the failed frame at the first error (returns 1)."""
     try:
-        for canonical, item in part_cases(path, offset):
+        for canonical, item in cases:
             out.write(_HEAD.pack(len(canonical), len(item)) + canonical + item)
-    except Exception:  # noqa: BLE001 - whatever it is, this process reads the file again and names it
+    except Exception:  # noqa: BLE001 - whatever it is, the first process reads the file again and names it
         out.write(_HEAD.pack(*_FAILED))
         return 1
     out.write(_HEAD.pack(*_END))
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        code = send_part(Path(sys.argv[1]), int(sys.argv[2]), sys.stdout.buffer)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reading process stopped first (its own part had an error)
-        code = 1
-    sys.exit(code)
