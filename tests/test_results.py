@@ -41,3 +41,17 @@ def test_a_row_from_an_older_version_takes_the_defaults():
 def test_a_row_that_does_not_fit_is_refused_as_the_constructor_refuses_it(row):
     with pytest.raises(TypeError):
         CaseResult.from_json(row)
+
+
+def test_to_json_has_every_field_given_at_construction_in_order_and_not_the_stored_form():
+    import dataclasses
+
+    result = CaseResult("c", "fail", checks=(CheckResult("toolChoice", False, "wrong_tool", "called x"),),
+                        scores={"correctness": 4.0})
+    object.__setattr__(result, "stored", "a cached encoding")
+    given = [f.name for f in dataclasses.fields(CaseResult) if f.init]
+    data = result.to_json()
+    assert list(data) == given
+    assert data["checks"] == ({"name": "toolChoice", "passed": False, "code": "wrong_tool", "detail": "called x"},)
+    assert [list(c) for c in data["checks"]] == [[f.name for f in dataclasses.fields(CheckResult)]]
+    assert CaseResult.from_json(data) == result

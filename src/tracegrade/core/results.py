@@ -75,6 +75,10 @@ class CheckResult:
     code: str = "ok"  # machine-readable failure reason
     detail: str = ""
 
+    def to_json(self) -> dict[str, Any]:
+        # WHY written out, not _flat: a result's checks are most of what storing it costs
+        return {"name": self.name, "passed": self.passed, "code": self.code, "detail": self.detail}
+
 
 def passed_check(name: str) -> CheckResult:
     """The passed result of the check ``name``: one instance a name (a CheckResult is immutable).
@@ -270,8 +274,12 @@ class CaseResult:
     def to_json(self) -> dict[str, Any]:
         # WHY not dataclasses.asdict: it deep-copies the pydantic Reply only for
         # to_wire to replace it; at 10,000 cases that copy was most of the cost.
-        data = _flat(self)  # the fields given at construction: not ``stored``, a cache of this very encoding
-        data["checks"] = tuple(_flat(c) for c in self.checks)
+        # The fields given at construction, in their order: not ``stored``, a cache of this very
+        # encoding. WHY from __dict__: a frozen dataclass's fields are its __dict__, in order, and
+        # a copy of it is a tenth of reading them one by one
+        data = self.__dict__.copy()
+        data.pop("stored", None)  # set on the result once the store made its form
+        data["checks"] = tuple([c.to_json() for c in self.checks])
         data["reply"] = self.reply.to_wire() if self.reply else None
         data["scores"] = dict(self.scores) if self.scores is not None else None
         data["metrics"] = [m.to_json() for m in self.metrics]
