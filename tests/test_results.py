@@ -54,4 +54,5 @@ def test_to_json_has_every_field_given_at_construction_in_order_and_not_the_stor
     assert list(data) == given
     assert data["checks"] == ({"name": "toolChoice", "passed": False, "code": "wrong_tool", "detail": "called x"},)
     assert [list(c) for c in data["checks"]] == [[f.name for f in dataclasses.fields(CheckResult)]]
-    assert CaseResult.from_json(data) == result
+    read_back = CaseResult.from_json(data)
+    assert read_back == result and list(read_back.to_json()) == given  # made without __init__: the same order

@@ -57,12 +57,15 @@ _DEFAULTS: dict[type, Defaults] = {}
 
 
 def _defaults(cls: type) -> Defaults:
-    """The fields of dataclass ``cls`` with a default value (none may have a factory), those
-    without, and those given at construction; looked up once."""
+    """Every field of dataclass ``cls`` in order with its default value (none may have a factory;
+    MISSING for a field with none), those without one, and those given at construction; looked
+    up once. WHY every field, in order: the made object's ``__dict__`` then holds them as
+    ``__init__`` sets them, in order (``CaseResult.to_json`` reads it), the values given
+    replacing each MISSING."""
     if (found := _DEFAULTS.get(cls)) is None:
         fields = dataclasses.fields(cls)
         assert all(f.default_factory is dataclasses.MISSING for f in fields), f"{cls.__name__}: a default factory"
-        found = _DEFAULTS[cls] = ({f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
+        found = _DEFAULTS[cls] = ({f.name: f.default for f in fields},
                                   frozenset(f.name for f in fields if f.default is dataclasses.MISSING),
                                   frozenset(f.name for f in fields if f.init))  # a value for another is refused
     return found
