@@ -294,12 +294,12 @@ async def evaluate_with_retries(
     The result kept is the last attempt that agrees with the decision, carrying
     every attempt's status and the tokens, cost and time of all of them.
     """
-    attempts = [await _priced(case, target, judge, settings, repeat)]
+    attempts = [_priced(await evaluate_case(case, target, judge, settings, repeat), target, judge, settings)]
     policy = settings.flaky
     if policy is None or attempts[0].status not in RETRIED:
         return attempts[0]
     while (decision := policy.decide([a.status for a in attempts])) is None:
-        attempts.append(await _priced(case, target, judge, settings, repeat))
+        attempts.append(_priced(await evaluate_case(case, target, judge, settings, repeat), target, judge, settings))
     agreeing = [a for a in attempts if (a.status in RETRIED) == (decision == "fail")]
     return replace(
         agreeing[-1],
@@ -314,8 +314,8 @@ async def evaluate_with_retries(
     )
 
 
-async def _priced(case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int) -> CaseResult:
-    result = await evaluate_case(case, target, judge, settings, repeat)
+def _priced(result: CaseResult, target: Target, judge: Judge | None, settings: RunSettings) -> CaseResult:
+    """``result`` with its costs, when the run has prices."""
     if settings.prices is None:
         return result
     agent_model = getattr(target, "model_id", "")
@@ -388,7 +388,7 @@ async def run_cases(
                 results[index] = result
             if on_result is not None:
                 outcome = on_result(result, position)
-                if inspect.isawaitable(outcome):
+                if outcome is not None and inspect.isawaitable(outcome):
                     await outcome
 
     async with asyncio.TaskGroup() as group:
