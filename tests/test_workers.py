@@ -97,3 +97,16 @@ def test_outcomes_that_arrive_while_the_loop_is_busy_wake_it_once():
     squares, wake_ups = asyncio.run(main())
     assert squares == [n * n for n in range(8)]
     assert wake_ups == 1
+
+
+def test_a_finished_loop_is_not_kept_alive_by_its_inbox():
+    import gc
+    import weakref
+
+    async def main():
+        assert await in_daemon_thread(pow, 3, 2) == 9
+        return weakref.ref(asyncio.get_running_loop())
+
+    loop = asyncio.run(main())
+    gc.collect()
+    assert loop() is None

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
-import functools
 import queue
 import threading
 import weakref
@@ -72,6 +71,7 @@ class _Pool:
             with self._lock:
                 self._idle += 1
             hand_over()
+            del job, hand_over  # WHY: an idle thread holding its last call held that call's loop too
 
 
 _pool = _Pool()
@@ -79,10 +79,11 @@ _pool = _Pool()
 
 class _Inbox:
     """Outcomes handed back to one loop from other threads: one wake-up of the loop for
-    all those that arrive before it runs them."""
+    all those that arrive before it runs them. WHY the loop held weakly: the inbox is
+    found by its loop in a weak dictionary, and a value that holds its key keeps it."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self._loop = weakref.ref(loop)
         self._outcomes: collections.deque[Callable[[], None]] = collections.deque()
         self._lock = threading.Lock()
         self._woken = False  # a wake-up is on its way: the outcomes put meanwhile go with it
@@ -93,8 +94,10 @@ class _Inbox:
             if self._woken:
                 return
             self._woken = True
+        loop = self._loop()
         try:
-            self._loop.call_soon_threadsafe(self._run)
+            if loop is not None:
+                loop.call_soon_threadsafe(self._run)
         except RuntimeError:  # the run ended (its loop closed) while this agent hung: nobody waits
             pass
 
@@ -102,17 +105,57 @@ class _Inbox:
         with self._lock:
             outcomes, self._outcomes, self._woken = self._outcomes, collections.deque(), False
         for outcome in outcomes:
-            outcome()
+            outcome()  # a _Call's settle: it raises nothing
 
 
 _inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
+_last_inbox: tuple[weakref.ref[asyncio.AbstractEventLoop], _Inbox] | None = None
 
 
 def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
+    global _last_inbox
+    if _last_inbox is not None and _last_inbox[0]() is loop:  # WHY: a weak dictionary's lookup makes a weak reference
+        return _last_inbox[1]
     inbox = _inboxes.get(loop)
     if inbox is None:
         inbox = _inboxes[loop] = _Inbox(loop)
+    _last_inbox = (weakref.ref(loop), inbox)
     return inbox
+
+
+class _Call:
+    """One call of ``in_daemon_thread``: run on a worker thread, settled on the loop.
+
+    WHY an object, not closures: three closures and four partials a call were most of what
+    a sync agent's hop to its thread and back cost over an async agent's call."""
+
+    __slots__ = ("_function", "_args", "_context", "_future", "_inbox", "_value", "_failed")
+
+    def __init__(self, function: Callable[..., Any], args: tuple[Any, ...], future: asyncio.Future[Any],
+                 inbox: _Inbox) -> None:
+        self._function, self._args, self._future, self._inbox = function, args, future, inbox
+        self._context = contextvars.copy_context()
+        self._failed = False
+
+    def run(self) -> Callable[[], None]:
+        """On the worker thread: the call, then what hands its outcome over (a Job)."""
+        try:
+            self._value = self._context.run(self._function, *self._args)
+        except BaseException as exc:  # handed to the case, which turns it into data
+            self._value, self._failed = exc, True
+        return self._hand_over
+
+    def _hand_over(self) -> None:
+        self._inbox.put(self._settle)
+
+    def _settle(self) -> None:
+        future = self._future
+        if future.done():  # cancelled by the case timeout: nobody waits any more
+            return
+        if self._failed:
+            future.set_exception(self._value)
+        else:
+            future.set_result(self._value)
 
 
 def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
@@ -120,22 +163,5 @@ def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future
     span), as a future of this loop (an agent's call, or a case's checks in ``run.offload``)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-    inbox = _inbox(loop)
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():  # cancelled by the case timeout: nobody waits any more
-            outcome()
-
-    def hand_over(outcome: Callable[[], None]) -> None:
-        inbox.put(functools.partial(settle, outcome))
-
-    def job() -> Callable[[], None]:
-        try:
-            value = context.run(function, *args)
-        except BaseException as exc:  # handed to the case, which turns it into data
-            return functools.partial(hand_over, functools.partial(future.set_exception, exc))
-        return functools.partial(hand_over, functools.partial(future.set_result, value))
-
-    _pool.submit(job)
+    _pool.submit(_Call(function, args, future, _inbox(loop)).run)
     return future
