@@ -204,15 +204,21 @@ def _plain_part(results: list[CaseResult], items: list[tuple[GoldenCase, Reply]]
     units = {"tools.execSuccess": "calls", "tools.unauthorizedAttempts": "calls"}
     sums = {name: None if v is None else Rate(sum(float(x) for x in v), len(v), units.get(name, "cases"))
             for name, v in scores.items()}
-    judge: dict[str, list[float]] = {}
-    for r in results:
-        for m in r.metrics:
-            judge.setdefault(m.name, [])
-        for name, value in (r.scores or {}).items():
-            judge.setdefault(name, []).append(value)
+    judge = _plain_scores(results)
     wanted = [(c.expected_route, r.route) for c, r in items if c.expected_route]
     return {"sums": sums, "judge": {JUDGE + name: Rate(sum(v), len(v)) for name, v in judge.items()},
             "pairs": [(e, r) for e, r in wanted if r is not None], "unrouted": sum(r is None for _, r in wanted)}
+
+
+def _plain_scores(results) -> dict[str, list[float]]:
+    """Each judge metric's values, in first-seen order (a metric not scored named with none)."""
+    scores: dict[str, list[float]] = {}
+    for r in results:
+        for m in r.metrics:
+            scores.setdefault(m.name, [])
+        for name, value in (r.scores or {}).items():
+            scores.setdefault(name, []).append(value)
+    return scores
 
 
 class _PlainScope:
@@ -324,13 +330,7 @@ def test_the_tally_equals_the_plain_computation():
                                    sum(r.judge_tokens[0] for r in results), sum(r.judge_tokens[1] for r in results)]
     assert tally.retries == [sum(r.agent_retries for r in results), sum(r.judge_retries for r in results)]
     assert tally.checks == [sum(c.passed for r in results for c in r.checks), sum(len(r.checks) for r in results)]
-    scores: dict[str, list[float]] = {}
-    for r in results:
-        for m in r.metrics:
-            scores.setdefault(m.name, [])
-        for name, value in (r.scores or {}).items():
-            scores.setdefault(name, []).append(value)
-    assert list(tally.scores.items()) == list(scores.items())
+    assert list(tally.scores.items()) == list(_plain_scores(results).items())
     assert tally.not_scored == dict(Counter(m.name for r in results for m in r.metrics if not m.scored))
     assert tally.billed_agent_models == {billed_agent_model(r) for r in results}
     assert tally.judge_billed == any(any(r.judge_tokens) for r in results)
