@@ -110,3 +110,16 @@ def test_a_finished_loop_is_not_kept_alive_by_its_inbox():
     loop = asyncio.run(main())
     gc.collect()
     assert loop() is None
+
+
+def test_a_call_that_raises_stop_iteration_fails_alone_and_the_others_are_handed_over():
+    def stops():
+        raise StopIteration("done early")
+
+    async def main():
+        futures = [in_daemon_thread(stops), *(in_daemon_thread(pow, n, 2) for n in range(4))]
+        return await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), 10)  # not a hang
+
+    stopped, *squares = asyncio.run(main())
+    assert isinstance(stopped, RuntimeError) and "StopIteration" in str(stopped)
+    assert squares == [0, 1, 4, 9]

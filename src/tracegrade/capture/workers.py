@@ -105,7 +105,13 @@ class _Inbox:
         with self._lock:
             outcomes, self._outcomes, self._woken = self._outcomes, collections.deque(), False
         for outcome in outcomes:
-            outcome()  # a _Call's settle: it raises nothing
+            try:
+                outcome()
+            except Exception as exc:  # WHY: one outcome that cannot be set must not lose those after it
+                loop = self._loop()
+                if loop is not None:
+                    loop.call_exception_handler({"message": "a worker thread's outcome could not be handed over",
+                                                 "exception": exc})
 
 
 _inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
@@ -141,6 +147,8 @@ class _Call:
         """On the worker thread: the call, then what hands its outcome over (a Job)."""
         try:
             self._value = self._context.run(self._function, *self._args)
+        except StopIteration as exc:  # WHY: a future refuses it (it would end the coroutine awaiting)
+            self._value, self._failed = RuntimeError(f"StopIteration raised: {exc!r}"), True
         except BaseException as exc:  # handed to the case, which turns it into data
             self._value, self._failed = exc, True
         return self._hand_over
