@@ -56,3 +56,18 @@ def test_to_json_has_every_field_given_at_construction_in_order_and_not_the_stor
     assert [list(c) for c in data["checks"]] == [[f.name for f in dataclasses.fields(CheckResult)]]
     read_back = CaseResult.from_json(data)
     assert read_back == result and list(read_back.to_json()) == given  # made without __init__: the same order
+
+
+def test_made_is_the_result_its_constructor_makes_field_for_field():
+    import dataclasses
+
+    values = dict(case_id="c", status="fail", question="Where?", reply=Reply(answer="There."),
+                  checks=(CheckResult("toolChoice", False, "wrong_tool", "x"),), seconds=0.5, category="k",
+                  agent_tokens=(3, 4), repeat=2, case_hash="abc")
+    made, built = CaseResult.made(**values), CaseResult(**values)
+    assert made == built and type(made) is CaseResult and made.stored is None
+    assert list(made.__dict__) == [f.name for f in dataclasses.fields(CaseResult)]  # stored last, unset
+    with pytest.raises(TypeError):
+        CaseResult.made(case_id="c", status="pass", not_a_field=1)  # what __init__ refuses, refused
+    with pytest.raises(TypeError):
+        CaseResult.made(status="pass")

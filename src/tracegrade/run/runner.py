@@ -182,7 +182,7 @@ async def _evaluate_case(
     # WHY never a pass: the call checks were left out, so nothing says the agent did what it should
     status = "unscored" if unjudged and status == "pass" else status
     scored = outcome if isinstance(outcome, Scores) else None
-    return CaseResult(
+    return CaseResult.made(
         status=status,
         reply=reply,
         checks=checks,
