@@ -55,3 +55,17 @@ def test_case_json_matches_asdict():
     expected["scores"] = dict(result.scores)
     del expected["stored"]  # a cache of the stored form a Ray worker made, not part of the result
     assert json.dumps(result.to_json(), sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def test_rows_come_out_whole_and_in_order_across_batches_and_past_the_spill():
+    import io
+
+    from tracegrade.report.streamed import Rows
+
+    rows = Rows()
+    written = [f"row {n} " + "é" * (n % 7) + "x" * 20_000 + "\n" for n in range(Rows.BATCH * 2 + 5)]  # ~2.6 MB: spilled
+    for row in written:
+        rows.write(row)
+    out = io.StringIO()
+    rows.copy_to(out)
+    assert rows.count == len(written) and out.getvalue() == "".join(written)
