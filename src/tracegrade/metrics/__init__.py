@@ -40,8 +40,7 @@ def judge_metrics(results: Sequence[CaseResult]) -> dict[str, Rate]:
     """Each judge metric the run has (from its results), the mean over the cases that scored it."""
     scores: dict[str, list[float]] = {}
     for r in results:
-        if r.metrics or r.scores:  # WHY: a result the judge did not see (a checks-only run's) adds nothing
-            add_scores(scores, r)
+        add_scores(scores, r)
     return {f"{JUDGE}{name}": Rate.of(values) for name, values in scores.items()}
 
 

@@ -81,8 +81,7 @@ class RunTally:
         if checks:
             self.checks[0] += sum([c.passed for c in checks])
             self.checks[1] += len(checks)
-        if r.metrics or r.scores:  # WHY: a result the judge did not see has nothing to add
-            self._add_scores(r)
+        self._add_scores(r)
         self.repeats.add(r.repeat)
         if not self.repeated:
             if len(self.repeats) > 1:
