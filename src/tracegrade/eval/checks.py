@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from tracegrade.core.results import CheckResult, is_passed_check, passed_check
+from tracegrade.core.results import CheckResult, is_passed_check, passed_check as _ok
 from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
@@ -38,10 +38,6 @@ from tracegrade.eval.trajectory import (
     AnswerDecision, AnswerText, CallOrder, ExpectedCalls, ExpectedState, ForbiddenCalls, ToolSchema, UnexpectedCalls,
     expects_calls,
 )
-
-
-def _ok(name: str) -> CheckResult:
-    return passed_check(name)
 
 
 def _fail(name: str, code: str, detail: str) -> CheckResult:

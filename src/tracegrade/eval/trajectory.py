@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from tracegrade.core.results import CheckResult, passed_check
+from tracegrade.core.results import CheckResult, passed_check as _ok
 from tracegrade.core.trace import Reply
 from tracegrade.eval import callmatch
 from tracegrade.eval.answers import TextView, assistant_texts, contains, decision_phrases
@@ -28,10 +28,6 @@ from tracegrade.eval.argmatch import ObjectOf, assignment
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.expectations import ExpectedCall, ToolDeclaration
 from tracegrade.eval.toolschema import validate
-
-
-def _ok(name: str) -> CheckResult:
-    return passed_check(name)
 
 
 def _fail(name: str, code: str, detail: str) -> CheckResult:
