@@ -79,8 +79,8 @@ _pool = _Pool()
 
 class _Inbox:
     """Outcomes handed back to one loop from other threads: one wake-up of the loop for
-    all those that arrive before it runs them. WHY the loop held weakly: the inbox is
-    found by its loop in a weak dictionary, and a value that holds its key keeps it."""
+    all those that arrive before it runs them. WHY the loop held weakly: a finished loop
+    is kept alive by nothing here."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = weakref.ref(loop)
@@ -114,19 +114,16 @@ class _Inbox:
                                                  "exception": exc})
 
 
-_inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
+# The last loop's inbox. WHY no more: a run has one loop; another loop (another thread's) gets
+# an inbox of its own, which works as well, and one it used before stays alive while its calls are.
 _last_inbox: tuple[weakref.ref[asyncio.AbstractEventLoop], _Inbox] | None = None
 
 
 def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
     global _last_inbox
-    if _last_inbox is not None and _last_inbox[0]() is loop:  # WHY: a weak dictionary's lookup makes a weak reference
-        return _last_inbox[1]
-    inbox = _inboxes.get(loop)
-    if inbox is None:
-        inbox = _inboxes[loop] = _Inbox(loop)
-    _last_inbox = (weakref.ref(loop), inbox)
-    return inbox
+    if _last_inbox is None or _last_inbox[0]() is not loop:
+        _last_inbox = (weakref.ref(loop), _Inbox(loop))
+    return _last_inbox[1]
 
 
 class _Call:
