@@ -66,6 +66,10 @@ class ToolCall(_Wire):
     # reports it; spans carry it as ``gen_ai.tool.call.id``. Left out of the wire
     # form when unset, like ``turn`` and ``round``.
     id: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
+    # The agent this call hands the conversation to, when it is a framework's handoff
+    # (core/frameworks.py: the Agents SDK's ``transfer_to_*``, LlamaIndex's ``handoff``)
+    # rather than a tool: the tool checks leave it out, ``calls.handoffs`` grades it.
+    handoff: str | None = Field(default=None, max_length=300, exclude_if=lambda v: v is None)
 
 
 class Message(_Wire):
