@@ -7,13 +7,18 @@ every tool result and the answer. A Responses API call continued with
 that only earlier responses asked for (an agent that trims its history) are
 added in front, with their results where the next call sent them back. Tokens
 add up over all calls; each call is a model step with its timing.
+
+A call is this trial's only when a response recorded in it asked for it: what the
+agent sends from before (a checkpointer's, session's or memory's history) is context,
+never a new call. A call another trial's response asked for means the two trials
+share the agent's memory: the trace is not this trial's own (Recorder.close says so).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tracegrade.capture.recorder import Exchange, Recorder
+from tracegrade.capture.recorder import Exchange, Recorder, asked_ids
 from tracegrade.core.from_otel import otel_traces
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
 
@@ -40,7 +45,20 @@ def _from_exchanges(recorder: Recorder) -> Reply:
     reply = _conversation(last, fields, responses)
     known = {call.id for call in reply.tool_calls if call.id}
     earlier = _earlier_calls(recorder.exchanges, fields, responses, known)
-    return reply.model_copy(update={"tool_calls": (*earlier, *reply.tool_calls)}) if earlier else reply
+    calls = (*earlier, *reply.tool_calls)
+    asked = {i for exchange in recorder.exchanges for i in asked_ids(exchange)}
+    own = _renumbered([call for call in calls if call.id is None or call.id in asked])
+    return reply if own == list(reply.tool_calls) else reply.model_copy(update={"tool_calls": tuple(own)})
+
+
+def _renumbered(calls: list[ToolCall]) -> list[ToolCall]:
+    """This trial's calls with their rounds counted from 0: the rounds of the history before it
+    (the agent's memory) are not this trial's."""
+    rounds = sorted({call.round for call in calls if call.round is not None})
+    if not rounds or rounds == list(range(len(rounds))):
+        return calls
+    rank = {number: index for index, number in enumerate(rounds)}
+    return [call if call.round is None else call.model_copy(update={"round": rank[call.round]}) for call in calls]
 
 
 def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses: Mapping[str, Exchange],
@@ -53,7 +71,7 @@ def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses:
     when the agent sent its own turn back."""
     earlier: list[ToolCall] = []
     for index, exchange in enumerate(exchanges[:-1]):
-        asked = {i for i in _asked_ids(exchange) if i not in known}
+        asked = {i for i in asked_ids(exchange) if i not in known}
         for source in (exchanges[index + 1], exchange) if asked else ():
             for call in _conversation(source, fields, responses).tool_calls:
                 if call.id in asked and call.id not in known:
@@ -62,32 +80,17 @@ def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses:
     return earlier
 
 
-def _asked_ids(exchange: Exchange) -> list[str]:
-    """The ids of the tool calls this exchange's response asked for."""
-    response = exchange.response
-    if exchange.provider == "anthropic":
-        asked = [b for b in _listed(response.get("content")) if isinstance(b, dict) and b.get("type") == "tool_use"]
-        return [str(b.get("id")) for b in asked if b.get("id")]
-    if exchange.provider == "openai-responses":
-        items = [i for i in _listed(response.get("output")) if isinstance(i, dict) and i.get("type") == "function_call"]
-        return [str(i.get("call_id") or i.get("id")) for i in items if i.get("call_id") or i.get("id")]
-    choices = _listed(response.get("choices")) or [{}]
-    message = (choices[0] if isinstance(choices[0], dict) else {}).get("message") or {}
-    calls = [c for c in _listed(message.get("tool_calls")) if isinstance(c, dict)]
-    return [str(c.get("id")) for c in calls if c.get("id")]
-
-
 def _conversation(exchange: Exchange, fields: dict[str, Any], responses: Mapping[str, Exchange]) -> Reply:
     request, response = exchange.request, exchange.response
     if exchange.provider == "anthropic":
         said = {"role": "assistant", "content": response.get("content") or []}
-        return Reply.from_anthropic_messages([*_listed(request.get("messages")), said], **fields)
+        return Reply.from_anthropic_messages([*_listed(request.get("messages")), said], request.get("tools"), **fields)
     if exchange.provider == "openai-responses":
         items = [item for earlier in (*_continued(exchange, responses), exchange) for item in _turn_items(earlier)]
-        return Reply.from_openai_messages(items, **fields)
+        return Reply.from_openai_messages(items, request.get("tools"), **fields)
     choices = response.get("choices") or [{}]
     said = choices[0].get("message") or {"role": "assistant", "content": ""}
-    return Reply.from_openai_messages([*_listed(request.get("messages")), said], **fields)
+    return Reply.from_openai_messages([*_listed(request.get("messages")), said], request.get("tools"), **fields)
 
 
 def _continued(exchange: Exchange, responses: Mapping[str, Exchange]) -> list[Exchange]:

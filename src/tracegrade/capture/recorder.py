@@ -21,16 +21,23 @@ import contextvars
 import threading
 import time
 from dataclasses import dataclass, field
+from collections import OrderedDict
 from typing import Any, Literal
 
 Provider = Literal["openai-chat", "openai-responses", "anthropic"]
 MAX_EXCHANGES = 1000  # of one case: an agent stuck in a loop stops being recorded, the run goes on
+MAX_CLAIMS = 65_536  # call ids remembered per run with the trial that asked for them (the newest kept)
 _SNAPSHOT_DEPTH = 64  # containers deeper than this are kept as they are (a request is the agent's own data)
 
 WORKER_TASK = ("its model calls were made from an asyncio task that a case created and that outlived it "
                "(a batching client's, rate limiter's or queue's worker task): the calls of several cases "
                "cannot be told apart. Create that task outside the cases (at import or in a setup), or "
                "create the client per case, or return a Reply with the case's own tool calls")
+SHARED_MEMORY = ("its model requests carry tool calls that another trial's responses asked for ({call} of trial "
+                 "{other}): the trials share the agent's memory (a checkpointer's thread, a session, a chat "
+                 "history), so this trial started with what another one did. Key the memory by the trial: "
+                 "case.trial (LangGraph: config={{'configurable': {{'thread_id': case.trial}}}}; the Agents SDK: "
+                 "SQLiteSession(case.trial)), as docs/agents.md shows")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,26 @@ class Shared:
     warned_absent: bool = False
     warned_question_only: bool = False  # a question-only target was given a conversation turn
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Which trial's response asked for each call id: a call another trial asked for, sent again,
+    # is memory the two trials share.
+    claims: OrderedDict[str, str] = field(default_factory=OrderedDict)
+
+    def claim(self, ids: list[str], trial: str) -> None:
+        """The calls ``trial``'s response asked for."""
+        with self.lock:
+            for call_id in ids:
+                self.claims.setdefault(call_id, trial)
+            while len(self.claims) > MAX_CLAIMS:
+                self.claims.popitem(last=False)
+
+    def other_trial(self, ids: list[str], trial: str) -> tuple[str, str] | None:
+        """A call of ``ids`` another trial asked for, and that trial; None when there is none."""
+        with self.lock:
+            for call_id in ids:
+                other = self.claims.get(call_id, trial)
+                if other != trial:
+                    return call_id, other
+        return None
 
     def late(self) -> None:
         """A call arrived for a case that had ended: a worker task a case created is at work."""
@@ -74,6 +101,7 @@ class Recorder:
     case_task: Any = None
     tasks: set[Any] = field(default_factory=set)
     closed: bool = False
+    trial: str = ""  # the trial recorded (GoldenCase.trial); "" outside a run
 
     def add(self, exchange: Exchange) -> None:
         if self.closed:  # the case ended: a worker task it created is calling for another case
@@ -91,7 +119,10 @@ class Recorder:
         task = _running_task()
         if task is not None and task is not self.case_task:
             self.tasks.add(task)
-        self.add(Exchange(provider, request, as_plain(response), start_s, time.perf_counter()))
+        exchange = Exchange(provider, request, as_plain(response), start_s, time.perf_counter())
+        if self.trial:
+            self.shared.claim(asked_ids(exchange), self.trial)
+        self.add(exchange)
 
     def close(self) -> str:
         """The case ended: later calls are late. Returns why its calls are not its own whole trace ("" when they are)."""
@@ -99,11 +130,23 @@ class Recorder:
         if any(not task.done() for task in self.tasks):
             self.shared.worker_seen = True
             return WORKER_TASK
+        shared_with = self._memory_shared()
+        if shared_with is not None:
+            return SHARED_MEMORY.format(call=shared_with[0], other=shared_with[1])
         if self.dropped:
             return (f"the trace was cut: the case made {len(self.exchanges) + self.dropped} model calls, "
                     f"past the cap of {MAX_EXCHANGES}; {self.dropped} in between were not recorded "
                     "(the answer is the last call's)")
         return ""
+
+
+    def _memory_shared(self) -> tuple[str, str] | None:
+        """A call another trial asked for in what this trial sent first (its history), if any.
+        WHY the first request only: the history from before the trial is in it; the later ones
+        only add this trial's own rounds."""
+        if not self.trial or not self.exchanges:
+            return None
+        return self.shared.other_trial(sent_ids(self.exchanges[0]), self.trial)
 
 
 _current: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("tracegrade_recorder", default=None)
@@ -120,13 +163,14 @@ class recording:  # noqa: N801 - a context manager used as ``with recording() as
     WHY a class, not a generator's context manager: entered once a case, its generator and
     wrapper were a sizeable part of a fast agent's case."""
 
-    __slots__ = ("_shared", "_recorder", "_token")
+    __slots__ = ("_shared", "_recorder", "_token", "_trial")
 
-    def __init__(self, shared: Shared | None = None) -> None:
+    def __init__(self, shared: Shared | None = None, trial: str = "") -> None:
         self._shared = shared
+        self._trial = trial
 
     def __enter__(self) -> Recorder:
-        self._recorder = Recorder(shared=self._shared or Shared(), case_task=_running_task())
+        self._recorder = Recorder(shared=self._shared or Shared(), case_task=_running_task(), trial=self._trial)
         self._token = _current.set(self._recorder)
         return self._recorder
 
@@ -173,3 +217,47 @@ def as_plain(response: Any) -> dict[str, Any]:
         response = response.parse()  # ``with_raw_response``: the SDK caches what it parsed
     dumped = response.model_dump() if hasattr(response, "model_dump") else {}
     return dumped if isinstance(dumped, dict) else {}
+
+
+def asked_ids(exchange: Exchange) -> list[str]:
+    """The ids of the tool calls this exchange's response asked for."""
+    response = exchange.response
+    if exchange.provider == "anthropic":
+        blocks = [b for b in _listed(response.get("content")) if isinstance(b, dict) and b.get("type") == "tool_use"]
+        return [str(b["id"]) for b in blocks if b.get("id")]
+    if exchange.provider == "openai-responses":
+        return _function_call_ids(response.get("output"))
+    choices = _listed(response.get("choices")) or [{}]
+    message = (choices[0] if isinstance(choices[0], dict) else {}).get("message") or {}
+    return _chat_call_ids(message)
+
+
+def sent_ids(exchange: Exchange) -> list[str]:
+    """The ids of the tool calls this exchange's request sent back as history."""
+    request = exchange.request
+    if exchange.provider == "openai-responses":
+        return _function_call_ids(request.get("input"))
+    ids: list[str] = []
+    for message in _listed(request.get("messages")):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        if exchange.provider == "anthropic":
+            ids += [str(b["id"]) for b in _listed(message.get("content"))
+                    if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id")]
+        else:
+            ids += _chat_call_ids(message)
+    return ids
+
+
+def _chat_call_ids(message: dict[str, Any]) -> list[str]:
+    calls = [c for c in _listed(message.get("tool_calls")) if isinstance(c, dict)]
+    return [str(c["id"]) for c in calls if c.get("id")]
+
+
+def _function_call_ids(items: Any) -> list[str]:
+    calls = [i for i in _listed(items) if isinstance(i, dict) and i.get("type") == "function_call"]
+    return [str(i.get("call_id") or i.get("id")) for i in calls if i.get("call_id") or i.get("id")]
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []

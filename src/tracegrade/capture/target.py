@@ -10,9 +10,12 @@ The function takes the question (a first parameter annotated ``str`` or named
 the case; it may be sync (run on a reused daemon thread, ``workers.py``, so it
 never blocks other cases and the case timeout stops waiting for it) or async. It returns the
 answer string, nothing (the last assistant message captured is the answer),
-a Reply or its wire dict. What it returns explicitly wins over what was
-captured: a returned Reply is taken whole; a returned answer replaces the
-captured answer only.
+a Reply or its wire dict. A returned answer replaces the captured answer only.
+A returned Reply keeps its answer, sources, context and state; its calls are
+graded only when capture agrees with them (or capture recorded nothing), and
+where they disagree the case is unscored naming both: one source of truth per
+trace. Where the calls came from (``provenance``) is always set here, never
+taken from what the agent returned.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import contextlib
 import functools
 import inspect
 import re
+import json
 import warnings
+from collections import Counter
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from tracegrade.capture.assemble import reply_of
@@ -29,7 +34,7 @@ from tracegrade.capture.recorder import WORKER_TASK, Recorder, Shared, recording
 from tracegrade.capture.shape import reply_from_dict
 from tracegrade.capture.workers import in_daemon_thread
 from tracegrade.core.errors import AgentError, ConfigError
-from tracegrade.core.trace import Provenance, Reply
+from tracegrade.core.trace import Provenance, Reply, ToolCall
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.plugins import Target
 
@@ -60,7 +65,7 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     async def ask(case: GoldenCase) -> Reply:
         if takes_question and case.history:
             _warn_question_only(shared, function)
-        with capturing(sources, case.id, shared) as recorder:
+        with capturing(sources, case.id, shared, case.trial) as recorder:
             returned = await call_agent(function, case.question if takes_question else case, is_async)
         problem = recorder.close()
         if len(recorder.exchanges) + len(recorder.spans) > _INLINE_RECORDS:
@@ -120,13 +125,13 @@ LOOP_HINT = ("hint: the agent is sync and each case runs it on a thread of its o
 def merge(returned: Any, recorder: Recorder, sources: Sequence[str], problem: str = "") -> Reply:
     """The Reply of a case: what the function returned, filled in from what was captured, saying
     where its calls came from (``problem``: why the captured ones are not the case's own, whole trace)."""
-    if isinstance(returned, Reply):
-        return returned
     if isinstance(returned, dict):
-        return reply_from_dict(returned)
+        returned = reply_from_dict(returned)
     captured = reply_of(recorder) if sources else None
     if captured is not None:
         captured = captured.model_copy(update={"provenance": _captured(recorder, problem, captured.provenance)})
+    if isinstance(returned, Reply):
+        return _one_source(returned, captured)
     if returned is None:
         if captured is None:
             raise AgentError("the target returned nothing and no model call was captured "
@@ -138,6 +143,45 @@ def merge(returned: Any, recorder: Recorder, sources: Sequence[str], problem: st
     if captured is not None:
         return captured.model_copy(update={"answer": returned})
     return Reply(answer=returned, provenance=_absent(recorder.shared, sources))
+
+
+def _one_source(returned: Reply, captured: Reply | None) -> Reply:
+    """A returned Reply with its provenance set here: its own calls when nothing was captured, the
+    captured calls when it returned none, and unscored naming both when the two disagree."""
+    if captured is None:
+        return returned.model_copy(update={"provenance": None}) if returned.provenance is not None else returned
+    if not returned.tool_calls:
+        fill = {"tool_calls": captured.tool_calls, "provenance": captured.provenance,
+                "steps": returned.steps or captured.steps, "model": returned.model or captured.model,
+                "usage": captured.usage if returned.usage == type(returned.usage)() else returned.usage}
+        return returned.model_copy(update=fill)
+    differ = _disagreement(returned.tool_calls, captured.tool_calls)
+    provenance = captured.provenance if not differ or captured.calls_unusable() else \
+        (captured.provenance or Provenance(source="captured")).model_copy(update={"problem": differ})
+    return returned.model_copy(update={"provenance": provenance})
+
+
+def _disagreement(returned: Sequence[ToolCall], captured: Sequence[ToolCall]) -> str:
+    """Why the calls the agent returned are not the calls capture recorded ("" when they are the same)."""
+    mine, seen = Counter(_call_key(c) for c in returned), Counter(_call_key(c) for c in captured)
+    if mine == seen:
+        return ""
+    missing, added = list((seen - mine).elements()), list((mine - seen).elements())
+    return ("the agent returned a trace that disagrees with the calls captured from its model: "
+            f"{_listed('captured but not returned', missing)}{_listed('returned but not captured', added)}"
+            "one of the two is not what the agent did. Return only the answer (or a Reply without toolCalls) "
+            "to be graded on the captured calls, or run without --capture to be graded on the returned ones")
+
+
+def _call_key(call: ToolCall) -> str:
+    return f"{call.name}({json.dumps(call.arguments, sort_keys=True, default=str)[:500]})"
+
+
+def _listed(label: str, keys: list[str]) -> str:
+    if not keys:
+        return ""
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return f"{label}: {', '.join(keys[:5])}{more}; "
 
 
 class NothingRecordedWarning(UserWarning):
@@ -196,17 +240,18 @@ def _check_installed(sources: Sequence[str]) -> None:
             check_installed(source)
 
 
-def capturing(sources: Sequence[str], label: str, shared: Shared | None = None) -> contextlib.AbstractContextManager[Recorder]:
-    """The model calls of the code inside the block recorded: a new Recorder, the SDKs of
-    ``sources`` hooked, and for "otel" a root span named by ``label`` whose spans it gathers."""
+def capturing(sources: Sequence[str], label: str, shared: Shared | None = None,
+              trial: str = "") -> contextlib.AbstractContextManager[Recorder]:
+    """The model calls of the code inside the block recorded: a new Recorder (of ``trial``), the SDKs
+    of ``sources`` hooked, and for "otel" a root span named by ``label`` whose spans it gathers."""
     if not sources:  # WHY apart: nothing to hook, and a run of a fast agent paid for the hooks' scopes
-        return recording(shared)
-    return _capturing(sources, label, shared)
+        return recording(shared, trial)
+    return _capturing(sources, label, shared, trial)
 
 
 @contextlib.contextmanager
-def _capturing(sources: Sequence[str], label: str, shared: Shared | None) -> Iterator[Recorder]:
-    with recording(shared) as recorder, _hooks(sources), _case_span(sources, label, recorder):
+def _capturing(sources: Sequence[str], label: str, shared: Shared | None, trial: str) -> Iterator[Recorder]:
+    with recording(shared, trial) as recorder, _hooks(sources), _case_span(sources, label, recorder):
         yield recorder
 
 

@@ -16,6 +16,10 @@ so the rule lives once.
     >>> handoff_target("transfer_to_human_agents", {"summary": "..."}, "Transfer the user to a human agent.")
     >>> agent_key("Cancellations desk") == agent_key("cancellations_desk")
     True
+    >>> tool_failed("Error: ValueError('BK-1005 is not refundable')\\n Please fix your mistakes.")
+    True
+    >>> tool_failed("Booking BK-1005: error rate 0%")
+    False
 """
 
 from __future__ import annotations
@@ -33,6 +37,12 @@ _HANDOFF_TOOLS = {"handoff": "to_agent", "transfer_to_agent": "agent_name"}
 _SDK_DESCRIPTION = re.compile(r"Handoff to the (.{1,200}?) agent to handle the request", re.ASCII)
 _SDK_PREFIX = "transfer_to_"
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
+# How frameworks hand a tool's exception back to the model as the tool's result, when they catch it
+# (LangGraph's ToolNode "Error: ...", the Agents SDK's "An error occurred while running the tool",
+# LlamaIndex's "Encountered error ...", smolagents' "Error executing tool ...", a traceback): over the
+# wire the model sees only this text, so it is what says the call failed. Read at the start only.
+_FAILED = re.compile(r"\s{0,20}(?:error\b|an error occurred\b|encountered (?:an )?error\b|exception\b"
+                     r"|traceback \(most recent call last\)|tool (?:call |execution )?failed\b)", re.IGNORECASE)
 
 
 def handoff_target(name: str, arguments: Mapping[str, Any], description: str) -> str | None:
@@ -68,3 +78,41 @@ def terminal_answer(name: str, arguments: Mapping[str, Any]) -> str | None:
             return value if isinstance(value, str) else str(value)
     only = list(arguments.values())
     return str(only[0]) if len(only) == 1 else ""
+
+
+def tool_failed(result: str) -> bool:
+    """Whether a tool's result, as the model was sent it, is a framework's report of the tool's error."""
+    return _FAILED.match(result[:200]) is not None
+
+
+def read_conventions(calls: list[dict[str, Any]], answer: str,
+                     descriptions: Mapping[str, str]) -> tuple[list[dict[str, Any]], str]:
+    """A trace's calls (wire dicts) and answer with the frameworks' conventions applied: a terminal
+    tool's call is the answer (WHY over the text: text beside it is the model's thought), a handoff is marked with its
+    agent, and a result that reports the tool's error marks the call ``error``. ``descriptions``:
+    the offered tools' descriptions by name, where known."""
+    kept: list[dict[str, Any]] = []
+    for call in calls:
+        name, arguments = str(call.get("name") or ""), call.get("arguments") or {}
+        final = terminal_answer(name, arguments)
+        if final is not None:
+            answer = final or answer
+            continue
+        target = handoff_target(name, arguments, descriptions.get(name, ""))
+        failed = call.get("status", "ok") == "ok" and tool_failed(str(call.get("result") or ""))
+        if target is not None or failed:
+            call = {**call, **({"handoff": target} if target is not None else {}),
+                    **({"status": "error"} if failed else {})}
+        kept.append(call)
+    return kept, answer
+
+
+def tool_descriptions(tools: Any) -> dict[str, str]:
+    """The offered tools' descriptions by name, from a request's ``tools`` in any provider's form
+    (chat completions ``{"function": {...}}``, Responses and Anthropic flat)."""
+    found: dict[str, str] = {}
+    for tool in tools if isinstance(tools, (list, tuple)) else ():
+        spec = tool.get("function") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else tool
+        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+            found[spec["name"]] = str(spec.get("description") or "")
+    return found

@@ -29,6 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from tracegrade.core.frameworks import read_conventions, tool_descriptions
+
 Status = str  # a trace contract tool status: "ok" or "error" here
 
 
@@ -45,6 +47,7 @@ class _Conversation:
     # Responses API items carry no assistant message around parallel calls: a
     # run of consecutive function_call items is one round.
     last_was_call: bool = False
+    descriptions: dict[str, str] = field(default_factory=dict)  # the offered tools', by name (handoffs)
 
     def user(self, text: str) -> None:
         self.turn += 1
@@ -62,7 +65,8 @@ class _Conversation:
     def wire(self) -> dict[str, Any]:
         """The Reply's wire form (``Reply.from_wire`` reads it)."""
         turns = self.turns if sum(m["role"] == "user" for m in self.turns) > 1 else []
-        return {"answer": self.answer, "toolCalls": [self._tool_call(c) for c in self.calls], "turns": turns}
+        calls, answer = read_conventions([self._tool_call(c) for c in self.calls], self.answer, self.descriptions)
+        return {"answer": answer, "toolCalls": calls, "turns": turns}
 
     def _tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
         result, status = self.results.get(call["id"] or "", ("", "ok"))
@@ -137,13 +141,15 @@ def _is_text(part: Mapping[str, Any]) -> bool:
 # -- openai: chat completions messages and Responses API items ---------------------------
 
 
-def openai_messages_wire(messages: Iterable[Any]) -> dict[str, Any]:
+def openai_messages_wire(messages: Iterable[Any], tools: Any = None) -> dict[str, Any]:
     """A Reply from an OpenAI chat message list (user, assistant with
     ``tool_calls``, ``tool`` results, the final assistant answer), or from the
     Responses API's input and output items (``function_call``,
-    ``function_call_output``, ``message``); both kinds may be mixed. Returns
-    the wire form; ``Reply.from_openai_messages`` is the public door."""
-    talk = _Conversation()
+    ``function_call_output``, ``message``); both kinds may be mixed. ``tools``:
+    the request's tools, whose descriptions tell a framework's handoff
+    (core/frameworks.py). Returns the wire form; ``Reply.from_openai_messages``
+    is the public door."""
+    talk = _Conversation(descriptions=tool_descriptions(tools))
     for raw in messages:
         message = as_dict(raw)
         if message.get("type") in _RESPONSES_ITEMS:
@@ -191,7 +197,7 @@ def _responses_item(talk: _Conversation, item: dict[str, Any]) -> None:
 # -- anthropic: messages with tool_use and tool_result blocks ----------------------------
 
 
-def anthropic_messages_wire(messages: Iterable[Any]) -> dict[str, Any]:
+def anthropic_messages_wire(messages: Iterable[Any], tools: Any = None) -> dict[str, Any]:
     """A Reply from an Anthropic message list: assistant ``tool_use`` blocks are
     the calls, user ``tool_result`` blocks their results (``is_error`` marks a
     failed call), the last assistant text is the answer.
@@ -205,7 +211,7 @@ def anthropic_messages_wire(messages: Iterable[Any]) -> dict[str, Any]:
     >>> wire["toolCalls"][0]["name"], wire["toolCalls"][0]["result"], wire["answer"]
     ('get_weather', '4 C', '4 C in Oslo.')
     """
-    talk = _Conversation()
+    talk = _Conversation(descriptions=tool_descriptions(tools))
     for raw in messages:
         message = as_dict(raw)
         blocks = message.get("content")

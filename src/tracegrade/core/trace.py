@@ -171,21 +171,22 @@ class Reply(_Wire):
         return cls.model_validate(data)
 
     @classmethod
-    def from_openai_messages(cls, messages: Iterable[Any], **fields: Any) -> Reply:
+    def from_openai_messages(cls, messages: Iterable[Any], tools: Any = None, **fields: Any) -> Reply:
         """The Reply of an OpenAI chat message list or Responses API items:
         assistant ``tool_calls`` (arguments parsed), ``tool`` results paired by
-        id, the last assistant text as the answer. ``fields`` set the rest
+        id, the last assistant text as the answer. ``tools``: the request's tools
+        (their descriptions tell a framework's handoff). ``fields`` set the rest
         (``model=``, ``context=`` ...). See ``tracegrade.core.from_messages``."""
         from tracegrade.core.from_messages import openai_messages_wire
 
-        return cls.model_validate({**openai_messages_wire(messages), **fields})
+        return cls.model_validate({**openai_messages_wire(messages, tools), **fields})
 
     @classmethod
-    def from_anthropic_messages(cls, messages: Iterable[Any], **fields: Any) -> Reply:
+    def from_anthropic_messages(cls, messages: Iterable[Any], tools: Any = None, **fields: Any) -> Reply:
         """The Reply of an Anthropic message list (``tool_use`` / ``tool_result`` blocks)."""
         from tracegrade.core.from_messages import anthropic_messages_wire
 
-        return cls.model_validate({**anthropic_messages_wire(messages), **fields})
+        return cls.model_validate({**anthropic_messages_wire(messages, tools), **fields})
 
     @classmethod
     def from_otel(cls, spans: Iterable[Any] | str | Path) -> Reply:

@@ -111,6 +111,26 @@ class GoldenCase(_Strict):
     state: dict[str, Any] | None = None  # the expected final state, key by key
     follow_ups: tuple[str, ...] = ()  # user messages after the question, one per turn
     user: UserScenario | None = None  # a simulated user plays the conversation (eval/simulated.py)
+    # The tool whose call hands the user to a person (tau-bench's transfer_to_human_agents): named,
+    # only its call ends a simulated user's conversation as a handover; a dataset may name it for every case.
+    handover_tool: str | None = Field(default=None, min_length=1)
+    # Which trial this is, set by the runner on the case the agent gets, never by a file:
+    # "<run id>/<case id>/<repeat>" (and "/<attempt>" for a flaky re-run). WHY: an agent keys its
+    # memory by it (a LangGraph checkpointer's thread_id, an Agents SDK session id), so two
+    # trials never share what one remembered. Left out of the case's content and hash.
+    trial: str = Field(default="", exclude=True)
+
+    @field_validator("trial")
+    @classmethod
+    def _trial_not_given(cls, value: str) -> str:
+        if value:
+            raise ValueError("is set by tracegrade for each trial (run, case, repeat); a dataset cannot set it")
+        return value
+
+    def for_trial(self, trial: str) -> GoldenCase:
+        """This case as one trial's agent gets it. WHY BaseModel's copy: the trial is no part of the
+        case's content, so what the case worked out (its hash, its matchers) stays true."""
+        return BaseModel.model_copy(self, update={"trial": trial})
 
     @field_validator("state")
     @classmethod
@@ -133,7 +153,7 @@ class GoldenCase(_Strict):
         context), then check that every name the case uses is declared."""
         context = info.context or {}
         case = self
-        inherit = [k for k in ("normalize", "strict_integers") if context.get(k) and k not in self.model_fields_set]
+        inherit = [k for k in ("normalize", "strict_integers", "handover_tool") if context.get(k) and k not in self.model_fields_set]
         if context.get("tools") or inherit:
             own = {t.name for t in self.tools}
             tools = tuple(t for t in context.get("tools", ()) if t.name not in own) + self.tools
@@ -212,6 +232,8 @@ def reference_errors(case: GoldenCase) -> list[tuple[tuple[str | int, ...], str]
     if case.requires_approval and not case.write_tools():
         errors.append((("requiresApproval",), "no tool is declared with writes: true, so no write can wait "
                                               "for approval; declare the tools in the dataset's tools"))
+    if case.tools and case.handover_tool and case.tool(case.handover_tool) is None:
+        errors.append((("handoverTool",), f"{case.handover_tool!r} is not a declared tool ({', '.join(names)})"))
     if case.tools and case.calls is not None:
         patterns: list[tuple[tuple[str | int, ...], CallPattern]] = [
             (("calls", "expected", i), c) for i, c in enumerate(case.calls.expected or ())]
@@ -239,6 +261,7 @@ class DatasetHeader(_Strict):
     tools: tuple[ToolDeclaration, ...] = ()
     normalize: tuple[Normalisation, ...] = ()
     strict_integers: bool = False
+    handover_tool: str | None = Field(default=None, min_length=1)  # every case's, unless a case names its own
     cases: list[Any]
 
 
@@ -576,7 +599,7 @@ def _read_records(path: Path, end: int | None = None) -> tuple[Iterable[Any], di
     if isinstance(data, dict) and "cases" in data:
         header = _header(path, data)
         return header.cases, {"tools": header.tools, "normalize": header.normalize,
-                              "strict_integers": header.strict_integers}
+                              "strict_integers": header.strict_integers, "handover_tool": header.handover_tool}
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a list of cases (or an object with 'cases')")
     return data, {}

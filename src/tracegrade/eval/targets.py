@@ -80,7 +80,8 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
         if len(reply.answer) > max_answer_chars:
             raise AgentError(f"the answer from {url} has {len(reply.answer):,} characters, over the limit of "
                              f"{max_answer_chars:,} (TRACEGRADE_TARGET_MAX_ANSWER_CHARS)")
-        return reply
+        # WHY dropped: where the calls came from is the harness's to say; an agent's claim is no evidence
+        return reply.model_copy(update={"provenance": None}) if reply.provenance is not None else reply
 
     ask.probe = functools.partial(probe_url, url)  # type: ignore[attr-defined]
     return ask

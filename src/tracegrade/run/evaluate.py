@@ -225,6 +225,7 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
         writers[:] = [output_writers(manifest)]  # WHY in place: a read begun live and left to the end starts anew
         return writers[0].per_result()
 
+    settings = replace(settings, run_id=manifest.run_id)
     with _run_spans(manifest, telemetry):
         evaluation = await record_run(cases.cases, agent, judge, settings, store, manifest, resume=bool(resume),
                                       budget=budget, on_result=on_result, evaluate=executor, readers=outputs,

@@ -74,6 +74,7 @@ class RunSettings:
     checks: tuple[Check, ...] = ()
     user_model: ChatModel | None = None  # plays a case's simulated `user` (eval/simulated.py)
     replay: UserReplays | None = None  # a stored run's user turns, sent first (eval/replay.py)
+    run_id: str = ""  # names each trial the agent gets (GoldenCase.trial); evaluate() sets it
 
 
 def _say(message: str) -> None:
@@ -106,16 +107,24 @@ class Budget:
             self.say(f"budget warning: ${self.spent_usd:.4f} spent, 80% of ${self.limit_usd:.4f}")
 
 
+def trial_of(run_id: str, case_id: str, repeat: int, attempt: int = 0) -> str:
+    """The name of one trial (GoldenCase.trial): unique per run, case, repeat and flaky attempt,
+    and the same when a run is resumed."""
+    trial = f"{run_id}/{case_id}/{repeat}" if run_id else f"{case_id}/{repeat}"
+    return f"{trial}/{attempt}" if attempt else trial
+
+
 async def evaluate_case(
-    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0, attempt: int = 0
 ) -> CaseResult:
     """Agent, checks, judge, verdict for one case; never raises. Its spans are built
     after it, in one batch, and only when a span exporter or store is on."""
     times = CaseTimes()
+    trial = trial_of(settings.run_id, case.id, repeat, attempt)
     # WHY a user per trial: its tokens and replay mark are this trial's, whatever its outcome
     user = case_user(case, repeat, settings.user_model, settings.replay)
     played = settings if user is None else replace(settings, user_model=user)
-    result = await _evaluate_case(case, target, judge, played, repeat, times)
+    result = await _evaluate_case(case, target, judge, played, repeat, times, trial)
     if user is not None:
         result = replace(result, user_tokens=(user.input_tokens, user.output_tokens),
                          replay=user.replay.mark() if user.replay is not None else None)
@@ -127,7 +136,8 @@ async def evaluate_case(
 
 
 async def _evaluate_case(
-    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes,
+    trial: str = "",
 ) -> CaseResult:
     started = time.perf_counter()
     base = _CaseFields(case_id=case.id, question=case.question, split=case.split, category=case.category,
@@ -135,7 +145,7 @@ async def _evaluate_case(
     try:
         # WHY a deadline scope, not wait_for: wait_for wraps every case's agent in a task of its own.
         with deadline(settings.timeout_s):
-            reply = await play(target, case, settings.user_model)
+            reply = await play(target, case.for_trial(trial), settings.user_model)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
@@ -299,7 +309,9 @@ async def evaluate_with_retries(
     if policy is None or attempts[0].status not in RETRIED:
         return attempts[0]
     while (decision := policy.decide([a.status for a in attempts])) is None:
-        attempts.append(_priced(await evaluate_case(case, target, judge, settings, repeat), target, judge, settings))
+        attempt = len(attempts)
+        attempts.append(_priced(await evaluate_case(case, target, judge, settings, repeat, attempt), target, judge,
+                                settings))
     agreeing = [a for a in attempts if (a.status in RETRIED) == (decision == "fail")]
     return replace(
         agreeing[-1],
