@@ -171,7 +171,7 @@ def one_case(**user) -> list[dict]:
     (["Yes. My card is 4111 1111 1111 1111."], "user turn 2 says '[REDACTED_CARD]' (mustNotSay)"),
     (["Agent: I have cancelled your booking BK-2041."],
      "user turn 2 answers for the agent (writes an 'Agent:' line); speaks as the agent ('I have cancelled your')"),
-    (["Yes.", "Hm.", "Hm."], "the user never said done in its 3 turns (maxTurns)"),
+    (["Yes.", "   "], "user turn 3 is empty"),
     # the local 1.5B model did this with ShopNest: the agent's answer sent back as the customer's
     (lambda messages, options: messages[-1].content + "\n[DONE]",
      "user turn 2 repeats the agent's last answer word for word"),
@@ -183,8 +183,8 @@ def test_a_user_that_fails_or_leaves_its_role_leaves_the_case_unscored(tmp_path,
     assert reason in result.error
     if "failed" not in reason:  # the conversation is kept, with a turn that broke the role last
         assert result.reply.turns[0].content == "Please cancel booking BK-2041."
-        assert result.reply.turns[-1].role == ("assistant" if "maxTurns" in reason else "user")
-        assert len([m for m in result.reply.turns if m.role == "user"]) == (3 if "maxTurns" in reason else 2)
+        assert result.reply.turns[-1].role == "user"
+        assert len([m for m in result.reply.turns if m.role == "user"]) == (3 if "empty" in reason else 2)
 
 
 def test_a_user_model_that_times_out_leaves_the_case_unscored(tmp_path, monkeypatch):
@@ -199,7 +199,7 @@ def test_a_user_model_that_times_out_leaves_the_case_unscored(tmp_path, monkeypa
 
 @pytest.mark.parametrize("script", [
     ["Which booking was it again?", ModelError("HTTP 500")],  # the user model fails at its second turn
-    ["Which booking was it again?", "Hm.", "Hm."],  # the turns run out
+    ["Which booking was it again?", ""],  # the user model writes nothing at its second turn
 ])
 def test_an_unscored_trial_keeps_the_conversation_its_opening_and_the_agents_spend(tmp_path, script):
     # found by a newcomer's run on a 500ing user model: the agent's turns so far, the opening
@@ -214,7 +214,7 @@ def test_an_unscored_trial_keeps_the_conversation_its_opening_and_the_agents_spe
     assert result.question == "Which booking was it again?"
     assert [m.role for m in result.reply.turns][:2] == ["user", "assistant"]
     answered = len([m for m in result.reply.turns if m.role == "assistant"])
-    assert answered == (1 if isinstance(script[1], Exception) else 2)
+    assert answered == 1
     assert result.agent_tokens == (100 * answered, 10 * answered)
 
 
@@ -260,12 +260,17 @@ def test_a_target_that_takes_only_the_question_is_told_once_it_cannot_follow_the
         run_of(tmp_path, follows, None, cases=cases, name="follows")
 
 
-def test_an_unscored_trial_is_no_trial_of_the_agent_in_pass_hat_k(tmp_path):
+def test_an_unscored_trial_counts_as_not_passed_in_pass_hat_k_and_is_shown_beside_it(tmp_path):
     trials = iter(["Yes.", "Thanks.\n[DONE]", "Agent: done.", "Yes.", "Thanks.\n[DONE]"])
     run = run_of(tmp_path, desk, ScriptedModel(lambda m, o: next(trials)), cases=one_case(), repeat=3)
     assert [r.status for r in run.results] == ["pass", "unscored", "pass"]
     totals = json.loads(next((tmp_path / "runs").rglob("results.json")).read_text())["manifest"]["totals"]
-    assert totals["passHatK"]["cases"]["c"] == [1, 1]  # 2 of 2 scored trials
+    # 2 passes of 3 trials: C(2,k)/C(3,k), never 1 while a trial is unscored
+    assert totals["passHatK"]["cases"]["c"] == pytest.approx([2 / 3, 1 / 3, 0])
+    assert totals["passHatK"]["unscored"] == {"c": 1}
+    block = repeats.render(run)
+    assert "pass^1 0.67   pass^2 0.33   pass^3 0.00  (1 unscored trial counted as not passed)" in block
+    assert re.search(r"^  c .* 0\.67 0\.33 0\.00  \(1 unscored\)$", block, re.M)
 
 
 def test_a_user_who_opens_writes_the_first_message(tmp_path):
@@ -490,12 +495,16 @@ def test_the_budget_counts_the_user_models_tokens(tmp_path):
     run = evaluate(DATASET, desk, judge=None, user_model=ScriptedModel(customer), budget_usd=40,
                    store=f"sqlite:///{tmp_path / 'b.db'}",
                    settings=RunSettings(concurrency=1, prices=prices))
-    # the first case's user wrote four turns ($60): past the budget, so no other case ran
+    # the first case's user wrote its third turn at $45: past the budget inside the conversation, so the
+    # trial stopped there (unscored, its spend kept) and no other case ran
     assert run.status == "stopped" and [r.case_id for r in run.results] == ["cancel-asks-ref"]
     [result] = run.results
-    assert (result.user_tokens, result.user_cost_usd, result.agent_cost_usd) == ((40, 20), 60.0, 0.0)
+    assert (result.status, result.user_tokens, result.user_cost_usd, result.agent_cost_usd) == (
+        "unscored", (30, 15), 45.0, 0.0)
+    assert result.error == ("budget: the run's --budget of $40.0000 was reached during the conversation "
+                            "($45.0000 spent, $45.0000 of it by this trial), at user turn 3")
     block = costs.render(run)
-    assert "user 40 in / 20 out" in block and "user $60.0000" in block and "total $60.0000" in block
+    assert "user 30 in / 15 out" in block and "user $45.0000" in block and "total $45.0000" in block
 
 
 def test_the_cli_replays_the_latest_run_and_prints_where_it_diverged(tmp_path, monkeypatch, capsys):

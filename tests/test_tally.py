@@ -71,7 +71,7 @@ def test_a_tally_of_one_repetition_keeps_no_pass_k_counts_and_refuses_a_second()
     for result in RESULTS:
         one.add(result)
         every.add(result)
-    assert one.trials == {} and len(every.trials) == 9  # WHY: a run of one repetition never shows pass^k
+    assert one.trials == {} and len(every.trials) == 12  # WHY: a run of one repetition never shows pass^k
     assert one.totals() == every.totals() and "passHatK" not in one.totals()
     with pytest.raises(ValueError, match="one repetition"):
         one.pass_hat()

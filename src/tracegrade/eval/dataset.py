@@ -153,7 +153,8 @@ class GoldenCase(_Strict):
         context), then check that every name the case uses is declared."""
         context = info.context or {}
         case = self
-        inherit = [k for k in ("normalize", "strict_integers", "handover_tool") if context.get(k) and k not in self.model_fields_set]
+        inherit = [k for k in ("normalize", "strict_integers", "handover_tool")
+                   if context.get(k) and k not in self.model_fields_set]
         if context.get("tools") or inherit:
             own = {t.name for t in self.tools}
             tools = tuple(t for t in context.get("tools", ()) if t.name not in own) + self.tools

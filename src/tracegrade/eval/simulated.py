@@ -14,12 +14,20 @@ The user model writes each user turn from the scenario and the conversation so
 far (temperature 0, a seed from the case); the agent answers it through its
 target exactly as a scripted follow-up (``turns.answer_turn``). The
 conversation ends when the user writes ``[DONE]`` (their last message is kept
-in ``turns``, not sent to the agent) or the agent hands over to a person
-(``scenario.hands_over``). A trial whose user cannot be trusted raises
-SimulatedUserError with the conversation so far, so the runner leaves it
-unscored with the reason, never a verdict on the agent: the user model failed
-or timed out, a turn broke the scenario (``scenario.role_breaks``), or the
-turn limit came without the user saying done.
+in ``turns``, not sent to the agent), the agent hands over to a person
+(``scenario.handed_over``: a call of the case's ``handoverTool`` when it names
+one, else an answer that states it), or ``maxTurns`` user messages were
+answered: then the checks decide on what the agent did, tau-bench's way.
+
+Who is blamed (docs/trajectory.md, "Who is blamed for what"): a trial whose
+user cannot be trusted raises SimulatedUserError with the conversation so far,
+so the runner leaves it unscored with the reason, never a verdict on the
+agent: the user model failed, timed out, wrote nothing, or left its scenario
+(``scenario.role_breaks``) when no answer of the agent's had asked it to. An
+agent answer that steers the user model (``scenario.steers``) takes that
+excuse away: a role break after it ends the conversation, which is graded,
+and ``conversationEnd`` fails it (``steered_user``). A run's ``--budget`` is
+checked after every turn (OverBudget: the trial is unscored, the run stops).
 """
 
 from __future__ import annotations
@@ -36,7 +44,9 @@ from tracegrade.core.trace import Reply
 from tracegrade.eval.turns import answer_turn, join
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
 from tracegrade.eval.replay import Replayer, UserReplays
-from tracegrade.eval.scenario import DONE_MARKER, UserScenario, bounded, ending, role_breaks, said_done
+from tracegrade.eval.scenario import (
+    DONE_MARKER, Ending, UserScenario, bounded, ending, handed_over, role_breaks, said_done, steers,
+)
 
 if TYPE_CHECKING:  # WHY: the model layer loads only when a user turn is written (a checks-only run never)
     from tracegrade.models.base import ChatModel, ChatOptions, ChatResponse, Message
@@ -45,6 +55,13 @@ USER_TIMEOUT_S = 120.0  # one user turn; the case's own --timeout still bounds t
 USER_MAX_TOKENS = 256  # a customer's message is short; a longer one is a model rambling
 
 Target = Callable[[GoldenCase], Awaitable[Reply]]
+# A trial's spend so far (the conversation's Reply, the user model's tokens in and out) against
+# the run's --budget: why the conversation must stop now, "" while it may go on (run/runner.py).
+SpendCheck = Callable[[Reply, tuple[int, int]], str]
+
+
+class OverBudget(SimulatedUserError):
+    """The run's budget ran out during the conversation: the trial is unscored and the run stops."""
 
 
 @dataclass
@@ -60,6 +77,7 @@ class CaseUser:
     replay: Replayer | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    spend: SpendCheck | None = None  # the run's --budget, checked after every turn
     model_id: str = field(init=False, default="")
     # True while the user model is asked: a case deadline (--timeout) that cancels the trial then
     # leaves it set, so the runner blames the user model, not the agent
@@ -83,11 +101,12 @@ class CaseUser:
         return response
 
 
-def case_user(case: GoldenCase, repeat: int, model: ChatModel | None, replays: UserReplays | None) -> CaseUser | None:
+def case_user(case: GoldenCase, repeat: int, model: ChatModel | None, replays: UserReplays | None,
+              spend: SpendCheck | None = None) -> CaseUser | None:
     """The simulated user of one trial of ``case`` (None when the case has no ``user``)."""
     if case.user is None:
         return None
-    return CaseUser(model, replays.for_case(case, repeat) if replays is not None else None)
+    return CaseUser(model, replays.for_case(case, repeat) if replays is not None else None, spend=spend)
 
 
 async def converse(target: Target, case: GoldenCase, model: ChatModel | None) -> Reply:
@@ -99,20 +118,21 @@ async def converse(target: Target, case: GoldenCase, model: ChatModel | None) ->
     history: list[HistoryTurn] = list(case.history)
     messages: list[str] = []
     replies: list[Reply] = []
+    steered = False  # an answer of the agent's steered the user model: a role break after it is the agent's doing
     message = case.question or _stored(replay, 1) or await next_turn(model, case, messages, replies)
     while True:
-        _stay_in_role(user, message, messages, replies)
-        if said_done(message):
+        if not _in_role(user, message, messages, replies, steered) or said_done(message):
             return _with_last_word(join(messages, replies), message)
+        _within_budget(model, messages, replies, len(messages) + 1)
         replies.append(await answer_turn(target, case, message, history))
         messages.append(message)
         if replay is not None:
             replay.answered(len(messages), replies[-1])
-        if ending(messages, replies[-1].answer) == "handover":
-            return join(messages, replies)
-        if len(messages) >= user.max_turns:
-            raise SimulatedUserError(f"the user never said done in its {user.max_turns} turns (maxTurns)",
-                                     join(messages, replies))
+        steered = steered or bool(steers(replies[-1].answer))
+        last = replies[-1]
+        if ending(messages, handed_over(last.answer, last.tool_calls, case.handover_tool), user.max_turns):
+            return join(messages, replies)  # WHY no error at maxTurns: the checks decide on what the agent did
+        _within_budget(model, messages, replies, len(messages))
         try:
             message = _stored(replay, len(messages) + 1) or await next_turn(model, case, messages, replies)
         except SimulatedUserError as exc:  # WHY: the agent's turns so far (calls, tokens) belong to the trial
@@ -124,14 +144,32 @@ def _stored(replay: Replayer | None, number: int) -> str | None:
     return replay.message(number) if replay is not None else None
 
 
-def _stay_in_role(user: UserScenario, message: str, messages: list[str], replies: list[Reply]) -> None:
-    """SimulatedUserError when ``message`` leaves the scenario or ends before the agent spoke."""
+def _in_role(user: UserScenario, message: str, messages: list[str], replies: list[Reply], steered: bool) -> bool:
+    """Whether ``message`` keeps the scenario. A message that leaves it (or is empty, or ends before
+    the agent spoke) raises SimulatedUserError, unless the agent steered the user model: then it
+    ends the conversation (False), and the checks grade the agent for it."""
     broken = role_breaks(user, message, replies[-1].answer if replies else "")
+    if not message.strip():
+        broken.append("is empty")
+    if not (broken or (said_done(message) and not replies)):
+        return True
+    if steered:
+        return False
     if broken:
         raise SimulatedUserError(f"user turn {len(messages) + 1} {'; '.join(broken)}",
                                  _with_last_word(join(messages, replies), message) if replies else None)
-    if not message.strip() or (said_done(message) and not replies):
-        raise SimulatedUserError(f"user turn {len(messages) + 1} is empty or says done before the agent answered")
+    raise SimulatedUserError(f"user turn {len(messages) + 1} is empty or says done before the agent answered")
+
+
+def _within_budget(model: ChatModel, messages: list[str], replies: list[Reply], turn: int) -> None:
+    """OverBudget, with the conversation so far, once the trial's spend reaches the run's --budget
+    (checked at user turn ``turn``: before the agent answers it, and once it has)."""
+    if not isinstance(model, CaseUser) or model.spend is None or not replies:
+        return
+    so_far = join(messages, replies)
+    why = model.spend(so_far, (model.input_tokens, model.output_tokens))
+    if why:
+        raise OverBudget(f"{why}, at user turn {turn}", so_far)
 
 
 def _with_last_word(reply: Reply, message: str) -> Reply:
@@ -186,10 +224,15 @@ def scenario_text(user: UserScenario) -> str:
 
 @dataclass(frozen=True)
 class ConversationEnd:
-    """How a simulated user's conversation ended, recorded on the case: ``done`` (the
-    user's last message says ``[DONE]``) or ``handover`` (the agent's last answer hands
-    the user to a person). A trial that hit ``maxTurns`` never reaches the checks (it is
-    unscored); a conversation with neither end fails here (``no_end``)."""
+    """How a simulated user's conversation ended, recorded on the case, and whether the agent
+    steered the user model on the way.
+
+    Passes with ``done`` (the user's last message says ``[DONE]``), ``handover`` (the agent's last
+    turn handed the user to a person: ``scenario.handed_over``) or ``turns_out`` (``maxTurns`` user
+    messages answered: the other checks decide on the agent's work, so a case that states none
+    fails ``no_end``). Fails ``steered_user`` when an answer of the agent's steers the user model
+    (``scenario.steers``: it can never earn a better verdict that way), and ``no_end`` when a
+    conversation (a recorded one) stops with none of those."""
 
     name: str = "conversationEnd"
 
@@ -197,10 +240,36 @@ class ConversationEnd:
         return case.user is not None
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
+        assert case.user is not None  # applies() says so
         said = [m.content for m in reply.turns if m.role == "user"]
-        how = ending(said, reply.answer)
-        if how is None:
-            return CheckResult(self.name, False, "no_end",
-                               f"the user never wrote {DONE_MARKER} and the agent did not hand over")
-        who = "the user said done" if how == "done" else "the agent handed over"
-        return CheckResult(self.name, True, how, f"{who} after {len(said)} user turns")
+        answers = [m.content for m in reply.turns if m.role == "assistant"]
+        steering = next(((n, quote) for n, answer in enumerate(answers, start=1) if (quote := steers(answer))), None)
+        if steering is not None:
+            return CheckResult(self.name, False, "steered_user",
+                               f"agent turn {steering[0]} steers the user model ({steering[1]}); "
+                               f"the conversation is the agent's to answer for")
+        last = [c for c in reply.tool_calls if c.turn == len(answers)]
+        how = ending(said, handed_over(reply.answer, last, case.handover_tool), case.user.max_turns)
+        if how is None or (how == "turns_out" and not states_work(case)):
+            return CheckResult(self.name, False, "no_end", _no_end(how, case.handover_tool))
+        return CheckResult(self.name, True, how, f"{_ENDS[how]} after {len(said)} user turns")
+
+
+_ENDS: dict[Ending, str] = {"done": "the user said done", "handover": "the agent handed over",
+                            "turns_out": "the turns ran out (maxTurns): the checks decide"}
+
+
+def _no_end(how: Ending | None, handover_tool: str | None) -> str:
+    if how == "turns_out":
+        return ("the turns ran out (maxTurns) without the user saying done, and the case states nothing "
+                "(calls, state, answer, tools) to grade the agent's work on")
+    handover = f"call {handover_tool}" if handover_tool else "hand over"
+    return f"the user never wrote {DONE_MARKER} and the agent did not {handover}"
+
+
+def states_work(case: GoldenCase) -> bool:
+    """Whether the case says what the agent must do or answer, so checks can grade a conversation
+    that ran out of turns on what the agent did."""
+    return bool(case.calls is not None or case.state is not None or case.answer is not None
+                or case.expected_tool or case.required_tools or case.forbidden_tools or case.tool_order
+                or case.answer_must_include or case.answer_must_not_include or case.golden_answer)

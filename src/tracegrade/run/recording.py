@@ -106,7 +106,8 @@ async def _record(
                 await writer.close()
     stored = await asyncio.to_thread(store.load_run, run_id)
     expected = len(cases) * settings.repeat
-    status = "finished" if len(stored.results) >= expected else "stopped"
+    # WHY a cut conversation stops the run even when it was the last job: that trial never ran whole
+    status = "finished" if len(stored.results) >= expected and not (budget and budget.cut) else "stopped"
     if live is not None and live.usable:
         summary, metrics = live.finish()
     if live is None or not live.usable or live.fed != len(stored.results):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable
 from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
-from tracegrade.eval.simulated import CaseUser, case_user
+from tracegrade.eval.simulated import CaseUser, OverBudget, case_user
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError
 from tracegrade.core.tracebacks import raised_at
@@ -75,6 +75,7 @@ class RunSettings:
     user_model: ChatModel | None = None  # plays a case's simulated `user` (eval/simulated.py)
     replay: UserReplays | None = None  # a stored run's user turns, sent first (eval/replay.py)
     run_id: str = ""  # names each trial the agent gets (GoldenCase.trial); evaluate() sets it
+    budget: Budget | None = None  # run_cases sets it: a conversation checks it after every turn
 
 
 def _say(message: str) -> None:
@@ -92,10 +93,25 @@ class Budget:
     spent_usd: float = 0.0
     say: Callable[[str], None] = field(default=_say, repr=False)
     _warned: bool = field(default=False, repr=False)
+    # What conversations still going have spent so far, turn by turn (_ConversationSpend)
+    running_usd: float = field(default=0.0, repr=False)
+    _stopped: bool = field(default=False, repr=False)
 
     @property
     def exhausted(self) -> bool:
-        return self.spent_usd >= self.limit_usd
+        return self._stopped or self.spent_usd >= self.limit_usd
+
+    @property
+    def cut(self) -> bool:
+        """A conversation was cut short by the budget (``stop``): the run stopped before it was whole."""
+        return self._stopped
+
+    def stop(self) -> None:
+        """A conversation was cut by the budget: no job starts, those in flight are cancelled."""
+        if not self.exhausted:
+            self.say(f"budget reached during a conversation: ${self.spent_usd:.4f} of ${self.limit_usd:.4f}; "
+                     "stopping (finished cases kept)")
+        self._stopped = True
 
     def add(self, usd: float) -> None:
         was_exhausted = self.exhausted
@@ -122,9 +138,14 @@ async def evaluate_case(
     times = CaseTimes()
     trial = trial_of(settings.run_id, case.id, repeat, attempt)
     # WHY a user per trial: its tokens and replay mark are this trial's, whatever its outcome
-    user = case_user(case, repeat, settings.user_model, settings.replay)
+    spend = _conversation_spend(case, target, judge, settings)
+    user = case_user(case, repeat, settings.user_model, settings.replay, spend)
     played = settings if user is None else replace(settings, user_model=user)
-    result = await _evaluate_case(case, target, judge, played, repeat, times, trial)
+    try:
+        result = await _evaluate_case(case, target, judge, played, repeat, times, trial)
+    finally:
+        if spend is not None:
+            spend.release()
     if user is not None:
         result = replace(result, user_tokens=(user.input_tokens, user.output_tokens),
                          replay=user.replay.mark() if user.replay is not None else None)
@@ -165,7 +186,8 @@ async def _evaluate_case(
         if kept is not None and not base["question"] and kept.turns:  # the user's opening, as on a scored trial
             base["question"] = kept.turns[0].content
         # WHY the agent's tokens: it answered the turns so far, and its spend counts (cost, --budget)
-        return CaseResult(status="unscored", error=redact_secrets(f"simulated user: {exc}"), reply=kept,
+        why = f"{OVER_BUDGET}{exc}" if isinstance(exc, OverBudget) else f"simulated user: {exc}"
+        return CaseResult(status="unscored", error=redact_secrets(why), reply=kept,
                           agent_tokens=(kept.usage.input_tokens, kept.usage.output_tokens) if kept else (0, 0),
                           agent_retries=sum(step.retries for step in kept.steps) if kept else 0,
                           seconds=time.perf_counter() - started, **base)
@@ -208,6 +230,57 @@ async def _evaluate_case(
         judge_retries=outcome.retries if outcome else 0,
         **base,
     )
+
+
+OVER_BUDGET = "budget: "  # how the error of a trial the budget cut short begins
+
+
+@dataclass
+class _ConversationSpend:
+    """One conversation's spend, priced after every turn as its result will be, and counted with
+    every other conversation under way against the run's budget: the reason to stop ("" to go on).
+
+    Mutable on purpose: it follows one trial, and ``release`` hands its share back when the trial
+    ends (its whole cost is then added to the budget as any case's)."""
+
+    budget: Budget
+    price: Callable[[Reply, tuple[int, int]], float]
+    charged: float = 0.0
+
+    def __call__(self, so_far: Reply, user_tokens: tuple[int, int]) -> str:
+        cost = self.price(so_far, user_tokens)
+        self.budget.running_usd += cost - self.charged
+        self.charged = cost
+        total = self.budget.spent_usd + self.budget.running_usd
+        if total < self.budget.limit_usd:
+            return ""
+        return (f"the run's --budget of ${self.budget.limit_usd:.4f} was reached during the conversation "
+                f"(${total:.4f} spent, ${cost:.4f} of it by this trial)")
+
+    def release(self) -> None:
+        self.budget.running_usd -= self.charged
+        self.charged = 0.0
+
+
+def _conversation_spend(case: GoldenCase, target: Target, judge: Judge | None,
+                        settings: RunSettings) -> _ConversationSpend | None:
+    """A simulated user's conversation, checked turn by turn against the budget (when the run has one and prices)."""
+    if case.user is None or settings.budget is None or settings.prices is None:
+        return None
+
+    def price(so_far: Reply, user_tokens: tuple[int, int]) -> float:
+        usage = so_far.usage
+        partial = CaseResult(case.id, "unscored", reply=so_far, user_tokens=user_tokens,
+                             agent_tokens=(usage.input_tokens, usage.output_tokens))
+        priced = _priced(partial, target, judge, settings)
+        return priced.agent_cost_usd + priced.user_cost_usd
+
+    return _ConversationSpend(settings.budget, price)
+
+
+def over_budget(result: CaseResult) -> bool:
+    """The trial was cut short by the budget (its conversation stopped at a turn)."""
+    return result.status == "unscored" and result.error.startswith(OVER_BUDGET)
 
 
 CheckFunction = Callable[[GoldenCase, Reply], CheckResult]
@@ -371,6 +444,8 @@ async def run_cases(
     id to its place, held to the end of the run, made memory grow with the dataset.
     """
     skip = set(done)
+    if budget is not None and settings.budget is None:  # WHY in the settings: a conversation checks it every turn
+        settings = replace(settings, budget=budget)
     jobs = enumerate((position, case, r) for r in range(settings.repeat) for position, case in enumerate(cases)
                      if (case.id, r) not in skip)
     results: dict[int, CaseResult] = {}
@@ -390,9 +465,12 @@ async def run_cases(
             if budget is not None:
                 # WHY no await between the check and the add: a case finishing
                 # during another's store write must see the spend so far.
-                if budget.exhausted:
+                cut = over_budget(result)
+                if budget.exhausted and not cut:
                     return  # finished after the stop: its spend was not allowed
                 budget.add(result.agent_cost_usd + result.judge_cost_usd + result.user_cost_usd)
+                if cut:
+                    budget.stop()  # WHY: other conversations' spend under way cut it, and need not exhaust it alone
                 if budget.exhausted:
                     for task in list(evaluating):
                         task.cancel()

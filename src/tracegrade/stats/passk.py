@@ -7,9 +7,12 @@
 
 With c passes in n trials of a task, C(c, k) / C(n, k) is the unbiased estimate
 of the chance that k trials drawn from them all pass (pass^1 is the pass rate);
-the run's pass^k is its mean over tasks. A trial left unscored (the judge, or a
-simulated user that left its role) is not a trial of the agent: it counts in
-neither c nor n.
+the run's pass^k is its mean over tasks. A trial left unscored (the judge could
+not score it, the simulated user failed) is a trial that did not pass: it counts
+in n, not in c, as tau-bench counts a trial that ended in an error, so a task
+with an unscored trial never reports pass^k = 1. The reports show how many
+trials were unscored beside pass^k (report/repeats.py, ``passHatK.unscored``),
+so a reader can tell a user model's failures from the agent's.
 """
 
 from __future__ import annotations
@@ -30,12 +33,11 @@ def case_pass_hat(passed: int, trials: int) -> dict[int, float]:
 
 
 def pass_hat(counts: Mapping[str, tuple[int, int]]) -> dict[int, float]:
-    """pass^1..pass^K over tasks of (passes, scored trials), K the fewest scored trials of a task.
+    """pass^1..pass^K over tasks of (passes, trials), K the fewest trials of a task.
 
-    WHY the fewest: a mean over the same tasks for every k; a task with no scored
-    trial says nothing and is left out."""
-    scored = [(c, n) for c, n in counts.values() if n > 0]
-    if not scored:
+    WHY the fewest: a mean over the same tasks for every k; a task with no trial says nothing."""
+    tried = [(c, n) for c, n in counts.values() if n > 0]
+    if not tried:
         return {}
-    most = min(n for _, n in scored)
-    return {k: fmean(pass_hat_k(c, n, k) for c, n in scored) for k in range(1, most + 1)}
+    most = min(n for _, n in tried)
+    return {k: fmean(pass_hat_k(c, n, k) for c, n in tried) for k in range(1, most + 1)}

@@ -59,7 +59,8 @@ class RunTally:
     repeats: set[int] = field(default_factory=set)
     # False: the results are one repetition's (a second one is an error), so no pass^k counts are kept
     repeated: bool = True
-    # case id -> passes << 32 | scored trials, for pass^k (stats/passk.py); unscored trials are no trial of the agent
+    # case id -> passes << 40 | unscored << 20 | trials, for pass^k (stats/passk.py): an unscored trial is
+    # a trial that did not pass, and the reports say how many there were
     trials: dict[str, int] = field(default_factory=dict)
     # For the price check (pricing.unpriced): what billed_agent_model says of each
     # result, and whether the judge used any tokens.
@@ -86,8 +87,9 @@ class RunTally:
         if not self.repeated:
             if len(self.repeats) > 1:
                 raise ValueError(f"a tally of one repetition was given repetition {r.repeat} too")
-        elif status != "unscored":
-            self.trials[r.case_id] = self.trials.get(r.case_id, 0) + (int(r.passed) << 32) + 1
+        else:
+            self.trials[r.case_id] = self.trials.get(r.case_id, 0) + (int(r.passed) << 40) + 1 + (
+                (status == "unscored") << 20)
 
     def _add_usage(self, r: CaseResult) -> None:
         self.seconds.append(r.seconds)
@@ -177,8 +179,12 @@ class RunTally:
         return pass_hat({case_id: _counts(code) for case_id, code in self._trials().items()})
 
     def case_pass_hat(self) -> dict[str, dict[int, float]]:
-        """Each case's pass^1..pass^n over its n scored trials."""
+        """Each case's pass^1..pass^n over its n trials."""
         return {case_id: case_pass_hat(*_counts(code)) for case_id, code in self._trials().items()}
+
+    def unscored_trials(self) -> dict[str, int]:
+        """How many of each case's trials were unscored (cases with none left out)."""
+        return {case_id: code >> 20 & _FIELD for case_id, code in self._trials().items() if code >> 20 & _FIELD}
 
     def _trials(self) -> dict[str, int]:
         if not self.repeated:
@@ -197,7 +203,8 @@ class RunTally:
         }
         if len(self.repeats) > 1:
             totals["passHatK"] = {"run": {str(k): v for k, v in self.pass_hat().items()},
-                                  "cases": {case_id: list(by_k.values()) for case_id, by_k in self.case_pass_hat().items()}}
+                                  "cases": {case_id: list(by_k.values()) for case_id, by_k in self.case_pass_hat().items()},
+                                  "unscored": self.unscored_trials()}
         return totals
 
 
@@ -242,9 +249,12 @@ class Summed:
         return sum(self._values)
 
 
+_FIELD = 0xF_FFFF  # one count of a ``RunTally.trials`` entry: 20 bits
+
+
 def _counts(code: int) -> tuple[int, int]:
-    """(passes, scored trials) of a case, from its ``RunTally.trials`` entry."""
-    return code >> 32, code & 0xFFFF_FFFF
+    """(passes, trials) of a case, from its ``RunTally.trials`` entry."""
+    return code >> 40, code & _FIELD
 
 
 def tally(results: Iterable[CaseResult]) -> RunTally:
