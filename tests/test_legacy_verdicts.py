@@ -10,6 +10,11 @@ one change the trajectory rules ask for, which the test states and checks:
 - duplicateCalls applies to the calls that count (took effect) of tools that
   may write: a duplicate made only of declared reads, or of calls that ended
   error or denied, no longer fails (it did before).
+- toolArgument gates ``expectedArguments`` (issue 46): a reply whose call of the
+  expected tool lacks one of the case's listed arguments, or holds another value
+  or an argument it does not list, now fails with ``wrong_argument`` (it fed only
+  the argExact metric before). Every such move is checked below against the
+  arguments themselves.
 """
 
 from __future__ import annotations
@@ -53,12 +58,25 @@ def test_the_corpus_covers_both_datasets_and_every_old_check():
         assert any(name == check and code != "ok" for name, code in seen), f"no failing {check} in the corpus"
 
 
+def _no_call_has_the_expected_arguments(row) -> bool:
+    """Whether no call of the case's expected tool has exactly its ``expectedArguments`` (written plainly)."""
+    case = CASES[(row["dataset"], row["case"])]
+    return bool(case.expected_arguments) and not any(
+        c["name"] == case.expected_tool and c["arguments"] == case.expected_arguments for c in row["reply"]["toolCalls"])
+
+
+def _explained(move, row) -> bool:
+    if move["check"] == "duplicateCalls":
+        return move["old"] == [False, "duplicate_call"] and move["new"] == [True, "ok"] and _only_reads_or_failed(row)
+    if move["check"] == "toolArgument":
+        return move["old"] == [True, "ok"] and move["new"] == [False, "wrong_argument"] and \
+            _no_call_has_the_expected_arguments(row)
+    return False
+
+
 def test_every_old_verdict_is_unchanged_but_duplicates_of_reads_and_failed_calls():
     moves = compare(CORPUS)
     rows = {(r["dataset"], r["case"], r["variant"]): r for r in CORPUS["rows"]}
-    unexplained = [m for m in moves
-                   if not (m["check"] == "duplicateCalls" and m["old"] == [False, "duplicate_call"]
-                           and m["new"] == [True, "ok"]
-                           and _only_reads_or_failed(rows[(m["dataset"], m["case"], m["variant"])]))]
+    unexplained = [m for m in moves if not _explained(m, rows[(m["dataset"], m["case"], m["variant"])])]
     assert unexplained == []
-    assert moves, "the corpus holds duplicate reads; the new rule must show"
+    assert {m["check"] for m in moves} == {"duplicateCalls", "toolArgument"}, "both new rules must show"

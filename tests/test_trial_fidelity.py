@@ -185,3 +185,31 @@ def test_a_returned_reply_without_calls_takes_the_captured_ones():
 def hiding_agent_without_calls(case: GoldenCase) -> dict:
     client().chat.completions.create(model="desk-1", tools=TOOLS, messages=[{"role": "user", "content": "cancel BK-1"}])
     return {"answer": "I looked.", "retrievedSources": ["policy.md"]}
+
+
+# -- expectedArguments gates (it fed only a metric) --
+
+def test_expected_arguments_gate_the_tool_argument_check():
+    from tracegrade.core.trace import ToolCall
+    from tracegrade.eval.checks import run_checks
+
+    case = GoldenCase.model_validate({"id": "r", "question": "Refund 75", "expectedTool": "refund",
+                                      "expectedArguments": {"booking_id": "BK-1", "amount": 75}})
+    def verdict(arguments):
+        reply = Reply(answer="ok", tool_calls=(ToolCall(name="refund", arguments=arguments),))
+        return next(c for c in run_checks(case, reply) if c.name == "toolArgument")
+    assert verdict({"booking_id": "BK-1", "amount": 75}).passed
+    wrong = verdict({"booking_id": "BK-1", "amount": 50})
+    assert not wrong.passed and wrong.code == "wrong_argument" and "amount" in wrong.detail
+    assert not verdict({"booking_id": "BK-2", "amount": 75}).passed
+
+
+def test_a_returned_conversation_that_repeats_a_call_id_counts_it_once():
+    from tracegrade.core.trace import ToolCall
+    from tracegrade.eval.turns import join
+
+    cancel = ToolCall(name="cancel_booking", arguments={"booking_id": "BK-1"}, id="call_1", round=0)
+    read = ToolCall(name="get_booking", arguments={"booking_id": "BK-1"}, id="call_2", round=1)
+    joined = join(["cancel it", "when was it?"], [Reply(answer="Cancelled.", tool_calls=(cancel,)),
+                                                 Reply(answer="12 May.", tool_calls=(cancel, read))])
+    assert [(c.id, c.turn) for c in joined.tool_calls] == [("call_1", 1), ("call_2", 2)]

@@ -202,6 +202,13 @@ class Reply(_Wire):
             raise ValueError("no spans to build a Reply from")
         return cls.from_wire(traces[0].wire)
 
+    def without_handoffs(self) -> Reply:
+        """This Reply with its tool calls only: a handoff (``ToolCall.handoff``) is graded by the
+        case's ``calls.handoffs``, never as a call of an undeclared tool."""
+        if not any(call.handoff is not None for call in self.tool_calls):
+            return self
+        return self.model_copy(update={"tool_calls": tuple(c for c in self.tool_calls if c.handoff is None)})
+
     def tool_names(self) -> list[str]:
         return [call.name for call in self.tool_calls]
 

@@ -30,9 +30,11 @@ from typing import Callable, Sequence
 
 from tracegrade.core.results import CheckResult, is_passed_check, passed_check as _ok
 from tracegrade.core.storable import clean_text, error_text
-from tracegrade.core.trace import Reply
+from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.eval import callmatch
 from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.expectations import CallPattern
+from tracegrade.eval.handoffs import Handoffs
 from tracegrade.eval.simulated import ConversationEnd
 from tracegrade.eval.trajectory import (
     AnswerDecision, AnswerText, CallOrder, ExpectedCalls, ExpectedState, ForbiddenCalls, ToolSchema, UnexpectedCalls,
@@ -83,20 +85,38 @@ class ToolChoice:
 @dataclass(frozen=True)
 class ToolArgument:
     """The expected tool and the expected cleaned argument on the same call: the
-    right tool with the wrong order id answers about somebody else's order."""
+    right tool with the wrong order id answers about somebody else's order. With
+    ``expectedArguments``, one call of the tool has exactly those arguments, matched
+    as ``calls.expected`` arguments are (docs/trajectory.md)."""
 
     name: str = "toolArgument"
 
     def applies(self, case: GoldenCase) -> bool:
-        return case.expected_tool is not None and case.expected_tool_argument is not None
+        return case.expected_tool is not None and (case.expected_tool_argument is not None
+                                                   or bool(case.expected_arguments))
 
     def __call__(self, case: GoldenCase, reply: Reply) -> CheckResult:
         matches = [c for c in reply.tool_calls if c.name == case.expected_tool]
-        if any(c.argument == case.expected_tool_argument for c in matches):
-            return _ok(self.name)
-        seen = ", ".join(repr(c.argument) for c in matches) or "no call"
-        return _fail(self.name, "wrong_argument",
-                     f"expected {case.expected_tool}({case.expected_tool_argument}), got {seen}")
+        if case.expected_tool_argument is not None and not any(c.argument == case.expected_tool_argument
+                                                               for c in matches):
+            seen = ", ".join(repr(c.argument) for c in matches) or "no call"
+            return _fail(self.name, "wrong_argument",
+                         f"expected {case.expected_tool}({case.expected_tool_argument}), got {seen}")
+        if case.expected_arguments:
+            return _all_arguments(self.name, case, matches)
+        return _ok(self.name)
+
+
+def _all_arguments(name: str, case: GoldenCase, matches: list[ToolCall]) -> CheckResult:
+    """Passed when one of ``matches`` has the case's ``expectedArguments``, else the closest call's differences."""
+    pattern = case.memo("_expected_arguments", lambda: CallPattern(tool=case.expected_tool or "",
+                                                                    arguments=case.expected_arguments))
+    found = [callmatch.problems(case, pattern, call) for call in matches]
+    if any(not problems for problems in found):
+        return _ok(name)
+    closest = min(found, key=len, default=[("wrong_argument", f"no call of {case.expected_tool}")])
+    return _fail(name, "wrong_argument", f"expected {case.expected_tool} with arguments "
+                 f"{json.dumps(case.expected_arguments, default=str)[:300]}: " + "; ".join(text for _, text in closest[:3]))
 
 
 @dataclass(frozen=True)
@@ -336,7 +356,7 @@ _ALWAYS_ASKED: tuple[Check, ...] = (
 )
 # Trajectory checks that read one case field: not asked at all when the field is absent.
 _BY_FIELD: tuple[tuple[str, tuple[Check, ...]], ...] = (
-    ("calls", (ExpectedCalls(), UnexpectedCalls(), CallOrder(), ForbiddenCalls())),
+    ("calls", (ExpectedCalls(), UnexpectedCalls(), CallOrder(), ForbiddenCalls(), Handoffs())),
     ("state", (ExpectedState(),)),
     ("answer", (AnswerText(), AnswerDecision())),
     ("user", (ConversationEnd(),)),
@@ -348,8 +368,10 @@ BUILTIN_CHECKS: tuple[Check, ...] = _ALWAYS_ASKED + tuple(c for _, group in _BY_
 CALL_CHECKS = frozenset({
     "toolChoice", "toolArgument", "requiredTools", "forbiddenTools", "toolOrder", "maxSteps",
     "duplicateCalls", "approval", "idempotency", "unauthorizedData", "faultRecorded", "toolSchema",
-    "expectedCalls", "unexpectedCalls", "callOrder", "forbiddenCalls",
+    "expectedCalls", "unexpectedCalls", "callOrder", "forbiddenCalls", "handoffs",
 })
+# WHY the whole Reply only for these: a handoff is no tool call (Reply.without_handoffs).
+_READ_HANDOFFS = frozenset({"handoffs"})
 # Asked of every case unless turned off, not stated by it: left out on such a trace, but its
 # absence alone does not leave a case unscored (an answer-only dataset keeps its verdicts).
 UNSTATED_CALL_CHECKS = frozenset({"duplicateCalls"})
@@ -372,9 +394,10 @@ def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = 
     """Every applicable check; a check that raises, or returns anything but a
     CheckResult of text and a bool, is a failed check naming it, not a crash."""
     results = []
+    tools_only = reply.without_handoffs()
     for check in checks if checks is not None else checks_for(case):
         try:
-            result = check(case, reply)
+            result = check(case, reply if tools_only is reply or _check_name(check) in _READ_HANDOFFS else tools_only)
             results.append(result if is_passed_check(result) else _well_formed(result, check))
         except Exception as exc:  # the check boundary: a broken check is data
             results.append(_fail(_check_name(check), "check_error", error_text(exc)))

@@ -169,6 +169,21 @@ class ExpectedCall(CallPattern):
         return self
 
 
+class HandoffExpectations(Strict):
+    """Which agents the conversation must and must not be handed to (a framework's handoff,
+    core/frameworks.py). Names compare without case, spaces or punctuation; "*" forbids any."""
+
+    expected: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+
+    @field_validator("expected", "forbidden")
+    @classmethod
+    def _named(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not name.strip() for name in value):
+            raise ValueError("an agent's name may not be empty")
+        return value
+
+
 class CallExpectations(Strict):
     """The case's expectations of the calls; ``expected: []`` means "no write",
     ``expected: [], others: "none"`` no tool call at all."""
@@ -180,6 +195,7 @@ class CallExpectations(Strict):
     counted: Literal["effective", "attempted"] = "effective"
     forbidden: tuple[CallPattern, ...] = ()
     duplicates: Literal["writes", "all", "off"] = "writes"
+    handoffs: HandoffExpectations | None = None  # a handoff is no tool call: only this grades it
 
     @model_validator(mode="after")
     def _partial_order(self) -> "CallExpectations":

@@ -32,12 +32,15 @@ def join(messages: Sequence[str], replies: Sequence[Reply]) -> Reply:
     """One Reply for a conversation (each user message and the reply to it): the last
     answer, every message, call and step."""
     turns, calls, sources, offset = [], [], [], 0
+    seen: set[str] = set()  # WHY: one call id is one call, however many turns send it back (an agent's memory)
     for number, (message, reply) in enumerate(zip(messages, replies), start=1):
         turns += [Message(role="user", content=message), Message(role="assistant", content=reply.answer)]
-        rounds = [c.round for c in reply.tool_calls if c.round is not None]
+        new = [c for c in reply.tool_calls if c.id is None or c.id not in seen]
+        seen.update(c.id for c in new if c.id is not None)
+        rounds = [c.round for c in new if c.round is not None]
         calls += [c.model_copy(update={"turn": c.turn or number,
                                        "round": None if c.round is None else c.round + offset})
-                  for c in reply.tool_calls]
+                  for c in new]
         offset += max(rounds) + 1 if rounds else 0
         sources += [s for s in reply.retrieved_sources if s not in sources]
     usage = Usage(input_tokens=sum(r.usage.input_tokens for r in replies),
