@@ -715,6 +715,7 @@ def golden_case_json_schema() -> dict[str, Any]:
     object with ``cases`` and the declarations they share. A JSONL line is one
     ``#/$defs/GoldenCase``."""
     case = GoldenCase.model_json_schema(by_alias=True)
+    case["properties"].pop("trial", None)  # set by the runner, refused in a file
     case["anyOf"] = [{"required": ["question"]}, {"required": ["user"]}]  # a simulated user may open
     header = DatasetHeader.model_json_schema(by_alias=True)
     # WHY hoist $defs: the case's own $refs ("#/$defs/ToolOrder") resolve from
