@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections import deque
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
-from tracegrade.core.from_messages import nested_deeper, parse_arguments, text_of
-from tracegrade.core.span_messages import Asked, Round, indexed_items, read_round
+from tracegrade.core.from_messages import nested_deeper, text_of
+from tracegrade.core.span_calls import Parts, read_calls
+from tracegrade.core.span_messages import Round, indexed_items, read_round
+from tracegrade.core.span_tools import first, is_object_repr, is_traceloop_tool, tool_name
 from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, as_span, spans_of_otlp_json, whole_number
 
 __all__ = ["CASE_ID_ATTRIBUTE", "MAX_SPANS", "OtelTrace", "Span", "SpanFormatError", "as_span", "otel_traces",
@@ -74,7 +76,9 @@ class OtelTrace:
     """One trace's Reply (its wire form: ``Reply.from_wire(trace.wire)``), with
     what names its case: the ``tracegrade.case_id`` attribute if a span carries
     it, else the question (the first user message). ``orphan`` says why the trace
-    is no case's own ("" when it has a root agent span or a case id)."""
+    is no case's own ("" when it has a root agent span or a case id);
+    ``conversation`` is the session or conversation id its spans carry ("" when none);
+    ``trace_ids`` the trace ids it was read from (several: fragments of one conversation)."""
 
     trace_id: str
     case_id: str | None
@@ -83,17 +87,42 @@ class OtelTrace:
     orphan: str = ""
     start_ns: int = 0
     end_ns: int = 0
+    conversation: str = ""
+    trace_ids: tuple[str, ...] = ()
+
+
+# The attributes that name a conversation (GenAI, OpenInference): what joins a trace's parts
+CONVERSATION_ATTRIBUTES = ("gen_ai.conversation.id", "session.id")
 
 
 def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
-    """One OtelTrace per trace id among ``spans`` (SDK spans or OTLP JSON span dicts)."""
+    """One OtelTrace per trace id among ``spans`` (SDK spans or OTLP JSON span dicts);
+    orphaned traces (no root agent span, no case id) that carry one conversation id are
+    one trace: an instrumentation with no span around the agent makes each model call a
+    trace of its own, and only their conversation id says they belong together."""
     by_trace: dict[str, list[Span]] = {}
     for raw in spans:
         span = as_span(raw)
         by_trace.setdefault(span.trace_id, []).append(span)
-    traces = [_trace(trace_id, sorted(group, key=lambda s: (s.start_ns, s.end_ns)))
-              for trace_id, group in by_trace.items()]
+    groups: dict[str, list[str]] = {}
+    for trace_id, group in by_trace.items():
+        conversation = _conversation(group)
+        rooted = _orphaned(group, [_kind(s) for s in group], _case_id(group)) == ""
+        groups.setdefault(f"c:{conversation}" if conversation and not rooted else f"t:{trace_id}", []).append(trace_id)
+    traces = []
+    for key, trace_ids in groups.items():
+        group = sorted((s for t in trace_ids for s in by_trace[t]), key=lambda s: (s.start_ns, s.end_ns))
+        traces.append(_trace(trace_ids, group, joined=key.startswith("c:")))
     return _with_lost_parts(traces)
+
+
+def _conversation(spans: list[Span]) -> str:
+    return next((str(s.attributes[k])[:200] for s in spans for k in CONVERSATION_ATTRIBUTES
+                 if s.attributes.get(k) not in (None, "")), "")
+
+
+def _case_id(spans: list[Span]) -> str | None:
+    return next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
 
 
 def _with_lost_parts(traces: list[OtelTrace]) -> list[OtelTrace]:
@@ -111,8 +140,7 @@ def _with_lost_parts(traces: list[OtelTrace]) -> list[OtelTrace]:
             continue
         problem = (f"{began} orphaned trace(s) began while this trace ran: calls made in them may be missing "
                    f"here; fix: {ORPHAN_FIX}")
-        marked.append(OtelTrace(t.trace_id, t.case_id, t.question, _problem(t.wire, problem), t.orphan,
-                                t.start_ns, t.end_ns))
+        marked.append(replace(t, wire=_problem(t.wire, problem)))
     return marked
 
 
@@ -123,51 +151,90 @@ def _problem(wire: dict[str, Any], problem: str) -> dict[str, Any]:
 # -- one trace -----------------------------------------------------------------------------
 
 
-@dataclass
-class _Trace:
-    """A trace's spans (by start) with what is worked out once per span."""
-
-    spans: list[Span]
-    kinds: list[str]
-    models: list[tuple[Span, Round]]  # by end: the rounds in order
-
-
-def _trace(trace_id: str, spans: list[Span]) -> OtelTrace:
+def _trace(trace_ids: list[str], spans: list[Span], joined: bool = False) -> OtelTrace:
+    """``joined``: the trace is orphaned fragments one conversation id joins (no root of its own)."""
     kinds = [_kind(s) for s in spans]
-    models = sorted(((s, read_round(s.attributes)) for s, k in zip(spans, kinds) if k == "model"),
+    read = [read_round(s.attributes, s.events) if k == "model" else None for s, k in zip(spans, kinds)]
+    kinds = _without_preparations(spans, kinds, read)
+    models = sorted(((s, r) for s, k, r in zip(spans, kinds, read) if k == "model" and r is not None),
                     key=lambda m: m[0].end_ns)
-    parts = _Trace(spans, kinds, models)
+    parts = Parts(spans, kinds, models, _rounds(models))
     outer = _outer(parts)
-    case_id = next((str(s.attributes[CASE_ID_ATTRIBUTE]) for s in spans if CASE_ID_ATTRIBUTE in s.attributes), None)
-    orphan = _orphaned(parts, case_id)
-    wire = _wire(parts, outer)
-    wire["provenance"] = {"source": "spans", "via": _via(parts), "problem": orphan or _problem_of(parts)}
-    return OtelTrace(trace_id=trace_id, case_id=case_id, question=_question(parts, outer), wire=wire,
+    case_id = _case_id(spans)
+    orphan = "" if joined else _orphaned(spans, kinds, case_id)
+    calls = read_calls(parts)
+    wire = _wire(parts, outer, calls.calls, calls.answer)
+    wire["provenance"] = {"source": "spans", "via": _via(parts), "problem": orphan or calls.problem or _problem_of(parts)}
+    return OtelTrace(trace_id=trace_ids[0], case_id=case_id, question=_question(parts, outer), wire=wire,
                      orphan=orphan, start_ns=spans[0].start_ns if spans else 0,
-                     end_ns=max((s.end_ns for s in spans), default=0))
+                     end_ns=max((s.end_ns for s in spans), default=0), conversation=_conversation(spans),
+                     trace_ids=tuple(trace_ids))
 
 
-def _wire(parts: _Trace, outer: list[Span]) -> dict[str, Any]:
+def _without_preparations(spans: list[Span], kinds: list[str], read: list[Round | None]) -> list[str]:
+    """The kinds, with a framework's preparation step (a model span that holds no message
+    and no tokens, followed under the same parent by a model span that holds the call:
+    LlamaIndex's ``_prepare_chat_with_tools``) as ``prepared``: it is no model call, and
+    no evidence that content went unrecorded."""
+    said_from: dict[str, int] = {}  # parent id: the latest start of a model span under it that said something
+    for span, r in zip(spans, read):
+        if r is not None and r.said:
+            said_from[span.parent_id] = max(said_from.get(span.parent_id, -1), span.start_ns)
+    return ["prepared" if r is not None and not r.said and not r.via and _tokens(span) == (0, 0)
+            and said_from.get(span.parent_id, -1) >= span.start_ns else kind
+            for span, kind, r in zip(spans, kinds, read)]
+
+
+def _rounds(models: list[tuple[Span, Round]]) -> list[int]:
+    """Each model span's round: model calls numbered in the order they ended, a model span
+    inside another (one call recorded by a framework and by the SDK's instrumentor) taking
+    its outer span's number."""
+    index = {span.span_id: m for m, (span, _) in enumerate(models)}
+    outer = []
+    for span, _ in models:
+        at, seen = span, 0
+        while at.parent_id in index and seen < 64:  # WHY a bound: a cycle of parent ids in a broken file
+            at, seen = models[index[at.parent_id]][0], seen + 1
+        outer.append(index[at.span_id])
+    number: dict[int, int] = {}
+    for m in sorted(set(outer)):
+        number[m] = len(number)
+    return [number[m] for m in outer]
+
+
+def _wire(parts: Parts, outer: list[Span], calls: list[dict[str, Any]], terminal: str) -> dict[str, Any]:
     start = parts.spans[0].start_ns if parts.spans else 0
     steps: list[dict[str, Any]] = []
     found: list[tuple[str, str]] = []
+    inner = _inner_tokens(parts)
     for span, kind in zip(parts.spans, parts.kinds):
         step = {"kind": kind, "name": span.name, "startMs": (span.start_ns - start) / 1e6,
                 "durationMs": (span.end_ns - span.start_ns) / 1e6, "error": "error" if span.error else None}
         if kind == "tool":
-            steps.append({**step, "name": _tool_name(span)})
-        elif kind == "model":
-            given, taken = _tokens(span)
+            steps.append({**step, "name": tool_name(span)})
+        elif kind == "model" and span.span_id in inner:
+            given, taken = max(_tokens(span), inner[span.span_id])
             steps.append({**step, "name": _model(span) or span.name, "inputTokens": given, "outputTokens": taken})
         elif kind == "retrieval":
             found += _documents(span)
             steps.append(step)
     models = [m for m in (_model(s) for s, _ in parts.models) if m]
-    return {"answer": _answer(parts, outer), "toolCalls": _calls(parts), "steps": steps,
+    return {"answer": _answer(parts, outer) or terminal, "toolCalls": calls, "steps": steps,
             "model": models[-1] if models else "", "retrievedSources": [source for source, _ in found],
             "context": "\n\n".join(text for _, text in found if text),
             "usage": {"inputTokens": sum(s.get("inputTokens", 0) for s in steps),
                       "outputTokens": sum(s.get("outputTokens", 0) for s in steps)}}
+
+
+def _inner_tokens(parts: Parts) -> dict[str, tuple[int, int]]:
+    """Each outermost model span of a round (a step of its own) with the most tokens a span of
+    its round counted: one call recorded twice is counted once."""
+    outermost: dict[int, str] = {}
+    tokens: dict[int, tuple[int, int]] = {}
+    for (span, _), round_ in zip(parts.models, parts.round_of):
+        outermost[round_] = span.span_id  # WHY the last: by end, the outer span ends after those inside it
+        tokens[round_] = max(tokens.get(round_, (0, 0)), _tokens(span))
+    return {span_id: tokens[round_] for round_, span_id in outermost.items()}
 
 
 def _kind(span: Span) -> str:
@@ -180,7 +247,7 @@ def kind_of(a: Mapping[str, Any]) -> str:
     openinference = str(a.get("openinference.span.kind") or "").upper()
     if CUT_ATTRIBUTE in a or ORPHANS_ATTRIBUTE in a:
         return "marker"
-    if operation == "execute_tool" or openinference == "TOOL":
+    if operation == "execute_tool" or openinference == "TOOL" or is_traceloop_tool(a):
         return "tool"
     if operation in _CHAT_OPERATIONS or openinference == "LLM" or a.get("llm.request.type") in _CHAT_REQUESTS:
         return "model"
@@ -189,12 +256,8 @@ def kind_of(a: Mapping[str, Any]) -> str:
     return "other"
 
 
-def _first(span: Span, *keys: str) -> Any:
-    return next((span.attributes[k] for k in keys if span.attributes.get(k) not in (None, "")), None)
-
-
 def _model(span: Span) -> str:
-    return str(_first(span, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name") or "")
+    return str(first(span, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name") or "")
 
 
 def _tokens(span: Span) -> tuple[int, int]:
@@ -207,163 +270,10 @@ def _count(span: Span, *keys: str) -> int:
     return whole_number(span.attributes[key], f"{span.origin}.attributes[{key}]") if key else 0
 
 
-# -- the calls: tool spans, paired with what the model rounds asked for -----------------------
-
-
-def _calls(parts: _Trace) -> list[dict[str, Any]]:
-    """Every call once, in the order it happened: each tool span (with the request it
-    answers), then each requested call no tool span ran, at the end of its round."""
-    requests = _Requests(parts)
-    tools, calls = _tool_calls(parts)
-    paired = [requests.take_exact(call) for call in calls]
-    paired = [asked or requests.take_by_name(call) for call, asked in zip(calls, paired)]
-    results = {call_id: text for _, r in parts.models for call_id, text in r.results.items()}
-    ends = [s.end_ns for s, _ in parts.models]
-    timed: list[tuple[int, int, dict[str, Any]]] = []
-    for n, (span, call, asked) in enumerate(zip(tools, calls, paired)):
-        round_ = asked[0] if asked else (max(bisect.bisect_right(ends, span.start_ns) - 1, 0) if ends else None)
-        timed.append((span.start_ns, n, _joined(call, asked[1] if asked else None, round_, results)))
-    for n, (m, request) in enumerate(requests.left(), len(timed)):
-        call = {"name": request.name, "arguments": parse_arguments(request.arguments), "result": "", "status": "ok",
-                "id": request.call_id or None}
-        timed.append((ends[m], n, _joined(call, None, m, results)))
-    return [call for _, _, call in sorted(timed, key=lambda t: (t[0], t[1]))]
-
-
-def _tool_calls(parts: _Trace) -> tuple[list[Span], list[dict[str, Any]]]:
-    """The tool spans and their calls, less a second span of the same call: the same id,
-    or a tool span directly inside one of the same name and arguments (two instrumentations
-    of one call)."""
-    spans: list[Span] = []
-    calls: list[dict[str, Any]] = []
-    ids: set[str] = set()
-    keys: dict[str, tuple[str, str]] = {}
-    for span, kind in zip(parts.spans, parts.kinds):
-        if kind != "tool":
-            continue
-        call = _tool_call(span)
-        key = (call["name"], _arguments_key(call["arguments"]))
-        if (call["id"] and call["id"] in ids) or keys.get(span.parent_id) == key:
-            continue
-        if call["id"]:
-            ids.add(call["id"])
-        keys[span.span_id] = key
-        spans.append(span)
-        calls.append(call)
-    return spans, calls
-
-
-def _tool_name(span: Span) -> str:
-    return str(_first(span, "gen_ai.tool.name", "tool.name") or span.name.removeprefix("execute_tool ").strip())
-
-
-def _tool_arguments(span: Span) -> Any:
-    # WHY not tool.parameters: in OpenInference that is the tool's schema, not this call's arguments
-    return _first(span, "gen_ai.tool.call.arguments", "input.value", "tool_call.function.arguments")
-
-
-def _tool_call(span: Span) -> dict[str, Any]:
-    call_id = _first(span, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
-    return {"name": _tool_name(span), "arguments": parse_arguments(_tool_arguments(span)),
-            "result": _tool_output(_first(span, "gen_ai.tool.call.result", "output.value")),
-            "status": "error" if span.error else "ok", "id": str(call_id)[:200] if call_id else None}
-
-
-def _joined(call: dict[str, Any], asked: Asked | None, round_: int | None,
-            results: Mapping[str, str]) -> dict[str, Any]:
-    """A call with what its request adds: the arguments when the tool span's are missing
-    or unreadable, the id, the result a later round sent back when the span had none."""
-    if asked is not None:
-        requested = parse_arguments(asked.arguments)
-        if requested and (not call["arguments"] or set(call["arguments"]) == {"_raw"}):
-            call = {**call, "arguments": requested}
-        call = {**call, "id": call["id"] or asked.call_id or None}
-    if not call["result"] and call["id"]:
-        call = {**call, "result": results.get(call["id"], "")}
-    first = next(iter(call["arguments"].values()), None)
-    return {**call, "argument": first if isinstance(first, str) else None,
-            **({"round": round_} if round_ is not None else {})}
-
-
-def _arguments_key(arguments: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(arguments, sort_keys=True, default=str)
-    except (TypeError, ValueError, RecursionError):  # keys of mixed types, values that are not JSON
-        return repr([str(key) for key in arguments])
-
-
-class _Requests:
-    """The calls the model rounds asked for, each taken at most once: by id, else by name
-    and arguments, else by name, first asked first taken. A tool span with an id takes a
-    request with that id, or one without an id, never one with another id. WHY queues with
-    a taken flag: every request is looked at a bounded number of times, so pairing stays linear."""
-
-    def __init__(self, parts: _Trace) -> None:
-        self.asked: list[tuple[int, Asked]] = []
-        self.taken: list[bool] = []
-        self.by_id: dict[str, int] = {}
-        # [0]: every request, for a tool span without an id; [1]: those without an id
-        self.by_key: tuple[dict[tuple[str, str], deque[int]], ...] = ({}, {})
-        self.by_name: tuple[dict[str, deque[int]], ...] = ({}, {})
-        ids: set[str] = set()
-        keys_of: dict[str, set[tuple[str, str]]] = {}  # model span id: what it asked for
-        by_start = sorted(range(len(parts.models)), key=lambda m: parts.models[m][0].start_ns)  # parents first
-        for m in by_start:
-            span, round_ = parts.models[m]
-            keys_of[span.span_id] = set()
-            for asked in round_.asked:
-                key = (asked.name, _arguments_key(parse_arguments(asked.arguments)))
-                keys_of[span.span_id].add(key)
-                # WHY: one request on two spans of one model call (a framework's and the SDK's
-                # instrumentor): the same id, or, without ids, the same call inside its parent's
-                if asked.call_id in ids or (not asked.call_id and key in keys_of.get(span.parent_id, ())):
-                    continue
-                if asked.call_id:
-                    ids.add(asked.call_id)
-                self._add(m, asked, key)
-
-    def _add(self, m: int, asked: Asked, key: tuple[str, str]) -> None:
-        n = len(self.asked)
-        self.asked.append((m, asked))
-        self.taken.append(False)
-        if asked.call_id:
-            self.by_id.setdefault(asked.call_id, n)
-        for anonymous in (False, True) if not asked.call_id else (False,):
-            self.by_key[anonymous].setdefault(key, deque()).append(n)
-            self.by_name[anonymous].setdefault(asked.name, deque()).append(n)
-
-    def take_exact(self, call: Mapping[str, Any]) -> tuple[int, Asked] | None:
-        """The request with the call's id, else one with its name and arguments."""
-        if call["id"] and call["id"] in self.by_id:
-            return self._take(self.by_id[call["id"]])
-        if not call["arguments"]:
-            return None
-        return self._pop(self.by_key[bool(call["id"])].get((call["name"], _arguments_key(call["arguments"]))))
-
-    def take_by_name(self, call: Mapping[str, Any]) -> tuple[int, Asked] | None:
-        return self._pop(self.by_name[bool(call["id"])].get(call["name"]))
-
-    def _pop(self, queue: deque[int] | None) -> tuple[int, Asked] | None:
-        while queue:
-            n = queue.popleft()
-            if not self.taken[n]:
-                return self._take(n)
-        return None
-
-    def _take(self, n: int) -> tuple[int, Asked] | None:
-        if self.taken[n]:
-            return None
-        self.taken[n] = True
-        return self.asked[n]
-
-    def left(self) -> list[tuple[int, Asked]]:
-        return [asked for asked, taken in zip(self.asked, self.taken) if not taken]
-
-
 # -- what the trace is, and where its calls came from ---------------------------------------
 
 
-def _outer(parts: _Trace) -> list[Span]:
+def _outer(parts: Parts) -> list[Span]:
     """Spans that are neither a tool, a model round nor a retrieval (the agent's
     own and a framework's chains), outermost first."""
     depth = _depths(parts.spans)
@@ -391,17 +301,17 @@ def _depths(spans: list[Span]) -> dict[str, int]:
     return depth
 
 
-def _orphaned(parts: _Trace, case_id: str | None) -> str:
+def _orphaned(spans: list[Span], kinds: list[str], case_id: str | None) -> str:
     """ORPHANED when the trace holds model or tool spans but no case id and no root
     agent span (a root: a span whose parent is not in the trace)."""
-    if case_id is not None or "marker" in parts.kinds or not any(k in ("model", "tool") for k in parts.kinds):
+    if case_id is not None or "marker" in kinds or not any(k in ("model", "tool") for k in kinds):
         return ""  # (a marker: capture's, of a case's trace)
-    ids = {s.span_id for s in parts.spans}
-    rooted = any(k == "other" and (not s.parent_id or s.parent_id not in ids) for s, k in zip(parts.spans, parts.kinds))
+    ids = {s.span_id for s in spans}
+    rooted = any(k == "other" and (not s.parent_id or s.parent_id not in ids) for s, k in zip(spans, kinds))
     return "" if rooted else ORPHANED
 
 
-def _via(parts: _Trace) -> str:
+def _via(parts: Parts) -> str:
     """The conventions the calls and rounds were read in: openinference, genai, or both."""
     found = set()
     for span, kind in zip(parts.spans, parts.kinds):
@@ -413,7 +323,7 @@ def _via(parts: _Trace) -> str:
     return "+".join(sorted(found))
 
 
-def _problem_of(parts: _Trace) -> str:
+def _problem_of(parts: Parts) -> str:
     """Why the trace is not the case's whole trace, from capture's marker spans or its
     lack of any model or tool span; "" when it is whole as far as can be told."""
     a: dict[str, Any] = {}
@@ -442,60 +352,55 @@ def _documents(span: Span) -> list[tuple[str, str]]:
     return found
 
 
-def _answer(parts: _Trace, outer: list[Span]) -> str:
+def _answer(parts: Parts, outer: list[Span]) -> str:
     """The outermost agent span's output, else the last model round's text."""
     for span in outer:
-        value = _first(span, "output.value", "gen_ai.output.text")
-        if isinstance(value, str) and value:
-            return _unwrap(value)
+        value = first(span, "output.value", "gen_ai.output.text", "traceloop.entity.output")
+        if isinstance(value, str) and (text := _unwrap(value)):
+            return text
     return next((round_.text for _, round_ in reversed(parts.models) if round_.text), "")
 
 
-def _question(parts: _Trace, outer: list[Span]) -> str:
+def _question(parts: Parts, outer: list[Span]) -> str:
     """The outermost agent span's input, else the first model round's first user message."""
     for span in outer:
-        value = _first(span, "input.value", "gen_ai.input.text")
-        if isinstance(value, str) and value:
-            return _unwrap(value, last=False)
+        value = first(span, "input.value", "gen_ai.input.text", "traceloop.entity.input")
+        if isinstance(value, str) and (text := _unwrap(value, last=False)):
+            return text
     by_start = sorted(parts.models, key=lambda m: m[0].start_ns)
     return next((round_.question for _, round_ in by_start if round_.question), "")
 
 
-def _tool_output(value: Any) -> str:
-    """A tool span's output as the text the model saw. LangChain's instrumentor
-    records the whole ToolMessage as JSON (``{"type": "tool", "data": {"content": ...}}``)."""
-    if not isinstance(value, str):
-        return text_of(value)
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-    message = parsed.get("data", parsed) if isinstance(parsed, Mapping) else None
-    if isinstance(message, Mapping) and message.get("type") == "tool" and "content" in message:
-        return text_of(message["content"])
-    return value
+# A framework's event or result object written as its repr: ``StopEvent(result=...)``,
+# ``AgentInput(input=[...])``; never a question or an answer
+_CALL_REPR = re.compile(r"[A-Z][A-Za-z0-9_]{0,80}\((?:[a-z_][a-z0-9_]*=.*)?\)", re.DOTALL | re.ASCII)
 
 
 def _unwrap(value: str, last: bool = True) -> str:
     """An ``input.value``/``output.value`` that is JSON holding one text (a
     framework's ``{"input": "..."}``, or a message list whose first message is
-    the question and last the answer) gives that text; plain text is itself."""
+    the question and last the answer) gives that text; plain text is itself;
+    an object's repr, or JSON that holds no one text, gives "" (not a question or answer)."""
     try:
         parsed = json.loads(value)
     except (ValueError, RecursionError):
-        return value
+        return "" if _is_repr(value) else value
     if nested_deeper(parsed, 64):  # WHY: reading a text out of it recurses
         return value
     if isinstance(parsed, str):
-        return parsed
+        return "" if _is_repr(parsed) else parsed
     if isinstance(parsed, Mapping):
         messages = parsed.get("messages")
         if isinstance(messages, list) and messages:
-            return _message_content(messages[-1] if last else messages[0])
-        texts = [v for v in parsed.values() if isinstance(v, str)]
-        if len(texts) == 1:
-            return texts[0]
-    return value
+            text = _message_content(messages[-1] if last else messages[0])
+            return "" if _is_repr(text) else text
+        texts = [v for v in parsed.values() if isinstance(v, str) and not _is_repr(v)]
+        return texts[0] if len(texts) == 1 else ""
+    return "" if isinstance(parsed, list) else value
+
+
+def _is_repr(text: str) -> bool:
+    return is_object_repr(text) or _CALL_REPR.fullmatch(text.strip()[:100_000]) is not None
 
 
 def _message_content(message: Any) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from tracegrade.core.from_messages import nested_deeper, text_of
 
@@ -64,15 +64,71 @@ class Round:
     said: bool = False  # whether the span holds its output messages at all (content capture may be off)
 
 
-def read_round(attributes: Mapping[str, Any]) -> Round:
-    """The calls, results, text and question one model span's attributes hold."""
+def read_round(attributes: Mapping[str, Any], events: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> Round:
+    """The calls, results, text and question one model span's attributes hold, or else its
+    events (the event form: ``event_messages``)."""
     given, via_in = _messages(attributes, "gen_ai.input.messages", "llm.input_messages.", "gen_ai.prompt.")
     said, via_out = _messages(attributes, "gen_ai.output.messages", "llm.output_messages.", "gen_ai.completion.")
+    if events and not via_out:
+        inputs, outputs = event_messages(events)
+        if outputs:
+            said, via_out = [_genai_message(m) for m in outputs], "genai"
+        if inputs and not via_in:
+            given, via_in = [_genai_message(m) for m in inputs], "genai"
     texts = [m.text for m in said if m.text]
     return Round(asked=tuple(a for m in said for a in m.asked), text=texts[-1] if texts else "",
                  results={call_id: text for m in given for call_id, text in m.results},
                  question=next((m.text for m in given if m.role == "user" and m.text), ""),
                  via=via_out or via_in, said=bool(via_out))
+
+
+# Per-message events (GenAI semantic conventions before the operation-details event): the
+# role each says, and the choice event, which is the model's output.
+_MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+
+
+def event_messages(events: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[list[Mapping[str, Any]],
+                                                                             list[Mapping[str, Any]]]:
+    """The input and output messages a model span's events hold, in any of the event forms:
+    ``gen_ai.client.inference.operation.details`` (``gen_ai.input.messages`` /
+    ``gen_ai.output.messages``), ``gen_ai.content.prompt`` / ``gen_ai.content.completion``
+    (``gen_ai.prompt`` / ``gen_ai.completion`` as JSON), and per-message events
+    (``gen_ai.user.message`` ... ``gen_ai.choice``), their fields as attributes or as JSON in
+    ``gen_ai.event.content``."""
+    inputs: list[Mapping[str, Any]] = []
+    outputs: list[Mapping[str, Any]] = []
+    for name, a in events[:10_000]:
+        if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
+            inputs += _json_list(a.get("gen_ai.input.messages"))
+            outputs += _json_list(a.get("gen_ai.output.messages"))
+        elif name == "gen_ai.content.prompt":
+            inputs += _json_list(a.get("gen_ai.prompt"))
+        elif name == "gen_ai.content.completion":
+            outputs += _json_list(a.get("gen_ai.completion"))
+        elif name in _MESSAGE_EVENTS or name == "gen_ai.choice":
+            body = _event_body(a)
+            if name == "gen_ai.choice":
+                message = body.get("message")
+                outputs.append({"role": "assistant", **(message if isinstance(message, dict) else body)})
+            else:
+                role = _MESSAGE_EVENTS[name]
+                inputs.append({"role": role, **body, **({"tool_call_id": body["id"]}
+                                                        if role == "tool" and "id" in body else {})})
+    return inputs, outputs
+
+
+def _event_body(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """A per-message event's fields: its attributes, or the JSON object in ``gen_ai.event.content``."""
+    content = attributes.get("gen_ai.event.content")
+    if isinstance(content, str):
+        try:
+            parsed = json.loads(content)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict) and not nested_deeper(parsed, MAX_MESSAGE_DEPTH):
+            return parsed
+    return {k: v for k, v in attributes.items() if not k.startswith("gen_ai.") or k == "gen_ai.event.content"}
 
 
 def _messages(attributes: Mapping[str, Any], json_key: str, openinference: str,

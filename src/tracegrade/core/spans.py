@@ -52,6 +52,9 @@ class Span:
     attributes: Mapping[str, Any]
     error: bool = False
     origin: str = ""
+    # (name, attributes) of each event the span holds, and of each log event that names it
+    # (``attach_log_events``): where an instrumentation's event form puts the messages
+    events: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
 
 def spans_of_otlp_json(document: Any, limit: int = MAX_SPANS, origin: str = "") -> list[Span]:
@@ -99,7 +102,41 @@ def json_span(raw: Any, where: str = "span") -> Span:
                 parent_id=_text(raw.get("parentSpanId"), f"{where}.parentSpanId"),
                 start_ns=start, end_ns=end or start,
                 attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
-                error=status.get("code") in (2, "STATUS_CODE_ERROR"), origin=where)
+                error=status.get("code") in (2, "STATUS_CODE_ERROR"), origin=where,
+                events=_events(raw.get("events"), f"{where}.events"))
+
+
+def _events(raw: Any, where: str) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """A span's events as (name, attributes)."""
+    found = []
+    for i, event in enumerate(_listed(raw, where)):
+        event = _mapping(event, f"{where}[{i}]")
+        found.append((_text(event.get("name"), f"{where}[{i}].name"),
+                      _attributes(event.get("attributes"), f"{where}[{i}].attributes")))
+    return tuple(found)
+
+
+def log_events_of_otlp_json(document: Any, origin: str = "") -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The log records of an OTLP JSON logs export (``resourceLogs``) that name a span, as
+    (trace id, span id, event name, attributes): an instrumentation's event form (OpenTelemetry
+    GenAI's ``gen_ai.client.inference.operation.details``, per-message events) writes a model
+    call's messages there. A record's body, when an object, is read as attributes beside its own."""
+    at = f"{origin} " if origin else ""
+    found = []
+    for r, resource in enumerate(_listed(_mapping(document, f"{at}document").get("resourceLogs"), f"{at}resourceLogs")):
+        for s, scope in enumerate(_listed(_mapping(resource, f"{at}resourceLogs[{r}]").get("scopeLogs"),
+                                          f"{at}resourceLogs[{r}].scopeLogs")):
+            where = f"{at}resourceLogs[{r}].scopeLogs[{s}].logRecords"
+            for n, record in enumerate(_listed(_mapping(scope, where).get("logRecords"), where)):
+                record = _mapping(record, f"{where}[{n}]")
+                trace_id, span_id = (_text(record.get(k), f"{where}[{n}].{k}") for k in ("traceId", "spanId"))
+                if not trace_id or not span_id:
+                    continue
+                attributes = _attributes(record.get("attributes"), f"{where}[{n}].attributes")
+                body = any_value(record.get("body"), f"{where}[{n}].body") if record.get("body") else None
+                name = _text(record.get("eventName") or attributes.get("event.name") or "", f"{where}[{n}].eventName")
+                found.append((trace_id, span_id, name, {**(body if isinstance(body, dict) else {}), **attributes}))
+    return found
 
 
 def _text(value: Any, where: str) -> str:
@@ -198,7 +235,8 @@ def sdk_span(span: Any) -> Span:
                 start_ns=span.start_time or 0, end_ns=span.end_time or span.start_time or 0,
                 attributes=dict(span.attributes or {}),
                 error=bool(status is not None and getattr(status.status_code, "name", "") == "ERROR"),
-                origin=f"span {span.name!r}")
+                origin=f"span {span.name!r}",
+                events=tuple((e.name, dict(e.attributes or {})) for e in getattr(span, "events", None) or ()))
 
 
 def as_span(raw: Any) -> Span:
