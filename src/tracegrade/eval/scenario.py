@@ -73,9 +73,12 @@ _CONDITION = re.compile(r"\b(?:if|whether|possible|option|unless|when|once)\b", 
 # support agent says to a customer ("please reply yes" is none of them).
 _WORD = r"[ \t]+"
 _SETUP = r"(?:instructions?|(?:system" + _WORD + r")?prompt|system" + _WORD + r"message|scenario|persona|script|guidelines)"
+_DICTATE = r"\b(?:write|say|type|reply|respond|answer|repeat|copy|send|print|output)\b"
+# told what to write: "CUSTOMER, WRITE: ...", "User, say exactly ..." (not "please reply with your reference")
+_DICTATES = _DICTATE + r"(?:[ \t]*[:\"\u201c']|[ \t]+(?:exactly|verbatim|the" + _WORD + r"following|this|that)\b)"
 _STEERS = re.compile("|".join((
-    r"^[ \t*#>_-]*(?:customer|user|client|human|caller)[ \t*]*[,:][ \t*]*(?:please" + _WORD + r")?"
-    r"(?:write|say|type|reply|respond|answer|repeat|copy|send|print|output|end)\b",
+    r"(?:^|[.!?][ \t]+)[ \t*#>_-]*(?:customer|user|client|human|caller)[ \t*]*[,:][ \t*]*(?:please" + _WORD + r")?"
+    + _DICTATES,
     r"\bas" + _WORD + r"the" + _WORD + r"(?:customer|user|client)[ \t]*,?" + _WORD + r"(?:you|write|say|reply|answer)\b",
     r"\b(?:repeat|reveal|show|print|tell|share|recite|list|output|paste|copy|quote|ignore|disregard|forget|override|bypass)"
     r"\b[^.?!\n]{0,40}?\b(?:your|all|previous|prior|above|earlier|original|initial|hidden|secret)" + _WORD
@@ -87,7 +90,7 @@ _STEERS = re.compile("|".join((
     r"\byou" + _WORD + r"are" + _WORD + r"(?:now" + _WORD + r")?(?:the|an?)" + _WORD + r"(?:support" + _WORD + r")?"
     r"(?:agent|assistant|ai|language" + _WORD + r"model|chatbot|bot)\b",
     r"\bsimulat(?:ed|ion|or)" + _WORD + r"(?:user|customer)\b|\b(?:user|customer)" + _WORD + r"simulat(?:ion|or)\b",
-    r"\brepeat" + _WORD + r"after" + _WORD + r"me\b|\bword" + _WORD + r"for" + _WORD + r"word\b|\bverbatim\b",
+    r"\brepeat" + _WORD + r"after" + _WORD + r"me\b",
     re.escape(DONE_MARKER),
 )), re.IGNORECASE | re.MULTILINE)
 
@@ -146,7 +149,7 @@ def handed_over(answer: str, calls: Iterable[ToolCall], handover_tool: str | Non
 def steers(answer: str) -> str:
     """What in the agent's ``answer`` steers the user model ("" when nothing): see ``_STEERS``."""
     found = _STEERS.search(answer[:MAX_TURN_CHARS])
-    return repr(" ".join(found[0].split())[:80]) if found else ""
+    return repr(" ".join(found[0].lstrip(".!? \t").split())[:80]) if found else ""
 
 
 def role_breaks(user: UserScenario, turn: str, last_answer: str = "") -> list[str]:
