@@ -1,90 +1,103 @@
-"""Traces recorded elsewhere, read back and matched to a dataset's cases.
+"""Traces recorded elsewhere, read back for ``tracegrade grade`` (matched to cases in
+``capture/joined.py``).
 
-Two kinds of file, told apart line by line (or as one JSON document):
+Two kinds of file, told apart line by line (JSON Lines: split at "\n" only), or as one
+JSON document:
 
 - tracegrade's own JSONL of Replies: one Reply wire object per line, with a
   ``caseId`` (and optionally ``question``) beside its fields, or
   ``{"caseId": ..., "reply": {...}}``;
 - OTLP JSON exports (``{"resourceSpans": [...]}``, one per line as a
   collector's file exporter writes them, or one document): spans in the GenAI
-  or OpenInference conventions, one Reply per trace (``tracegrade.core.from_otel``).
-
-A trace names its case by id (``caseId``, or the span attribute
-``tracegrade.case_id``), else by its question, which must equal the case's
-question exactly (surrounding whitespace aside).
+  or OpenInference conventions, one Reply per trace (``tracegrade.core.from_otel``),
+  the spans of all files joined by trace id; OTLP logs (``resourceLogs``) that name a
+  span are read as its events (an instrumentation's event form of the messages).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping
 
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.from_messages import nested_deeper
-from tracegrade.core.from_otel import ORPHAN_SAID, OtelTrace, otel_traces
+from tracegrade.core.from_otel import OtelTrace, otel_traces
 from tracegrade.core.redact import redact, redact_secrets
-from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, spans_of_otlp_json
+from tracegrade.core.spans import MAX_SPANS, Span, SpanFormatError, log_events_of_otlp_json, spans_of_otlp_json
 from tracegrade.core.trace import Reply
-from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
-from tracegrade.eval.dataset import GoldenCase
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
-_OTHER_SIGNALS = {"resourceLogs", "resourceMetrics", "resourceProfiles"}
+_OTHER_SIGNALS = {"resourceMetrics", "resourceProfiles"}
 MAX_REPLY_DEPTH = 200  # of a Reply line's JSON: deeper is refused (storing and redacting it would recurse)
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """One recorded trace and where it came from (file:line, or file and trace id);
-    ``orphan`` says why it is no case's own trace (spans without their root), else ""."""
+    """One recorded trace and where it came from (file:line, or files and trace id);
+    ``orphan`` says why it is no case's own trace (spans without their root), else "";
+    ``conversation`` the session or conversation id its spans carry, ``start_ns`` when it began."""
 
     where: str
     case_id: str | None
     question: str
     reply: Reply
     orphan: str = ""
-
-
-@dataclass
-class Matched:
-    replies: dict[str, Reply] = field(default_factory=dict)
-    unmatched: list[str] = field(default_factory=list)  # traces that name no case of the dataset
-    duplicates: list[str] = field(default_factory=list)  # a second trace for a case already matched
-    orphaned: int = 0  # traces among those that are orphaned (their fix is said once)
+    conversation: str = ""
+    start_ns: int = 0
 
 
 def load_recorded(paths: Iterable[Path]) -> list[Recorded]:
-    """Every trace in ``paths``; DatasetError naming the file, line and field of anything unreadable."""
-    found: list[Recorded] = []
-    for path in paths:
-        found += _read(Path(path))
-    return found
-
-
-def _read(path: Path) -> list[Recorded]:
+    """Every trace in ``paths``; DatasetError naming the file, line and field of anything unreadable.
+    WHY the spans of every file read before any trace is built: a collector rotates its file
+    mid-trace, and a trace's parts in two files are one trace (joined by trace id)."""
     spans: list[Span] = []
     replies: list[Recorded] = []
+    events: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+    files: dict[str, list[str]] = {}  # trace id: the files that hold its spans
     try:
-        for where, document in _documents(path, _text(path)):
-            if isinstance(document, dict) and "resourceSpans" in document:
-                # WHY the limit is what is left: the span cap holds per file, not per line
-                spans += spans_of_otlp_json(document, limit=MAX_SPANS - len(spans), origin=where)
-            elif isinstance(document, dict) and _OTHER_SIGNALS & document.keys():
-                continue  # a collector's file exporter may write logs and metrics beside spans: no calls there
-            else:
-                replies.append(_reply_record(where, document))
-        traces = otel_traces(spans)
+        for path in map(Path, paths):
+            count = len(spans)
+            for where, document in _documents(path, _text(path)):
+                if isinstance(document, dict) and "resourceSpans" in document:
+                    # WHY the limit is what is left: the span cap holds per file, not per line
+                    spans += spans_of_otlp_json(document, limit=MAX_SPANS - (len(spans) - count), origin=where)
+                elif isinstance(document, dict) and "resourceLogs" in document:
+                    for trace_id, span_id, name, attributes in log_events_of_otlp_json(document, where):
+                        events.setdefault((trace_id, span_id), []).append((name, attributes))
+                elif isinstance(document, dict) and _OTHER_SIGNALS & document.keys():
+                    continue  # a collector's file exporter may write metrics beside spans: no calls there
+                else:
+                    replies.append(_reply_record(where, document))
+            for span in spans[count:]:
+                named = files.setdefault(span.trace_id, [])
+                if not named or named[-1] != str(path):
+                    named.append(str(path))
+        traces = otel_traces([_with_events(s, events) for s in spans] if events else spans)
     except SpanFormatError as exc:
         # WHY secrets only over the message: it holds the file's path, whose digits are not a phone
         raise DatasetError(redact_secrets(exc.described(_shown))) from None
-    return replies + [_trace_record(f"{path} trace {redact(t.trace_id[:40])}", t) for t in traces]
+    return replies + [_trace_record(_where(t, files), t) for t in traces]
+
+
+def _with_events(span: Span, events: Mapping[tuple[str, str], list[tuple[str, dict[str, Any]]]]) -> Span:
+    found = events.get((span.trace_id, span.span_id))
+    return replace(span, events=span.events + tuple(found)) if found else span
+
+
+def _where(trace: OtelTrace, files: Mapping[str, list[str]]) -> str:
+    """Where a trace was read: its file(s) and trace id. WHY the trace id is redacted: it is the file's text, printed."""
+    paths = list(dict.fromkeys(p for t in trace.trace_ids for p in files.get(t, ())))
+    shown = " + ".join(paths[:3]) + (f" + {len(paths) - 3} more" if len(paths) > 3 else "")
+    ids = trace.trace_ids or (trace.trace_id,)
+    named = redact(ids[0][:40]) + (f" (and {len(ids) - 1} more fragment trace(s))" if len(ids) > 1 else "")
+    return f"{shown} trace {named}"
 
 
 def _trace_record(where: str, trace: OtelTrace) -> Recorded:
-    """One trace as a Recorded. WHY the trace id is redacted in ``where``: it is the file's text, printed."""
-    return Recorded(where, trace.case_id, trace.question, _valid(where, trace.wire), trace.orphan)
+    return Recorded(where, trace.case_id, trace.question, _valid(where, trace.wire), trace.orphan,
+                    trace.conversation, trace.start_ns)
 
 
 def _shown(value: Any) -> str:
@@ -115,7 +128,9 @@ def _documents(path: Path, text: str) -> list[tuple[str, Any]]:
     (JSON lines), else the whole file as one document (a list: one per item).
     WHY the first line decides: a large JSONL file is parsed once, not first
     as a whole document that fails."""
-    lines = text.splitlines()
+    # WHY "\n" only, not splitlines(): JSON strings may hold U+2028, U+0085 or a form feed, which
+    # splitlines() also breaks at, cutting a line in two; JSON Lines ends a line at "\n" alone
+    lines = text.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if _is_json(first) and first.strip() != text.strip():
         return [_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
@@ -171,46 +186,3 @@ def _valid(where: str, wire: dict[str, Any]) -> Reply:
         first = str(exc).splitlines()
         said = " ".join(first[1:3]) if len(first) > 2 else str(exc)
         raise DatasetError(f"{where}: not a Reply: {redact(said[:500])}") from None  # WHY: it quotes the value
-
-
-def match(cases: Sequence[GoldenCase], recorded: Sequence[Recorded]) -> Matched:
-    """Each trace given to the case it names; what names no case, or a case twice, is listed.
-    WHY rooted traces first: a case's own trace is graded before an orphaned piece of it
-    that happens to hold the same question."""
-    by_id = {c.id: c for c in cases}
-    by_question: dict[str, str] = {}
-    for case in cases:
-        by_question.setdefault(case.question.strip(), case.id)
-    matched = Matched()
-    for trace in sorted(recorded, key=lambda t: bool(t.orphan)):
-        case_id = trace.case_id if trace.case_id in by_id else by_question.get(trace.question.strip())
-        if case_id is not None and case_id not in matched.replies:
-            matched.replies[case_id] = trace.reply
-            continue
-        if case_id is None:
-            matched.unmatched.append(f"{trace.where}: {_not_in_dataset(trace)}")
-        else:
-            also = f"; {ORPHAN_SAID}" if trace.orphan else ""
-            matched.duplicates.append(f"{trace.where}: a second trace for case {case_id} (the first is graded){also}")
-        matched.orphaned += bool(trace.orphan)
-    return matched
-
-
-def _not_in_dataset(trace: Recorded) -> str:
-    """Why a trace matched no case. WHY redacted: a question can hold a key or an e-mail."""
-    if trace.orphan:
-        return ORPHAN_SAID
-    named = f"case id {trace.case_id[:80]!r}" if trace.case_id else f"question {trace.question[:80]!r}"
-    return redact(f"{named} is not in the dataset")
-
-
-def replay_target(replies: dict[str, Reply]) -> Any:
-    """A target that answers each case with its recorded Reply."""
-
-    async def recorded(case: GoldenCase) -> Reply:
-        return replies[case.id]
-
-    # WHY: a recorded Reply is the whole conversation (follow-ups, a simulated user's turns);
-    # playing it again message by message would ask it once per turn (eval/conversation.py)
-    setattr(recorded, WHOLE_CONVERSATIONS, True)
-    return recorded

@@ -2,9 +2,12 @@
 without running the agent again.
 
 Reads tracegrade's JSONL of Replies and OTLP JSON exports (GenAI or
-OpenInference spans), matches each trace to its case (a case id, else the exact
-question), says what did not match, then checks, judges, stores and reports
-exactly like ``tracegrade run`` (the same flags, report and exit codes).
+OpenInference spans; their OTLP logs as the spans' events), joins what belongs
+together (a trace split over files, a conversation's turns by session id, fragments
+by conversation id), matches each to its case (a case id, else the exact question),
+says what did not match and which cases are ambiguous (two runs, fragments, a turn
+apart: not graded, exit 2), then checks, judges, stores and reports exactly like
+``tracegrade run`` (the same flags, report and exit codes).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tracegrade.capture.recorded import Matched
+    from tracegrade.capture.joined import Matched
 
 
 def register(subparsers: Any) -> None:
@@ -39,32 +42,39 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", type=Path, default=Path(".tracegrade/runs"),
                    help="folder for results.json, junit.xml, summary.md (default .tracegrade/runs)")
     p.add_argument("--quiet", action="store_true", help="print only the final report")
+    p.add_argument("--latest", action="store_true",
+                   help="a case with traces of several runs: grade the run that began last (default: the case is "
+                   "not graded, naming them)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracegrade.capture.recorded import load_recorded, match, replay_target
+    from tracegrade.capture.joined import match, replay_target
+    from tracegrade.capture.recorded import load_recorded
     from tracegrade.cli import run
     from tracegrade.core.errors import DatasetError
     from tracegrade.eval.dataset import load_dataset
     from tracegrade.store.runstore import open_store
 
     dataset = load_dataset(args.dataset)
-    matched = match(dataset.cases, load_recorded(args.traces))
+    matched = match(dataset.cases, load_recorded(args.traces), latest=args.latest)
     _say_not_graded(matched)
     if not matched.replies:
-        raise DatasetError(f"no trace in {', '.join(map(str, args.traces))} matches a case of {args.dataset}")
-    missing = [c.id for c in dataset.cases if c.id not in matched.replies]
+        raise DatasetError(f"no trace in {', '.join(map(str, args.traces))} can be graded as a case of {args.dataset}")
+    missing = [c.id for c in dataset.cases if c.id not in matched.replies and c.id not in matched.unscored]
     if missing:
         print(f"tracegrade: {len(missing)} case(s) have no trace and are not graded: {', '.join(missing[:20])}"
               + (" ..." if len(missing) > 20 else ""), file=sys.stderr)
     args = _as_run_args(args)
-    selected = dataset.select([c.id for c in dataset.cases if c.id in matched.replies]) if missing else dataset
+    graded = [c.id for c in dataset.cases if c.id in matched.replies]
+    selected = dataset.select(graded) if len(graded) < len(dataset.cases) else dataset
     with open_store(args.db) as store:
         judge = None if args.checks_only else run._judge(args)
         judge = run._check_calibration(store, judge, args.require_calibrated)
         evaluation = run._execute(args, store, selected, judge, run._settings(args), replay_target(matched.replies))
-    return run._report(args, evaluation)
+    code = run._report(args, evaluation)
+    # WHY 2 when all graded cases passed: some cases could not be scored at all (tracegrade run's meaning of 2)
+    return 2 if matched.unscored and code == 0 else code
 
 
 SHOWN = 20  # "not graded" lines printed; WHY a limit: an agent's thread pool can orphan thousands of traces
@@ -75,6 +85,10 @@ def _say_not_graded(matched: Matched) -> None:
     and once, the fix for orphaned ones."""
     from tracegrade.core.from_otel import ORPHAN_FIX
 
+    for case_id, why in list(matched.unscored.items())[:SHOWN]:
+        print(f"tracegrade: unscored, not graded: case {case_id}: {why}", file=sys.stderr)
+    if len(matched.unscored) > SHOWN:
+        print(f"tracegrade: unscored, not graded: {len(matched.unscored) - SHOWN:,} more case(s)", file=sys.stderr)
     lines = matched.unmatched + matched.duplicates
     for line in lines[:SHOWN]:
         print(f"tracegrade: not graded: {line}", file=sys.stderr)
