@@ -27,20 +27,26 @@ from tracegrade.capture.recorder import Provider, current, record, snapshot
 from tracegrade.capture.streams import GATHERERS, managed, tapped
 from tracegrade.core.errors import ConfigError
 
-# source -> (module, class, method, provider) for each method hooked
-_TARGETS: dict[str, tuple[tuple[str, str, str, Provider], ...]] = {
+# source -> (modules, class, method, provider, required) for each method hooked. WHY several
+# modules: the SDKs moved their resources into packages (openai 1.55's chat/completions.py is
+# 3.x's chat/completions/completions.py); the first that imports is used. WHY optional: an SDK
+# older than the Responses API (openai < 1.66) still has chat completions to capture.
+_CHAT = ("openai.resources.chat.completions.completions", "openai.resources.chat.completions")
+_RESPONSES = ("openai.resources.responses.responses",)
+_MESSAGES = ("anthropic.resources.messages.messages", "anthropic.resources.messages")
+_TARGETS: dict[str, tuple[tuple[tuple[str, ...], str, str, Provider, bool], ...]] = {
     "openai": (
-        ("openai.resources.chat.completions.completions", "Completions", "create", "openai-chat"),
-        ("openai.resources.chat.completions.completions", "AsyncCompletions", "create", "openai-chat"),
-        ("openai.resources.responses.responses", "Responses", "create", "openai-responses"),
-        ("openai.resources.responses.responses", "AsyncResponses", "create", "openai-responses"),
+        (_CHAT, "Completions", "create", "openai-chat", True),
+        (_CHAT, "AsyncCompletions", "create", "openai-chat", True),
+        (_RESPONSES, "Responses", "create", "openai-responses", False),
+        (_RESPONSES, "AsyncResponses", "create", "openai-responses", False),
     ),
     "anthropic": (
-        ("anthropic.resources.messages.messages", "Messages", "create", "anthropic"),
-        ("anthropic.resources.messages.messages", "AsyncMessages", "create", "anthropic"),
+        (_MESSAGES, "Messages", "create", "anthropic", True),
+        (_MESSAGES, "AsyncMessages", "create", "anthropic", True),
         # WHY the stream helper too: it posts the request itself, not through create
-        ("anthropic.resources.messages.messages", "Messages", "stream", "anthropic"),
-        ("anthropic.resources.messages.messages", "AsyncMessages", "stream", "anthropic"),
+        (_MESSAGES, "Messages", "stream", "anthropic", False),
+        (_MESSAGES, "AsyncMessages", "stream", "anthropic", False),
     ),
 }
 _lock = threading.Lock()
@@ -51,8 +57,9 @@ _installed: dict[tuple[str, str, str], tuple[Any, int]] = {}  # (module, class, 
 def hooked(source: str) -> Iterator[None]:
     """The SDK of ``source`` ("openai", "anthropic") hooked inside the block.
     Nested and concurrent blocks share one hook (counted), removed by the last."""
-    hooks = [(_load(source, module, name), (module, name, method), provider)
-             for module, name, method, provider in _TARGETS[source]]
+    found = [(_load(source, modules, name, required), (modules[0], name, method), provider)
+             for modules, name, method, provider, required in _TARGETS[source]]
+    hooks = [(cls, key, provider) for cls, key, provider in found if cls is not None and hasattr(cls, key[2])]
     with _lock:
         for cls, key, provider in hooks:
             original, users = _installed.get(key, (getattr(cls, key[2]), 0))
@@ -75,16 +82,24 @@ def hooked(source: str) -> Iterator[None]:
 
 def check_installed(source: str) -> None:
     """ConfigError, before any case runs, when the SDK of ``source`` is not installed."""
-    for module, name, _, _ in _TARGETS[source]:
-        _load(source, module, name)
+    for modules, name, _, _, required in _TARGETS[source]:
+        _load(source, modules, name, required)
 
 
-def _load(source: str, module: str, name: str) -> Any:
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ImportError:
-        raise ConfigError(f"--capture {source} needs the {source!r} package, which is not installed: "
-                          f"pip install 'tracegrade[{source}]'") from None
+def _load(source: str, modules: tuple[str, ...], name: str, required: bool) -> Any:
+    """The SDK class ``name`` from the first of ``modules`` that has it; None for an optional one
+    this SDK version lacks, ConfigError for a required one."""
+    for module in modules:
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    if not required:
+        return None
+    raise ConfigError(f"--capture {source} needs the {source!r} package, which is not installed (or is too old "
+                      f"to have {name}): pip install 'tracegrade[{source}]'")
 
 
 def _wrap(original: Callable[..., Any], provider: Provider) -> Callable[..., Any]:
