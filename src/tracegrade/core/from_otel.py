@@ -373,7 +373,8 @@ def _question(parts: Parts, outer: list[Span]) -> str:
 
 # A framework's event or result object written as its repr: ``StopEvent(result=...)``,
 # ``AgentInput(input=[...])``; never a question or an answer
-_CALL_REPR = re.compile(r"[A-Z][A-Za-z0-9_]{0,80}\((?:[a-z_][a-z0-9_]*=.*)?\)", re.DOTALL | re.ASCII)
+# (instrumentations cut a long value, so its start decides: a class name, then a keyword argument)
+_CALL_REPR = re.compile(r"[A-Z][A-Za-z0-9_]{0,80}\((?:[a-z_][a-z0-9_]*=|\)$)", re.ASCII)
 
 
 def _unwrap(value: str, last: bool = True) -> str:
@@ -400,7 +401,7 @@ def _unwrap(value: str, last: bool = True) -> str:
 
 
 def _is_repr(text: str) -> bool:
-    return is_object_repr(text) or _CALL_REPR.fullmatch(text.strip()[:100_000]) is not None
+    return is_object_repr(text) or _CALL_REPR.match(text.strip()[:200]) is not None
 
 
 def _message_content(message: Any) -> str:
