@@ -111,3 +111,68 @@ def test_graded_from_each_framework_the_forbidden_cancel_fails(tmp_path):
         code = main(["grade", str(FIXTURES / f"{name}.jsonl"), "--dataset", str(dataset), "--checks-only", "--quiet",
                      "--db", f"sqlite:///{tmp_path}/{name}.db", "--out", str(tmp_path / name)])
         assert code == 1, name
+
+
+def test_a_tool_error_llamaindex_reports_in_its_output_is_an_error():
+    """LlamaIndex catches a tool's exception and returns a ToolOutput with is_error: the span's status is ok."""
+    spans = _spans("llamaindex")
+    tool = next(s for s in spans if s["attributes"].get("openinference.span.kind") == "TOOL")
+    tool["attributes"]["output.value"] = json.dumps({"blocks": [], "tool_name": "cancel_booking", "is_error": True,
+                                                     "raw_output": "Error: booking is locked"})
+    [found] = otel_traces(spans)
+    [call] = found.wire["toolCalls"]
+    assert (call["status"], call["result"]) == ("error", "Error: booking is locked")
+
+
+def test_a_transfer_tool_described_as_a_handoff_is_one_where_the_spans_offer_its_description():
+    """GenAI spans (OpenLLMetry 0.62's gen_ai.tool.definitions) say what each tool is: the Agents SDK's
+    transfer_to_* describes itself as a handoff; a user's own transfer_to_human tool does not."""
+    spans = _spans("openllmetry")
+    chat = spans[0]["attributes"]
+    chat["gen_ai.tool.definitions"] = json.dumps([
+        {"type": "function", "name": "transfer_to_refunds", "description":
+         "Handoff to the Refunds agent to handle the request. "},
+        {"type": "function", "name": "transfer_to_human", "description": "Transfer the guest to a person."}])
+    chat["gen_ai.output.messages"] = json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "h1", "name": "transfer_to_refunds", "arguments": {}},
+        {"type": "tool_call", "id": "h2", "name": "transfer_to_human", "arguments": {}}]}])
+    calls = otel_traces([spans[0]])[0].wire["toolCalls"]
+    assert [(c["name"], c.get("handoff")) for c in calls] == [("transfer_to_refunds", "Refunds"),
+                                                             ("transfer_to_human", None)]
+
+
+def test_handoffs_and_conversations_are_read_in_linear_time():
+    """Four times the handoff spans and turns take about four times as long (the square, sixteen).
+    WHY the best of three and a ratio: the suite shares its machine."""
+    import time
+
+    from tracegrade.capture.joined import match
+    from tracegrade.capture.recorded import Recorded
+    from tracegrade.core.trace import Reply
+    from tracegrade.eval.dataset import GoldenCase
+
+    def spans(n: int) -> list[dict]:
+        root = {"traceId": "h", "spanId": "r", "name": "agent", "startTimeUnixNano": 0, "endTimeUnixNano": 10 * n,
+                "attributes": {"openinference.span.kind": "AGENT", "input.value": "q"}}
+        return [root] + [{"traceId": "h", "spanId": f"s{i}", "parentSpanId": "r", "name": f"handoff to Desk {i % 50}",
+                          "startTimeUnixNano": i, "endTimeUnixNano": i + 1,
+                          "attributes": {"openinference.span.kind": "TOOL", "output.value": f"Desk {i % 50}"}}
+                         for i in range(n)]
+
+    def turns(n: int) -> list[Recorded]:
+        return [Recorded(f"t{i}", None, "q", Reply(answer="a"), conversation=f"c{i % 7}", start_ns=i) for i in range(n)]
+
+    case = [GoldenCase(id="c", question="q")]
+
+    def best(work, n: int) -> float:
+        given = work[0](n)
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            work[1](given)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    for work in ((spans, lambda s: otel_traces([json_span(x) for x in s])), (turns, lambda r: match(case, r))):
+        best(work, 500)
+        assert best(work, 8000) / best(work, 2000) < 8

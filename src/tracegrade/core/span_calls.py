@@ -58,7 +58,7 @@ def read_calls(parts: Parts) -> Calls:
     tools, calls, handoffs, problems = _tool_calls(parts)
     paired = [requests.take_exact(call) for call in calls]
     paired = [asked or requests.take_by_name(call) for call, asked in zip(calls, paired)]
-    problems += [_disagree(call, asked[1]) for call, asked in zip(calls, paired) if asked and _disagree(call, asked[1])]
+    problems += [said for said in (_disagree(call, asked[1]) for call, asked in zip(calls, paired) if asked) if said]
     results = {call_id: text for _, r in parts.models for call_id, text in r.results.items()}
     ends = [s.end_ns for s, _ in parts.models]
     timed: list[tuple[int, int, dict[str, Any]]] = []
@@ -86,15 +86,23 @@ def _framework_calls(parts: Parts, calls: list[dict[str, Any]], handoffs: list[s
             continue
         target = handoff_target(call["name"], call["arguments"], described.get(call["name"], ""))
         kept.append({**call, "handoff": target} if target else call)
+    # WHY queues by agent: each handoff span looks at the requests for its agent only (linear)
+    transfers: dict[str, deque[dict[str, Any]]] = {}
+    done: set[str] = set()
+    for call in kept:
+        if call.get("handoff"):
+            done.add(agent_key(call["handoff"]))
+        elif call["name"].startswith("transfer_to_"):
+            transfers.setdefault(agent_key(call["name"]), deque()).append(call)
     for target in handoffs:  # an Agents SDK handoff span: the request it carried out, else a call of its own
         key = agent_key(target)
-        asked = next((c for c in kept if not c.get("handoff") and c["name"].startswith("transfer_to_")
-                      and agent_key(c["name"]) == key), None)
-        if asked is not None:
-            asked["handoff"] = target
-        elif not any(c.get("handoff") and agent_key(c["handoff"]) == key for c in kept):
+        waiting = transfers.get(key)
+        if waiting:
+            waiting.popleft()["handoff"] = target
+        elif key not in done:
             kept.append({"name": f"transfer_to_{key}", "arguments": {}, "argument": None, "result": "",
                          "status": "ok", "id": None, "handoff": target})
+        done.add(key)
     return Calls(kept, problem, answer)
 
 
