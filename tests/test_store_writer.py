@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import signal
+import sqlite3
 import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +29,7 @@ from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked
 from tracegrade.store.runstore import StoredForm, open_store, stored_form
-from tracegrade.store.writer import start_writer
+from tracegrade.store.writer import DEADLINE_ENV_VAR, start_writer
 
 
 def manifest(cases: int) -> Manifest:
@@ -240,3 +246,83 @@ def test_groups_waiting_together_share_a_transaction_until_it_holds_transaction_
     assert [len(forms) for kind, _, forms in replies if kind == "ok"] == [3, 3, 3, 3]
     with open_store(url) as store:
         assert len(store.done_keys("r1")) == 12
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's state in /proc")
+def test_a_writer_that_stops_answering_fails_its_group_at_the_deadline_and_is_killed(tmp_path, monkeypatch):
+    # found by issue 47: a writer stopped with SIGSTOP stalled the run with no message and no end
+    monkeypatch.setenv(DEADLINE_ENV_VAR, "0.5")
+
+    async def write() -> tuple[str, float, int]:
+        with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+            store.start_run(manifest(1))
+            writer = await start_writer(store, "r1")
+            assert writer is not None
+            pid = writer._child.pid
+            os.kill(pid, signal.SIGSTOP)
+            writer.send([(result("a"), 0)])
+            started = time.monotonic()
+            with pytest.raises(StoreError) as raised:
+                await asyncio.wait_for(writer.committed(), 30)  # WHY a bound: on the main before, it never returned
+            waited = time.monotonic() - started
+            await asyncio.wait_for(writer.close(), 10)  # killed, not waited for
+            return str(raised.value), waited, pid
+
+    message, waited, pid = asyncio.run(write())
+    assert f"the store's writer process (pid {pid}) gave no answer in 0.5 s (it is stopped)" in message
+    assert 0.5 <= waited < 5 and not Path(f"/proc/{pid}").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer process in /proc")
+def test_a_run_whose_writer_stops_ends_with_the_reason_exit_2_is_marked_failed_and_resume_finishes_it(
+        tmp_path, monkeypatch, capsys):
+    import stop_writer_agent as agent
+    from tracegrade.cli import main
+
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"id": f"c{i:03d}", "question": f"question {i}"} for i in range(300)]))
+    monkeypatch.setenv(WRITER_ENV_VAR, "process")
+    monkeypatch.setenv(DEADLINE_ENV_VAR, "1")
+    monkeypatch.setattr(agent, "STOP_AT", 100)
+    monkeypatch.setattr(agent, "stopped", [])
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+
+    def some_stored() -> bool:
+        with sqlite3.connect(tmp_path / "runs.db") as connection:
+            return connection.execute("SELECT count(*) FROM case_results").fetchone()[0] > 0
+
+    monkeypatch.setattr(agent, "committed", some_stored)
+    flags = ["--target", "stop_writer_agent:answer", "--checks-only", "--quiet", "--db", db,
+             "--out", str(tmp_path / "out")]
+    assert _ended_within(60, lambda: main(["run", str(cases), *flags]), agent.stopped) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"error: the store's writer process \(pid \d+\) gave no answer in 1 s \(it is stopped\)", err)
+    assert agent.stopped and not any(Path(f"/proc/{pid}").exists() for pid in agent.stopped)  # killed, lock let go
+    with open_store(db) as store:
+        [info] = store.runs()
+        assert info.status == "failed" and "gave no answer in 1 s" in info.manifest.totals["error"]
+        stored = len(store.done_keys(info.run_id))
+    assert 0 < stored < 300
+    monkeypatch.setattr(agent, "STOP_AT", 0)
+    assert main(["run", str(cases), "--resume", info.run_id, *flags]) == 0
+    with open_store(db) as store:
+        after = store.load_run(info.run_id)
+        assert store.info(info.run_id).status == "finished"
+    assert sorted(r.case_id for r in after.results) == [f"c{i:03d}" for i in range(300)]  # each once
+
+
+def _ended_within(seconds: float, call, stopped: list[int]) -> object:
+    """What ``call()`` returned; a failure if it had not returned after ``seconds`` (the run stalled,
+    as it did on the main before: the writers it stopped are then killed, so the run can end)."""
+    import threading
+
+    returned: list[object] = []
+    thread = threading.Thread(target=lambda: returned.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for pid in stopped:
+            os.kill(pid, signal.SIGKILL)
+        thread.join(30)
+        pytest.fail(f"the run had not ended {seconds:g} s after its writer stopped")
+    return returned[0]

@@ -71,20 +71,33 @@ async def record_run(
     (default: the metrics' own, ``metrics.stratify.THRESHOLDS``)."""
     # WHY a lock: two processes resuming one run would both pay for the same cases.
     with store.run_lock(manifest.run_id):
-        return await _record(cases, target, judge, settings, store, manifest, resume, budget, on_result, evaluate,
-                             readers, thresholds)
+        if resume:
+            await asyncio.to_thread(store.reopen_run, manifest.run_id)
+        else:
+            await asyncio.to_thread(store.start_run, manifest)
+        try:
+            return await _record(cases, target, judge, settings, store, manifest, budget, on_result, evaluate,
+                                 readers, thresholds)
+        except StoreError as exc:
+            await asyncio.to_thread(_mark_failed, store, manifest, exc)
+            raise
+
+
+def _mark_failed(store: RunStore, manifest: Manifest, error: StoreError) -> None:
+    """The run ended on a store error (its writer process died or stopped answering, a commit failed):
+    say so in the store, with the reason, rather than leave it ``running`` as if it still were."""
+    try:
+        store.finish_run(replace(manifest, ended_at=now_iso(), totals={"error": str(error)}), "failed")
+    except Exception:  # noqa: BLE001 - the store may be what failed; the first error is the story
+        pass  # the run stays `running`, which --resume finishes as well
 
 
 async def _record(
     cases: Sequence[GoldenCase], target: Target, judge: Judge | None, settings: RunSettings, store: RunStore,
-    manifest: Manifest, resume: bool, budget: Budget | None, on_result: Callable[[CaseResult], None] | None,
+    manifest: Manifest, budget: Budget | None, on_result: Callable[[CaseResult], None] | None,
     evaluate: Evaluate, readers: Callable[[], Sequence[Reader]], thresholds: Mapping[str, Threshold] | None,
 ) -> Evaluation:
     run_id = manifest.run_id
-    if resume:
-        await asyncio.to_thread(store.reopen_run, run_id)
-    else:
-        await asyncio.to_thread(store.start_run, manifest)
     done = await asyncio.to_thread(store.done_keys, run_id)
 
     # WHY only a new run of one repetition: its store order is the order its jobs start in (run.reading)

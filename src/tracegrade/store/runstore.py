@@ -114,8 +114,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 # running: cases may still arrive (or the process died: resume it);
-# finished: every case ran; stopped: the budget ran out (resume to finish).
-RUN_STATUSES = ("running", "finished", "stopped")
+# finished: every case ran; stopped: the budget ran out (resume to finish);
+# failed: the run ended on a store error, its manifest's totals.error says which (resume to finish).
+RUN_STATUSES = ("running", "finished", "stopped", "failed")
 
 
 @dataclass(frozen=True)

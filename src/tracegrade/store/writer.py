@@ -16,8 +16,11 @@ Durable and whole as in the thread: one transaction per group, in SQLite's WAL w
 open file), so no two processes ever write one run; if the run is killed (kill -9), the writer
 is killed with it (Linux: ``PR_SET_PDEATHSIG``; elsewhere it ends once it sees its pipe close,
 after the transaction it is in), a transaction it was in is rolled back, and the run is free
-to resume. If the writer dies, the run's next commit fails with a ``StoreError``: the run stops
-with what was committed, as when a commit fails in the thread.
+to resume. If the writer dies, or gives no answer within its deadline (``DEADLINE_ENV_VAR``,
+default 120 s: stopped with SIGSTOP, stuck on a disk), the run's next commit fails with a
+``StoreError`` naming why: the run stops with what was committed, as when a commit fails in the
+thread, the writer is killed (its open transaction rolled back, the run's lock let go), and the
+run is marked ``failed`` in the store for ``--resume`` to finish.
 
 The pipes carry length-prefixed pickles between this process and the child it started: no other
 process can write to them.
@@ -33,6 +36,7 @@ import select
 import signal
 import struct
 import sys
+from pathlib import Path
 from typing import IO, Any, Sequence
 
 from tracegrade.core.errors import StoreError
@@ -41,6 +45,11 @@ from tracegrade.core.redact import configured_secrets, register_secret
 from tracegrade.store.runstore import RunStore, StoredForm, open_store, reads_back_alike, redaction_key
 
 _LENGTH = struct.Struct("<Q")
+# Seconds the run waits for the writer's answer to a group before it gives the writer up. WHY 120:
+# a group is at most TRANSACTION_ROWS cases, committed in milliseconds; a store locked by another
+# process waits up to its busy timeout (30 s, store/backends.py) first, and a loaded machine more.
+DEADLINE_ENV_VAR = "TRACEGRADE_STORE_WRITER_DEADLINE"
+DEFAULT_DEADLINE_S = 120.0
 # No group joins a transaction that already holds this many cases. WHY a bound: a group is
 # answered only once its transaction commits, and one transaction of every group waiting
 # (1,000 cases and more once the run had got ahead) held the answers back 0.3 s at a time.
@@ -70,9 +79,10 @@ class StoreWriter:
     group of finished cases without waiting; ``committed`` waits for the next group's answer
     (in the order sent): each case's stored form, once its transaction committed."""
 
-    def __init__(self, child: asyncio.subprocess.Process, raw: bool) -> None:
-        self._child, self._raw = child, raw
+    def __init__(self, child: asyncio.subprocess.Process, raw: bool, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+        self._child, self._raw, self._deadline_s = child, raw, deadline_s
         self._sent_secrets: tuple[str, ...] | None = None
+        self._given_up = False  # it gave no answer in time: close() kills it instead of waiting
 
     @classmethod
     async def start(cls, path: str, raw: bool, run_id: str, lock_fd: int | None) -> StoreWriter:
@@ -81,7 +91,7 @@ class StoreWriter:
             sys.executable, "-m", "tracegrade.store.writer", path, "1" if raw else "0", run_id, str(os.getpid()),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             pass_fds=() if lock_fd is None else (lock_fd,))
-        return cls(child, raw)
+        return cls(child, raw, deadline())
 
     def send(self, finished: Sequence[tuple[CaseResult, int]]) -> None:
         """``finished`` (results with their positions) to be committed in one transaction; does not
@@ -110,22 +120,65 @@ class StoreWriter:
         the result itself."""
         assert self._child.stdout is not None  # piped in start
         try:
-            size = _LENGTH.unpack(await self._child.stdout.readexactly(_LENGTH.size))[0]
-            kind, key, value = pickle.loads(await self._child.stdout.readexactly(size))
+            async with asyncio.timeout(self._deadline_s):
+                size = _LENGTH.unpack(await self._child.stdout.readexactly(_LENGTH.size))[0]
+                kind, key, value = pickle.loads(await self._child.stdout.readexactly(size))
+        except TimeoutError:
+            self._given_up = True
+            raise StoreError(f"the store's writer process (pid {self._child.pid}) gave no answer in "
+                             f"{self._deadline_s:g} s{_state(self._child.pid)}: the run stops with the cases "
+                             f"it committed (resume it to run the rest)") from None
         except (OSError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
+            self._given_up = True
             raise self._ended(str(exc)) from exc
         if kind == "error":
             raise StoreError(value)
         return [StoredForm(key, text, same) for text, same in value]
 
     async def close(self) -> None:
-        """Ends the writer once it has committed what it was given."""
+        """Ends the writer once it has committed what it was given; kills it when it gave no answer in
+        time, or takes longer than its deadline to end (WHY: it holds the run's lock, and a stopped
+        process would keep the run waiting for ever)."""
         assert self._child.stdin is not None  # piped in start
         self._child.stdin.close()
+        if not self._given_up:
+            try:
+                async with asyncio.timeout(self._deadline_s):
+                    await self._child.wait()
+                return
+            except TimeoutError:
+                pass
+        if self._child.returncode is None:
+            self._child.kill()  # SIGKILL ends a stopped process too; SQLite rolls its transaction back
         await self._child.wait()
 
     def _ended(self, why: str) -> StoreError:
         return StoreError(f"the store's writer process ended (exit {self._child.returncode}): {why}")
+
+
+def deadline() -> float:
+    """The writer's answer deadline in seconds, from ``DEADLINE_ENV_VAR`` (a positive number)."""
+    given = os.environ.get(DEADLINE_ENV_VAR, "").strip()
+    if not given:
+        return DEFAULT_DEADLINE_S
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise StoreError(f"{DEADLINE_ENV_VAR}={given!r}: give the writer's answer deadline in seconds, more than 0")
+    return seconds
+
+
+def _state(pid: int) -> str:
+    """Why a process may be silent, where the system says (Linux: stopped, waiting on a disk)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    state = stat[stat.rfind(")") + 2:][:1]  # WHY after the last ")": the command name may hold spaces
+    return {"T": " (it is stopped)", "t": " (it is stopped by a debugger)",
+            "D": " (it is waiting on a disk)"}.get(state, "")
 
 
 def _frame(value: Any) -> bytes:
