@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tracegrade.capture.recorded import load_recorded
 from tracegrade.cli import main
 from tracegrade.core.from_otel import SILENT_MODEL_SPANS, otel_traces
@@ -176,3 +178,31 @@ def test_handoffs_and_conversations_are_read_in_linear_time():
     for work in ((spans, lambda s: otel_traces([json_span(x) for x in s])), (turns, lambda r: match(case, r))):
         best(work, 500)
         assert best(work, 8000) / best(work, 2000) < 8
+
+
+@pytest.mark.slow
+def test_genai_event_form_is_read_live_under_capture_otel(tmp_path):
+    """The same instrumentation live: its log events reach the case's spans, so the forbidden
+    cancel is seen (before, the case read no call, no answer, and said no content was recorded)."""
+    pytest.importorskip("opentelemetry.instrumentation.openai_v2")
+    import os
+    import subprocess
+    import sys
+
+    from fixtures.otel.hotel_server import desk
+    from support import serving
+    from tracegrade.models.scripted import ScriptedModel
+    from tracegrade.observe.model_server import create_model_app
+
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps([{"id": "c", "question": "Please cancel my booking BK-1001.",
+                                    "calls": {"forbidden": [{"tool": "cancel_booking"}]}}]))
+    root = Path(__file__).resolve().parents[1]
+    with serving(create_model_app(ScriptedModel(desk, model_id="scripted-desk"))) as url:
+        env = {**os.environ, "OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "local",
+               "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, str(FIXTURES / "genai_events_agent.py"), str(dataset),
+                               f"sqlite:///{tmp_path}/r.db"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"status": "fail", "calls": ["cancel_booking"], "answer": ANSWER, "problem": ""}
