@@ -16,7 +16,8 @@ from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.judge.labels import DEFAULT_LABELS, LabelledItem, balanced_subset, load_labels
 from tracegrade.judge.stored_labels import labelled_items, runs_labelled
 from tracegrade.eval.provenance import new_run_id, now_iso
-from tracegrade.models import load_model, model_spec
+from tracegrade.judge.answer_cache import CachedModel
+from tracegrade.models import ChatModel, load_model, model_spec
 from tracegrade.judge.perturb import BREAK_KINDS
 from tracegrade.eval.progress import progress_bar
 from tracegrade.report import calibration as report
@@ -39,7 +40,9 @@ def register(subparsers: Any) -> None:
         "Exits 0 when every metric may gate, 1 otherwise.",
     )
     p.add_argument("--labels", type=Path,
-                   help="human labels (default: the shipped ShopNest human-labels.json)")
+                   help="human labels (default: the shipped ShopNest human-labels.json); a .jsonl file holds "
+                   "attribution labels, one reply a line (knowledge, history, response, label: attributable | "
+                   "not attributable), as public sets such as FaithDial's audit give them")
     p.add_argument("--from-store", nargs="?", const=EVERY_RUN, metavar="RUN|DATASET",
                    help="read the labels given in `tracegrade view` from the run store (--db) instead of a file: "
                    "those on one run (id, prefix, latest, previous), on every run of a dataset, or, with no "
@@ -47,6 +50,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
+    p.add_argument("--metrics", metavar="NAME[,NAME]",
+                   help="judge only these metrics of the rubric (and those they require), each asked as in the "
+                   "whole rubric: labels of one metric need one question per answer (a .jsonl of attribution "
+                   "labels labels faithfulness only)")
+    p.add_argument("--model-cache", type=Path, metavar="FILE",
+                   help="keep the judge model's answers in this file (JSON lines) and take them from it when the "
+                   "same question comes again: a second calibration of the same labels asks the model nothing "
+                   "new (docs/judge.md)")
     p.add_argument("--samples", type=int, default=1, metavar="K",
                    help="judge every input K times with K seeds and report score variance (default 1)")
     p.add_argument("--temperature", type=float, default=0.0,
@@ -83,9 +94,17 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    judge = Judge(load_model(model_spec("judge", args.judge_model), role="judge"), load_rubric(args.rubric),
-                  temperature=args.temperature)
-    return run_calibration(args, judge)
+    model: ChatModel = load_model(model_spec("judge", args.judge_model), role="judge")
+    if args.model_cache:
+        model = CachedModel(model, args.model_cache)
+    rubric = load_rubric(args.rubric)
+    if args.metrics:
+        rubric = rubric.keep([name.strip() for name in args.metrics.split(",") if name.strip()])
+    code = run_calibration(args, Judge(model, rubric, temperature=args.temperature))
+    if isinstance(model, CachedModel):
+        print(f"tracegrade: {model.hits} judge answers taken from {args.model_cache}, {model.misses} asked",
+              file=sys.stderr)
+    return code
 
 
 def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
@@ -185,4 +204,6 @@ def _shipped_pair(args: argparse.Namespace) -> bool:
     def same(given: str | Path | None, default: Path) -> bool:
         return given is None or Path(given).resolve() == default.resolve()
 
-    return args.from_store is None and same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC)
+    # WHY not with --metrics: a calibration of some metrics must not stand for the whole rubric's.
+    return args.from_store is None and same(args.labels, DEFAULT_LABELS) and same(args.rubric, DEFAULT_RUBRIC) \
+        and not getattr(args, "metrics", None)

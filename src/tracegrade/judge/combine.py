@@ -61,11 +61,16 @@ def combined(weights: Mapping[str, float], parts: Parts) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
-def fit(rows: Sequence[Labelled], names: Sequence[str], ridge: float = RIDGE) -> dict[str, float]:
-    """The bias and a weight >= 0 per part in ``names`` that fit ``rows`` best (module docstring)."""
+def fit(rows: Sequence[Labelled], names: Sequence[str], ridge: float = RIDGE,
+        row_weights: Sequence[float] | None = None) -> dict[str, float]:
+    """The bias and a weight >= 0 per part in ``names`` that fit ``rows`` best (module docstring).
+    ``row_weights`` weigh the rows within their class (each class still half the loss): labels
+    from several domains pooled, each domain weighed as its part of the fit says."""
     x = np.array([[parts[n] for n in names] for parts, _ in rows], dtype=float).reshape(len(rows), len(names))
     y = np.array([good for _, good in rows], dtype=float)
-    share = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max(len(y) - y.sum(), 1))  # each class half the loss
+    w = np.ones(len(rows)) if row_weights is None else np.asarray(row_weights, dtype=float)
+    share = np.where(y == 1, 0.5 * w / max(float(w[y == 1].sum()), 1e-12),
+                     0.5 * w / max(float(w[y == 0].sum()), 1e-12))  # each class half the loss
     best: tuple[float, dict[str, float]] | None = None
     for size in range(len(names) + 1):
         for kept in itertools.combinations(range(len(names)), size):

@@ -18,6 +18,17 @@ A label scores any of the judge's metrics (not necessarily all): an integer
 1..5, or ``"good"``/``"bad"`` for a binary judgement. For calibration 4..5 is
 good, 1..2 is bad, 3 is neither. ``kind`` is an optional free-text category
 (the shipped file uses right, partial, wrong, hallucinated, refusal).
+
+A ``.jsonl`` file is read as **attribution labels** (``attribution_items``): one
+reply a line with the knowledge it was given and a human's verdict on whether
+the knowledge supports everything it states, the form public sets such as
+FaithDial's audit use: ``{"id", "knowledge", "history", "response", "label":
+"attributable" | "not attributable"}``, optionally ``system`` and
+``benchmark``. Each becomes an item labelled on ``faithfulness`` alone: the
+previous user turn is the question, the knowledge the context, the reply the
+answer; its ``caseId`` is ``system/benchmark``, so calibration's folds of whole
+"questions" hold out whole systems and benchmarks, never a reply beside its
+own system's others.
 """
 
 from __future__ import annotations
@@ -113,7 +124,8 @@ class LabelFile(_Strict):
 
 
 def load_labels(path: str | Path | None = None) -> tuple[tuple[LabelledItem, ...], str]:
-    """The items and a content hash of the file, or DatasetError naming file, item and field."""
+    """The items and a content hash of the file, or DatasetError naming file, item and field.
+    A ``.jsonl`` file holds attribution labels (``attribution_items``)."""
     path = Path(path or DEFAULT_LABELS)
     try:
         raw = path.read_bytes()
@@ -121,6 +133,8 @@ def load_labels(path: str | Path | None = None) -> tuple[tuple[LabelledItem, ...
         raise DatasetError(f"{path}: file not found") from None
     except OSError as exc:  # a folder, no permission
         raise DatasetError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.suffix == ".jsonl":
+        return attribution_items(raw, str(path)), hashlib.sha256(raw).hexdigest()[:12]
     try:
         parsed = LabelFile.model_validate_json(raw)
     except ValidationError as exc:
@@ -130,6 +144,55 @@ def load_labels(path: str | Path | None = None) -> tuple[tuple[LabelledItem, ...
     if duplicates:
         raise DatasetError(f"{path}: item ids must be unique; repeated: {', '.join(duplicates)}")
     return parsed.items, hashlib.sha256(raw).hexdigest()[:12]
+
+
+ATTRIBUTABLE = {"attributable": "good", "not attributable": "bad"}
+ATTRIBUTION_METRIC = "faithfulness"
+
+
+class _AttributionRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")  # WHY ignore: public sets carry fields of their own
+
+    id: str = Field(min_length=1)
+    knowledge: str = ""  # WHY may be empty: a reply given no knowledge is n/a for faithfulness, not an error
+    history: str = ""
+    response: str
+    label: str
+    system: str = ""
+    benchmark: str = ""
+    annotation: str = ""
+
+
+def attribution_items(raw: bytes, source: str = "labels") -> tuple[LabelledItem, ...]:
+    """Attribution labels (JSON lines, module docstring) as labelled items, or DatasetError
+    naming ``source``, the line and the field. One pass over the lines."""
+    items: list[LabelledItem] = []
+    seen: set[str] = set()
+    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = _AttributionRecord.model_validate_json(line)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise DatasetError(f"{source}: line {number}: {f'field {where!r}: ' if where else ''}{first['msg']}") from None
+        verdict = ATTRIBUTABLE.get(record.label.strip().lower())
+        if verdict is None:
+            raise DatasetError(f"{source}: line {number} ({record.id}): field 'label': must be one of "
+                               f"{', '.join(map(repr, ATTRIBUTABLE))}, got {record.label!r}")
+        if record.id in seen:
+            raise DatasetError(f"{source}: line {number}: item id {record.id!r} repeated")
+        seen.add(record.id)
+        items.append(LabelledItem(
+            id=record.id, case_id=f"{record.system or '-'}/{record.benchmark or '-'}",
+            question=record.history.strip() or "(the conversation starts here)",
+            evidence=Evidence(context=record.knowledge), answer=record.response, kind=record.system,
+            labels=(HumanLabel(annotator="label", scores={ATTRIBUTION_METRIC: verdict},
+                               rationale=record.annotation or record.label),)))
+    if not items:
+        raise DatasetError(f"{source}: no labelled reply")
+    return tuple(items)
 
 
 def _problem(raw: bytes, exc: ValidationError) -> str:

@@ -48,7 +48,7 @@ import functools
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Mapping, Sequence, get_args
 
@@ -103,6 +103,10 @@ class MetricSpec(_Strict):
     # the veto (judge/combine.py; written by `tracegrade calibrate --write-weights`): bias and a
     # weight >= 0 per part. WHY >= 0: a higher part must never lower the value (monotone).
     weights: dict[str, float] | None = None
+    # With weights: the model asked only where code and overlap leave the verdict open
+    # (judge/cascade.py): {model: P, low: L, high: H}; the value with P(yes) at P outside
+    # L..H is kept without a model call. WHY: on most answers the cheap parts decide alone.
+    cascade: dict[str, float] | None = None
     evidence: tuple[Section, ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
@@ -132,6 +136,8 @@ class MetricSpec(_Strict):
             raise ValueError("overlap is a part of a metric with both yesNo and code: grounding")
         if self.weights is not None:
             _check_weights(self.weights, self.model_and_code)
+        if self.cascade is not None:
+            _check_cascade(self.cascade, self.weights is not None)
         if self.reference_free is not None and not (self.needs_reference and self.yes_no is not None):
             raise ValueError("referenceFree is the question a yesNo metric that needsReference asks without one")
         if self.code == "coverage" and "claims" not in self.model_fields_set:
@@ -199,6 +205,18 @@ def _check_weights(weights: dict[str, float], model_and_code: bool) -> None:
                          "(a higher part must never lower the value)")
 
 
+CASCADE_KEYS = ("model", "low", "high")
+
+
+def _check_cascade(cascade: dict[str, float], weighted: bool) -> None:
+    if not weighted:
+        raise ValueError("cascade needs weights: the value without the model is the weights' value")
+    if sorted(cascade) != sorted(CASCADE_KEYS):
+        raise ValueError(f"cascade: give exactly {', '.join(CASCADE_KEYS)}, got {', '.join(cascade) or 'none'}")
+    if not all(0.0 <= v <= 1.0 for v in cascade.values()) or cascade["low"] > cascade["high"]:
+        raise ValueError("cascade: model, low and high must be within 0..1, and low <= high")
+
+
 def _field(kind: str) -> str:
     return {"yesNo": "yes_no"}.get(kind, kind)
 
@@ -245,10 +263,24 @@ class Rubric:
     metrics: tuple[MetricSpec, ...]
     name: str = ""
     known: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()  # the metrics kept by ``keep`` (its hash says so); () for the whole file
 
     @property
     def hash(self) -> str:
-        return rubric_hash(self.text)
+        whole = rubric_hash(self.text)
+        return f"{whole}+{'+'.join(self.only)}" if self.only else whole
+
+    def keep(self, names: Sequence[str]) -> Rubric:
+        """The rubric cut to the metrics ``names`` and those they require, each asked exactly as in
+        the whole rubric (a metric's prompt is its own sections, question and the instructions).
+        WHY: a labels file that labels one metric needs one question per answer, not every metric's;
+        the hash names the cut, so its calibration is never taken for the whole rubric's."""
+        unknown = [n for n in names if n not in {m.name for m in self.metrics}]
+        if unknown:
+            raise ConfigError(f"no metric {unknown[0]!r} in the rubric: it has {', '.join(m.name for m in self.metrics)}")
+        wanted = set(names) | {r for m in self.metrics if m.name in names for r in m.requires}
+        kept = tuple(m for m in self.metrics if m.name in wanted)
+        return replace(self, metrics=kept, only=tuple(m.name for m in kept))
 
     def metric(self, name: str) -> MetricSpec:
         return next(m for m in self.metrics if m.name == name)

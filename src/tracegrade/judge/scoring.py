@@ -48,7 +48,7 @@ from tracegrade.core.errors import JudgeReplyError
 from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.judge import json_scores
+from tracegrade.judge import cascade, json_scores
 from tracegrade.judge.combine import combined
 from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded
 from tracegrade.judge.overlap import word_overlap
@@ -91,9 +91,12 @@ class Judge:
     the model offers them); ``thresholds`` and ``not_gating`` come from a
     calibration (a fitted pass threshold per metric; metrics not allowed to gate).
     ``ask_decided`` asks the model even where code has already decided a metric
-    (a metric it requires failed, a specific claim is not in the evidence):
-    calibration does, to measure the model's part on its own; a run does not,
-    and saves those calls (a wrong answer costs one question instead of four).
+    (a metric it requires failed, a specific claim is not in the evidence, the
+    rubric's ``cascade`` settles it without the model): calibration does, to
+    measure the model's part on its own; a run does not, and saves those calls
+    (a wrong answer costs one question instead of four). ``cascade`` False asks
+    the model on every answer a rubric's ``cascade`` would settle without it
+    (default: ``TRACEGRADE_JUDGE_CASCADE``, on unless it says off).
     """
 
     model: ChatModel
@@ -105,6 +108,7 @@ class Judge:
     thresholds: Mapping[str, float] = field(default_factory=dict)
     not_gating: frozenset[str] = frozenset()
     ask_decided: bool = False
+    cascade: bool = field(default_factory=cascade.enabled)
 
     @property
     def rubric_hash(self) -> str:
@@ -174,9 +178,30 @@ class Judge:
                 detail = (f"code {share:.2f}; not in the evidence: {_named(missing)}; {at_most}"
                           "failed: code (the model not asked)")
                 done[spec.name] = replace(self._result(spec, best, "code", detail), parts=(("code", share),))
+            elif (settled := self._settled(spec, texts)) is not None:
+                done[spec.name] = settled
             else:
                 undecided.append(spec)
         return undecided
+
+    def _settled(self, spec: MetricSpec, texts: Mapping[str, str]) -> MetricScore | None:
+        """The metric scored by its cheap parts alone where the rubric's cascade says they settle
+        it (judge/cascade.py), else None: the model is asked."""
+        rule = self._rule(spec)
+        if rule is None or spec.weights is None:
+            return None
+        _, missing = self._ungrounded(spec, texts)
+        cheap = [(n, v) for n, v in self._parts(spec, texts, missing, 0.0) if n != cascade.MODEL]
+        value = cascade.decided(spec.weights, rule, dict(cheap))
+        if value is None:
+            return None
+        said = "; ".join(f"{n} {v:.2f}" for n, v in cheap)
+        detail = f"{said}; {_settled_how(value, rule)} (the model not asked)"
+        return replace(self._result(spec, value, "code", detail), parts=tuple(cheap))
+
+    def _rule(self, spec: MetricSpec) -> Mapping[str, float] | None:
+        """The metric's cascade rule, when this judge applies it."""
+        return spec.cascade if self.cascade and spec.cascade else None
 
     # --- the three sources ------------------------------------------------------------
 
@@ -205,6 +230,14 @@ class Judge:
         _, missing = self._ungrounded(spec, texts)
         parts = self._parts(spec, texts, missing, float(model.value or 0.0))
         shares = dict(parts)
+        settled = cascade.decided(spec.weights, rule, shares) if spec.weights and (rule := self._rule(spec)) else None
+        if settled is not None:
+            # WHY the cascade's value though the model was asked (calibration asks every answer):
+            # calibration measures the value a run gives, and a run does not ask here.
+            assert rule is not None
+            return replace(model, value=settled, detail=_joined(f"model {shares['model']:.2f}; "
+                                                                 f"{_settled_how(settled, rule)}", model.detail),
+                           parts=tuple(parts))
         if spec.weights is not None:
             value = combined(spec.weights, shares)
         else:
@@ -400,6 +433,11 @@ def shown_to_model(texts: Mapping[str, str], specs: Sequence[MetricSpec]) -> dic
     shown = {section for spec in specs for section in spec.evidence}
     long: dict[str, str] = {s: texts[s] for s in ("context", "tools") if s in shown}
     return {**texts, **relevant_parts(texts["answer"], long)} if long else dict(texts)
+
+
+def _settled_how(value: float, rule: Mapping[str, float]) -> str:
+    side = f"under {rule['low']:.2f}" if value < rule["low"] else f"at or over {rule['high']:.2f}"
+    return f"settled without the model: {value:.2f} at P(yes) {rule['model']:.2f}, {side}"
 
 
 def _named(claims: Sequence[Claim]) -> str:
