@@ -206,3 +206,17 @@ def test_genai_event_form_is_read_live_under_capture_otel(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said == {"status": "fail", "calls": ["cancel_booking"], "answer": ANSWER, "problem": ""}
+
+
+def test_langgraph_turns_of_one_session_are_graded_as_one_conversation(tmp_path):
+    """LangGraph with a checkpointer under OpenInference's using_session: one trace per turn.
+    Before: turn 2 was 'not in the dataset' and turn 1 graded as the whole conversation (FAIL)."""
+    dataset = tmp_path / "ds.json"
+    dataset.write_text(json.dumps([{"id": "c", "question": "Is my booking BK-1001 refundable?",
+                                    "followUps": ["Then cancel it, please."], "answerMustInclude": ["cancelled"],
+                                    "calls": {"expected": [{"tool": "get_booking"}, {"tool": "cancel_booking"}]}}]))
+    code = main(["grade", str(FIXTURES / "langgraph_session.jsonl"), "--dataset", str(dataset), "--checks-only",
+                 "--quiet", "--db", f"sqlite:///{tmp_path}/r.db", "--out", str(tmp_path / "out")])
+    [result] = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
+    assert code == 0 and result["status"] == "pass", result["checks"]
+    assert [(c["name"], c["turn"]) for c in result["reply"]["toolCalls"]] == [("get_booking", 1), ("cancel_booking", 2)]
