@@ -477,3 +477,20 @@ def test_the_runner_asks_the_judge_unobserved():
 
     asyncio.run(evaluate_case(GoldenCase(id="a", question="q?"), agent, Judge(), RunSettings()))
     assert seen == [True]
+
+
+def test_one_model_call_recorded_by_two_instrumentations_is_one_round_with_its_tokens_once():
+    """LangChain's LLM span with the openai SDK's LLM span inside it (both instrumentors on): two
+    calls, so rounds 0 and 1 and the tokens of two calls (before: rounds 1 and 3, tokens doubled)."""
+    def call(n: int, call_id: str) -> list[dict]:
+        outer = _llm_asking(f"lc{n}", 10 * n, (call_id, "look_up", {"n": n}))
+        inner = {**_llm_asking(f"oa{n}", 10 * n + 1, (call_id, "look_up", {"n": n})), "parentSpanId": f"lc{n}"}
+        for span in (outer, inner):
+            span["attributes"] = {**span["attributes"], "llm.token_count.prompt": 30, "llm.token_count.completion": 5}
+        inner["endTimeUnixNano"] = outer["endTimeUnixNano"] - 1
+        return [outer, inner]
+
+    [found] = otel_traces([AGENT, *call(1, "c1"), *call(2, "c2")])
+    assert [c["round"] for c in found.wire["toolCalls"]] == [0, 1]
+    assert found.wire["usage"] == {"inputTokens": 60, "outputTokens": 10}
+    assert sum(s["kind"] == "model" for s in found.wire["steps"]) == 2
