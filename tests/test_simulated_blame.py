@@ -247,8 +247,10 @@ def test_a_long_conversation_stops_at_the_turn_that_reaches_the_budget(tmp_path)
     [result] = run_.results  # the next case never started
     assert result.status == "unscored"
     assert result.error.startswith("budget: the run's --budget of $0.0500 was reached during the conversation")
-    assert len(user.calls) == 2 and result.user_cost_usd == pytest.approx(0.05, abs=1e-3)
-    assert len([m for m in result.reply.turns if m.role == "user"]) == 2
+    assert result.error.endswith("($0.0501 spent, $0.0501 of it by this trial), at user turn 3")
+    assert len(user.calls) == 2 and result.user_cost_usd == pytest.approx(0.0501)
+    # the question, then two turns the user model wrote: the last one, paid for, kept though never sent
+    assert [m.role for m in result.reply.turns] == ["user", "assistant", "user", "assistant", "user"]
 
 
 def test_the_cli_stops_a_conversation_at_the_budget_with_exit_3_through_a_user_endpoint(tmp_path, monkeypatch, capsys):

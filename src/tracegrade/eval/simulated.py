@@ -123,7 +123,7 @@ async def converse(target: Target, case: GoldenCase, model: ChatModel | None) ->
     while True:
         if not _in_role(user, message, messages, replies, steered) or said_done(message):
             return _with_last_word(join(messages, replies), message)
-        _within_budget(model, messages, replies, len(messages) + 1)
+        _within_budget(model, messages, replies, len(messages) + 1, message)
         replies.append(await answer_turn(target, case, message, history))
         messages.append(message)
         if replay is not None:
@@ -161,15 +161,16 @@ def _in_role(user: UserScenario, message: str, messages: list[str], replies: lis
     raise SimulatedUserError(f"user turn {len(messages) + 1} is empty or says done before the agent answered")
 
 
-def _within_budget(model: ChatModel, messages: list[str], replies: list[Reply], turn: int) -> None:
-    """OverBudget, with the conversation so far, once the trial's spend reaches the run's --budget
-    (checked at user turn ``turn``: before the agent answers it, and once it has)."""
+def _within_budget(model: ChatModel, messages: list[str], replies: list[Reply], turn: int, unsent: str = "") -> None:
+    """OverBudget, with the conversation so far (and the ``unsent`` user turn, paid for), once the
+    trial's spend reaches the run's --budget (checked at user turn ``turn``: before the agent answers
+    it, and once it has)."""
     if not isinstance(model, CaseUser) or model.spend is None or not replies:
         return
     so_far = join(messages, replies)
     why = model.spend(so_far, (model.input_tokens, model.output_tokens))
     if why:
-        raise OverBudget(f"{why}, at user turn {turn}", so_far)
+        raise OverBudget(f"{why}, at user turn {turn}", _with_last_word(so_far, unsent) if unsent else so_far)
 
 
 def _with_last_word(reply: Reply, message: str) -> Reply:
