@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tracegrade.cli import main
 from tracegrade.core.from_otel import otel_traces
 
@@ -201,3 +203,15 @@ def test_a_bad_log_record_is_a_named_error(tmp_path, capsys):
         {"logRecords": [{"traceId": 7, "spanId": "m"}]}]}]}) + "\n")
     assert _grade(tmp_path, tmp_path / "t.jsonl")[0] == 2
     assert "t.jsonl:2 resourceLogs[0].scopeLogs[0].logRecords[0].traceId: not a string" in capsys.readouterr().err
+
+
+@pytest.mark.xfail(strict=True, reason="capture/target.py drops the provenance of every Reply a callable target "
+                   "returns, the recorded ones of `tracegrade grade` too (ae0f532); the lead's fix: keep it for a "
+                   "target with capture.joined.PROVENANCE_SET, and cli/run._named to pass that attribute on")
+def test_a_case_whose_call_id_two_tools_claim_is_unscored_when_graded(tmp_path):
+    spans = [_agent("d", 1, QUESTION, "Here."), _tool("d", 0, 2, "c1", "get_booking", {"id": "BK-7"}),
+             _tool("d", 1, 3, "c1", "cancel_booking", {"id": "BK-7"})]
+    (tmp_path / "t.jsonl").write_text(_line(spans) + "\n" + _breakfast() + "\n")
+    code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=[
+        {"id": "refund", "question": QUESTION, "calls": {"expected": [{"tool": "get_booking"}]}}, DATASET[1]])
+    assert statuses["refund"] == "unscored" and code == 2  # PASS, exit 0, before: the cancel dropped
