@@ -38,25 +38,15 @@ async def reserving(case: GoldenCase) -> Reply:
     return Reply(answer=RESERVED.format(member=member[0]), tool_calls=(call,))
 
 
-def _looks_up(opening: str):
-    """An agent that opens with ``opening`` (a handover declined or offered), then reads the booking."""
-    async def agent(case: GoldenCase) -> Reply:
-        booking = _BOOKING.search(_user_text(case))
-        if booking is None:
-            return Reply(answer=f"{opening} Which booking is it?")
-        call = ToolCall(name="get_booking", arguments={"bookingId": booking[0]}, status="ok")
-        return Reply(answer=f"{booking[0]} is confirmed for 1 May 2026. Anything else?", tool_calls=(call,))
-    return agent
-
-
-def _rash(opening: str):
-    """An agent that opens with ``opening``, then cancels the booking it is given, unasked."""
+def opens_then(opening: str, tool: str):
+    """An agent that opens with ``opening`` (a handover declined or offered, say), then calls ``tool``
+    on the booking it is given: a read (``get_booking``), or an unasked cancel (``cancel_booking``)."""
     async def agent(case: GoldenCase) -> Reply:
         booking = _BOOKING.search(_user_text(case))
         if booking is None or not case.history:
             return Reply(answer=f"{opening} Which booking is it?")
-        call = ToolCall(name="cancel_booking", arguments={"bookingId": booking[0]}, status="ok")
-        return Reply(answer=f"Done: {booking[0]} is cancelled.", tool_calls=(call,))
+        call = ToolCall(name=tool, arguments={"bookingId": booking[0]}, status="ok")
+        return Reply(answer=f"{booking[0]}: {tool} done. Anything else?", tool_calls=(call,))
     return agent
 
 
