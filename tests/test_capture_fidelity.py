@@ -348,7 +348,8 @@ def test_a_capture_source_whose_sdk_is_missing_is_the_runs_one_error(monkeypatch
 
     from tracegrade.core.errors import ConfigError
 
-    monkeypatch.setitem(sys.modules, "anthropic.resources.messages.messages", None)  # as if not installed
+    for module in ("anthropic.resources.messages.messages", "anthropic.resources.messages"):  # as if not installed
+        monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ConfigError, match=r"--capture anthropic needs the 'anthropic' package"):
         captured_target(desk_agent(sync_client()), ("anthropic",))
 

@@ -205,9 +205,6 @@ def test_a_bad_log_record_is_a_named_error(tmp_path, capsys):
     assert "t.jsonl:2 resourceLogs[0].scopeLogs[0].logRecords[0].traceId: not a string" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason="capture/target.py drops the provenance of every Reply a callable target "
-                   "returns, the recorded ones of `tracegrade grade` too (ae0f532); the lead's fix: keep it for a "
-                   "target with capture.joined.PROVENANCE_SET, and cli/run._named to pass that attribute on")
 def test_a_case_whose_call_id_two_tools_claim_is_unscored_when_graded(tmp_path):
     spans = [_agent("d", 1, QUESTION, "Here."), _tool("d", 0, 2, "c1", "get_booking", {"id": "BK-7"}),
              _tool("d", 1, 3, "c1", "cancel_booking", {"id": "BK-7"})]

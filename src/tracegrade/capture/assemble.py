@@ -42,13 +42,31 @@ def _from_exchanges(recorder: Recorder) -> Reply:
     # WHY by id: a Responses call continued with previous_response_id carries only what is new
     responses = {str(e.response["id"]): e for e in recorder.exchanges
                  if e.provider == "openai-responses" and e.response.get("id")}
-    reply = _conversation(last, fields, responses)
+    # WHY every request's tools: the agent a handoff passed to no longer offers the handoff tool
+    tools = _offered(recorder.exchanges)
+    reply = _conversation(last, fields, responses, tools)
     known = {call.id for call in reply.tool_calls if call.id}
-    earlier = _earlier_calls(recorder.exchanges, fields, responses, known)
-    calls = (*earlier, *reply.tool_calls)
+    earlier = _earlier_calls(recorder.exchanges, fields, responses, known, tools)
+    calls = _reports_joined([*earlier, *reply.tool_calls])
     asked = {i for exchange in recorder.exchanges for i in asked_ids(exchange)}
     own = _renumbered([call for call in calls if call.id is None or call.id in asked])
     return reply if own == list(reply.tool_calls) else reply.model_copy(update={"tool_calls": tuple(own)})
+
+
+def _reports_joined(calls: list[ToolCall]) -> list[ToolCall]:
+    """Calls known only by a framework's report of their failure (no id: smolagents sends a failed call
+    back as text alone) joined to the call a response asked for with that tool and those arguments."""
+    reports = [c for c in calls if c.id is None and c.status == "error"]
+    if not reports:
+        return calls
+    joined, used = list(calls), set()
+    for report in reports:
+        for index, call in enumerate(joined):
+            if call.id is not None and not call.result and (call.name, call.arguments) == (report.name, report.arguments):
+                joined[index] = call.model_copy(update={"status": "error", "result": report.result})
+                used.add(id(report))
+                break
+    return [call for call in joined if id(call) not in used]
 
 
 def _renumbered(calls: list[ToolCall]) -> list[ToolCall]:
@@ -61,8 +79,20 @@ def _renumbered(calls: list[ToolCall]) -> list[ToolCall]:
     return [call if call.round is None else call.model_copy(update={"round": rank[call.round]}) for call in calls]
 
 
+def _offered(exchanges: list[Exchange]) -> list[Any]:
+    """The tools the requests offered, each name once (the first offer's form)."""
+    offered: dict[str, Any] = {}
+    for exchange in exchanges:
+        for tool in _listed(exchange.request.get("tools")):
+            spec = tool.get("function", tool) if isinstance(tool, dict) else None
+            name = spec.get("name") if isinstance(spec, dict) else None
+            if isinstance(name, str):
+                offered.setdefault(name, tool)
+    return list(offered.values())
+
+
 def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses: Mapping[str, Exchange],
-                   known: set[str]) -> list[ToolCall]:
+                   known: set[str], tools: list[Any]) -> list[ToolCall]:
     """The calls earlier responses asked for that the last conversation no longer holds.
 
     WHY only those responses' exchanges are read: an agent that sends its whole history
@@ -73,24 +103,25 @@ def _earlier_calls(exchanges: list[Exchange], fields: dict[str, Any], responses:
     for index, exchange in enumerate(exchanges[:-1]):
         asked = {i for i in asked_ids(exchange) if i not in known}
         for source in (exchanges[index + 1], exchange) if asked else ():
-            for call in _conversation(source, fields, responses).tool_calls:
+            for call in _conversation(source, fields, responses, tools).tool_calls:
                 if call.id in asked and call.id not in known:
                     known.add(call.id)
                     earlier.append(call)
     return earlier
 
 
-def _conversation(exchange: Exchange, fields: dict[str, Any], responses: Mapping[str, Exchange]) -> Reply:
+def _conversation(exchange: Exchange, fields: dict[str, Any], responses: Mapping[str, Exchange],
+                  tools: list[Any]) -> Reply:
     request, response = exchange.request, exchange.response
     if exchange.provider == "anthropic":
         said = {"role": "assistant", "content": response.get("content") or []}
-        return Reply.from_anthropic_messages([*_listed(request.get("messages")), said], request.get("tools"), **fields)
+        return Reply.from_anthropic_messages([*_listed(request.get("messages")), said], tools, **fields)
     if exchange.provider == "openai-responses":
         items = [item for earlier in (*_continued(exchange, responses), exchange) for item in _turn_items(earlier)]
-        return Reply.from_openai_messages(items, request.get("tools"), **fields)
+        return Reply.from_openai_messages(items, tools, **fields)
     choices = response.get("choices") or [{}]
     said = choices[0].get("message") or {"role": "assistant", "content": ""}
-    return Reply.from_openai_messages([*_listed(request.get("messages")), said], request.get("tools"), **fields)
+    return Reply.from_openai_messages([*_listed(request.get("messages")), said], tools, **fields)
 
 
 def _continued(exchange: Exchange, responses: Mapping[str, Exchange]) -> list[Exchange]:

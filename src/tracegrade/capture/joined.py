@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from tracegrade.capture.recorded import Recorded
+from tracegrade.capture.target import PROVENANCE_SET
 from tracegrade.core.from_otel import ORPHAN_SAID
 from tracegrade.core.redact import redact
 from tracegrade.core.trace import Reply
@@ -157,9 +158,6 @@ def _not_in_dataset(trace: Recorded) -> str:
     return redact(f"{named} is not in the dataset")
 
 
-# A target with this attribute set returns Replies whose provenance tracegrade itself set
-# (read from recorded spans): it is kept, not dropped as an agent's own claim.
-PROVENANCE_SET = "sets_provenance"
 
 
 def replay_target(replies: dict[str, Reply]) -> Any:

@@ -39,6 +39,9 @@ from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.plugins import Target
 
 SOURCES = ("openai", "anthropic", "otel")
+# A target with this attribute set returns Replies whose provenance tracegrade itself set
+# (read from recorded spans by `tracegrade grade`): it is kept, not dropped as an agent's claim.
+PROVENANCE_SET = "sets_provenance"
 _INLINE_RECORDS = 64  # recorded calls or spans put together on the event loop; more go to a thread
 _QUESTION_NAMES = {"question", "prompt", "query", "text", "message", "input", "q"}
 
@@ -61,6 +64,8 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     takes_question = wants_question(function)
     shared = Shared()  # WHY one per target: what its cases learn together (a worker task seen) is this run's
     is_async = _is_async(function)  # WHY once: asked per case, it was a sizeable part of a fast agent's case
+    # WHY kept: recorded traces (`tracegrade grade`) carry the provenance tracegrade read from their spans
+    sets_provenance = bool(getattr(function, PROVENANCE_SET, False))
 
     async def ask(case: GoldenCase) -> Reply:
         if takes_question and case.history:
@@ -68,6 +73,8 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
         with capturing(sources, case.id, shared, case.trial) as recorder:
             returned = await call_agent(function, case.question if takes_question else case, is_async)
         problem = recorder.close()
+        if sets_provenance and isinstance(returned, Reply):
+            return returned
         if len(recorder.exchanges) + len(recorder.spans) > _INLINE_RECORDS:
             # WHY off the loop: putting a long trace together must not stall the other cases
             # (the case's deadline still bounds the wait; the thread is left behind after it)

@@ -250,10 +250,12 @@ def _named(target: Target, name: str) -> Target:
     async def named(case: GoldenCase) -> Reply:
         return await target(case)
 
+    from tracegrade.capture.target import PROVENANCE_SET
     from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
 
     named.agent_name = name  # type: ignore[attr-defined]
     setattr(named, WHOLE_CONVERSATIONS, getattr(target, WHOLE_CONVERSATIONS, False))
+    setattr(named, PROVENANCE_SET, getattr(target, PROVENANCE_SET, False))
     return named
 
 

@@ -24,6 +24,7 @@ so the rule lives once.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, Mapping
 
@@ -37,6 +38,15 @@ _HANDOFF_TOOLS = {"handoff": "to_agent", "transfer_to_agent": "agent_name"}
 _SDK_DESCRIPTION = re.compile(r"Handoff to the (.{1,200}?) agent to handle the request", re.ASCII)
 _SDK_PREFIX = "transfer_to_"
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
+# smolagents sends its history as text: a call round is an assistant message "Calling tools:\n[...]"
+# (a Python list of the calls), its result a user message "Observation:\n..." and a failed call
+# "Error executing tool 'name' with arguments {...}: ..." inside a user message.
+_CALLING = "Calling tools:\n["
+_OBSERVATION = "Observation:\n"
+_TOOL_ERROR = re.compile(r"Error executing tool '([^'\n]{1,200})'")
+_FAILED_WITH = re.compile(r"Error executing tool '([^'\n]{1,200})' with arguments (\{[^\n]{0,5000}?\}):")
+_NEW_TASK = "\nNew task:\n"
+_MAX_LITERAL = 20_000  # characters of a "Calling tools" list parsed: the rest is not read
 # How frameworks hand a tool's exception back to the model as the tool's result, when they catch it
 # (LangGraph's ToolNode "Error: ...", the Agents SDK's "An error occurred while running the tool",
 # LlamaIndex's "Encountered error ...", smolagents' "Error executing tool ...", a traceback): over the
@@ -116,3 +126,43 @@ def tool_descriptions(tools: Any) -> dict[str, str]:
         if isinstance(spec, dict) and isinstance(spec.get("name"), str):
             found[spec["name"]] = str(spec.get("description") or "")
     return found
+
+
+def text_calls(text: str) -> list[dict[str, Any]] | None:
+    """The calls of a history message written as smolagents writes them ("Calling tools:\\n[...]"),
+    as chat-completions tool calls; None when the text is not such a message."""
+    if not text.startswith(_CALLING) or len(text) > _MAX_LITERAL:
+        return None
+    try:
+        listed = ast.literal_eval(text[len(_CALLING) - 1:])
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+    calls = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+    return [{"id": c.get("id"), "function": c.get("function") if isinstance(c.get("function"), dict) else {}}
+            for c in calls]
+
+
+def text_result(text: str) -> tuple[str, str, str] | None:
+    """A user message that is a tool's result as smolagents writes it: (what the user said before it,
+    the result, "ok" or "error"); None when it is the user speaking."""
+    if text.startswith(_OBSERVATION):  # WHY split: smolagents joins the next task to the last observation
+        output, _, said = text[len(_OBSERVATION):].partition(_NEW_TASK)
+        return said.strip(), output, "ok"
+    failed = _TOOL_ERROR.search(text[:5000])
+    if failed is None:
+        return None
+    said = text[:failed.start()].removesuffix("Error:\n").removeprefix("New task:\n").strip()
+    return said, text[failed.start():], "error"
+
+
+def failed_call(report: str) -> tuple[str, dict[str, Any]]:
+    """The tool and arguments a smolagents error report names ("Error executing tool 'x' with arguments {...}:")."""
+    found = _FAILED_WITH.match(report)
+    if found is None:
+        named = _TOOL_ERROR.match(report)
+        return (named.group(1) if named else ""), {}
+    try:
+        arguments = ast.literal_eval(found.group(2))
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        arguments = {}
+    return found.group(1), arguments if isinstance(arguments, dict) else {}

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tracegrade.core.frameworks import read_conventions, tool_descriptions
+from tracegrade.core.frameworks import failed_call, read_conventions, text_calls, text_result, tool_descriptions
 
 Status = str  # a trace contract tool status: "ok" or "error" here
 
@@ -69,9 +69,10 @@ class _Conversation:
         return {"answer": answer, "toolCalls": calls, "turns": turns}
 
     def _tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
-        result, status = self.results.get(call["id"] or "", ("", "ok"))
+        result, status = call.get("sent") or self.results.get(call["id"] or "", ("", "ok"))
         first = next(iter(call["arguments"].values()), None)
-        return {**call, "argument": first if isinstance(first, str) else None, "result": result, "status": status}
+        kept = {key: value for key, value in call.items() if key != "sent"}
+        return {**kept, "argument": first if isinstance(first, str) else None, "result": result, "status": status}
 
 
 MAX_ARGUMENT_DEPTH = 100  # of a call's arguments: deeper is kept as written, under _raw
@@ -162,9 +163,11 @@ def openai_messages_wire(messages: Iterable[Any], tools: Any = None) -> dict[str
 def _chat_message(talk: _Conversation, message: dict[str, Any]) -> None:
     role = message.get("role")
     if role == "user":
-        talk.user(text_of(message.get("content")))
+        _user_text(talk, text_of(message.get("content")))
     elif role == "assistant":
-        calls = message.get("tool_calls") or []
+        calls = message.get("tool_calls") or text_calls(text_of(message.get("content"))) or []
+        if calls and not message.get("tool_calls"):  # smolagents' text form: the calls, no text of the model's
+            message = {**message, "content": None}
         if calls:
             talk.round += 1
         for call in calls:
@@ -174,6 +177,29 @@ def _chat_message(talk: _Conversation, message: dict[str, Any]) -> None:
     elif role in ("tool", "function"):
         talk.results[str(message.get("tool_call_id") or message.get("name") or "")] = (
             text_of(message.get("content")), "ok")
+
+
+def _user_text(talk: _Conversation, text: str) -> None:
+    """A user message: the user speaking, or a tool's result a framework sent as the user's
+    (smolagents: "Observation:\\n...", and an error report naming the tool)."""
+    result = text_result(text)
+    if result is None:
+        talk.user(text)
+        return
+    said, output, status = result
+    if said:
+        talk.user(said)
+    waiting = [c for c in talk.calls if c["round"] == talk.round and "sent" not in c
+               and (c["id"] or "") not in talk.results]
+    if status == "error":
+        named = [c for c in waiting if output.startswith(f"Error executing tool '{c['name']}'")]
+        if not named:  # the failed call was not sent back: it is known by its report alone, a round of its own
+            talk.round += 1
+            talk.call("", *failed_call(output))
+            named = talk.calls[-1:]
+        waiting = named[-1:]
+    for call in waiting:
+        call["sent"] = (output, status)
 
 
 _RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")

@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from tracegrade.core.frameworks import agent_key, handoff_target, terminal_answer
+from tracegrade.core.frameworks import agent_key, handoff_target, terminal_answer, tool_failed
 from tracegrade.core.from_messages import parse_arguments
 from tracegrade.core.span_messages import Asked, Round
 from tracegrade.core.span_tools import handoff_span_target, tool_call, tool_descriptions
@@ -173,6 +173,8 @@ def _joined(call: dict[str, Any], asked: Asked | None, round_: int | None,
         call = {**call, "id": call["id"] or asked.call_id or None}
     if not call["result"] and call["id"]:
         call = {**call, "result": results.get(call["id"], "")}
+    if call["status"] == "ok" and tool_failed(str(call["result"])):  # a framework caught the error: said, not raised
+        call = {**call, "status": "error"}
     first = next(iter(call["arguments"].values()), None)
     return {**call, "argument": first if isinstance(first, str) else None,
             **({"round": round_} if round_ is not None else {})}
