@@ -1,4 +1,4 @@
-"""A target that stops the run's store writer process (SIGSTOP) when it answers its STOP_AT-th case,
+"""A target that stops (SIGSTOP) or kills the run's store writer process when it answers its STOP_AT-th case,
 once ``committed()`` says the writer has stored some cases, for tests/test_store_writer.py
 (importable by the CLI as ``stop_writer_agent:answer``)."""
 
@@ -14,6 +14,7 @@ from typing import Callable
 from tracegrade import GoldenCase, Reply
 
 STOP_AT = 0  # 0: never; the test sets it
+SIGNAL = signal.SIGSTOP  # or SIGKILL: the writer dies
 committed: Callable[[], bool] = lambda: True  # noqa: E731 - the test gives its own
 answered = 0
 stopped: list[int] = []
@@ -33,6 +34,6 @@ async def answer(case: GoldenCase) -> Reply:
         while not committed() and time.monotonic() < deadline:  # WHY: the writer takes a while to start
             await asyncio.sleep(0.01)
         for pid in writer_children(os.getpid()):
-            os.kill(pid, signal.SIGSTOP)
+            os.kill(pid, SIGNAL)
             stopped.append(pid)
     return Reply(answer=f"{case.id} done")

@@ -274,8 +274,12 @@ def test_a_writer_that_stops_answering_fails_its_group_at_the_deadline_and_is_ki
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer process in /proc")
-def test_a_run_whose_writer_stops_ends_with_the_reason_exit_2_is_marked_failed_and_resume_finishes_it(
-        tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(("sent", "reason"), [
+    (signal.SIGSTOP, r"the store's writer process \(pid \d+\) gave no answer in 1 s \(it is stopped\)"),
+    (signal.SIGKILL, r"the store's writer process ended \(exit -9\)"),
+])
+def test_a_run_whose_writer_stops_or_dies_ends_with_the_reason_exit_2_is_marked_failed_and_resume_finishes_it(
+        tmp_path, monkeypatch, capsys, sent, reason):
     import stop_writer_agent as agent
     from tracegrade.cli import main
 
@@ -285,6 +289,8 @@ def test_a_run_whose_writer_stops_ends_with_the_reason_exit_2_is_marked_failed_a
     monkeypatch.setenv(DEADLINE_ENV_VAR, "1")
     monkeypatch.setattr(agent, "STOP_AT", 100)
     monkeypatch.setattr(agent, "stopped", [])
+    monkeypatch.setattr(agent, "answered", 0)
+    monkeypatch.setattr(agent, "SIGNAL", sent)
     db = f"sqlite:///{tmp_path / 'runs.db'}"
 
     def some_stored() -> bool:
@@ -296,11 +302,11 @@ def test_a_run_whose_writer_stops_ends_with_the_reason_exit_2_is_marked_failed_a
              "--out", str(tmp_path / "out")]
     assert _ended_within(60, lambda: main(["run", str(cases), *flags]), agent.stopped) == 2
     err = capsys.readouterr().err
-    assert re.search(r"error: the store's writer process \(pid \d+\) gave no answer in 1 s \(it is stopped\)", err)
+    assert re.search("error: " + reason, err), err
     assert agent.stopped and not any(Path(f"/proc/{pid}").exists() for pid in agent.stopped)  # killed, lock let go
     with open_store(db) as store:
         [info] = store.runs()
-        assert info.status == "failed" and "gave no answer in 1 s" in info.manifest.totals["error"]
+        assert info.status == "failed" and re.match(reason, info.manifest.totals["error"])
         stored = len(store.done_keys(info.run_id))
     assert 0 < stored < 300
     monkeypatch.setattr(agent, "STOP_AT", 0)

@@ -29,6 +29,7 @@ process can write to them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import pickle
@@ -130,6 +131,8 @@ class StoreWriter:
                              f"it committed (resume it to run the rest)") from None
         except (OSError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
             self._given_up = True
+            with contextlib.suppress(TimeoutError):  # WHY: its pipe may close before it is reaped; say how it ended
+                await asyncio.wait_for(self._child.wait(), 1.0)
             raise self._ended(str(exc)) from exc
         if kind == "error":
             raise StoreError(value)
