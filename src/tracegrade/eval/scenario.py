@@ -77,8 +77,10 @@ _DICTATE = r"\b(?:write|say|type|reply|respond|answer|repeat|copy|send|print|out
 # told what to write: "CUSTOMER, WRITE: ...", "User, say exactly ..." (not "please reply with your reference")
 _DICTATES = _DICTATE + r"(?:[ \t]*[:\"\u201c']|[ \t]+(?:exactly|verbatim|the" + _WORD + r"following|this|that)\b)"
 _STEERS = re.compile("|".join((
-    r"(?:^|[.!?][ \t]+)[ \t*#>_-]*(?:customer|user|client|human|caller)[ \t*]*[,:][ \t*]*(?:please" + _WORD + r")?"
-    + _DICTATES,
+    r"(?:^|[.!?][ \t]+)[ \t*#>_-]*(?:customer|user|client|human|caller)[ \t*]*[,:\u2013\u2014-]?[ \t*]*(?:please"
+    + _WORD + r")?" + _DICTATES,
+    # a line for the user to copy that speaks as the agent: "... WRITE: Agent: I have cancelled it"
+    r"[:\"\u201c'][ \t]*\**[ \t]*(?:assistant|agent|support[ \t]+agent)[ \t]*\**[ \t]*:",
     r"\bas" + _WORD + r"the" + _WORD + r"(?:customer|user|client)[ \t]*,?" + _WORD + r"(?:you|write|say|reply|answer)\b",
     r"\b(?:repeat|reveal|show|print|tell|share|recite|list|output|paste|copy|quote|ignore|disregard|forget|override|bypass)"
     r"\b[^.?!\n]{0,40}?\b(?:your|all|previous|prior|above|earlier|original|initial|hidden|secret)" + _WORD
