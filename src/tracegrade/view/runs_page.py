@@ -76,7 +76,7 @@ def render(infos: Sequence[RunInfo], kept: int, shown: Sequence[RunInfo], counts
 
 def _filter_form(infos: Sequence[RunInfo], filters: RunFilters) -> str:
     datasets = [(d, d or "all") for d in sorted({i.dataset for i in infos})]
-    statuses = [(s, s) for s in ("finished", "running", "stopped")]
+    statuses = [(s, s) for s in ("finished", "running", "stopped", "failed")]
     sorts = options(((k, label) for k, (label, _) in SORTS.items()), filters.sort)
     return ('<form class="filters" method="get" action="/">'
             f'<label>dataset <select name="dataset">{options([("", "all"), *datasets], filters.dataset)}</select></label>'
