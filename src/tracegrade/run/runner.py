@@ -84,7 +84,9 @@ def _say(message: str) -> None:
 
 @dataclass
 class Budget:
-    """Spend against a limit in USD: says so at 80%, and is exhausted at 100%.
+    """Spend against a limit in USD: says so at 80%, and is exhausted at 100%. A simulated user's
+    conversation also counts what it has spent so far (``running_usd``, after every turn): the
+    one whose turn reaches the limit ends there and stops the run (``stop``).
 
     Mutable on purpose: it is the one running total the jobs of a run share.
     """
