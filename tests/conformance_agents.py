@@ -249,3 +249,10 @@ elif os.environ.get("CONFORMANCE_OTEL") == "pydantic-ai":  # its own GenAI spans
     from pydantic_ai import Agent as _Agent
 
     _Agent.instrument_all()
+
+
+def langgraph_shared(case: Any) -> str:
+    """The same desk with its checkpointer keyed by the case, not the trial: trials share memory."""
+    app = _remembered("langgraph-app", _langgraph_app)
+    state = app.invoke({"messages": [("user", case.question)]}, {"configurable": {"thread_id": case.id}})
+    return str(state["messages"][-1].content)

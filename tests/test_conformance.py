@@ -74,18 +74,19 @@ def model_url():
         yield url
 
 
-def grade(framework: str, mode: str, kind: str, url: str, folder: Path) -> dict[tuple[str, int], str]:
-    """Each trial's verdict, (case id, repeat) -> status, from ``tracegrade run`` in a process of its own."""
-    truth = MATRIX[framework][0]
-    cases = CASES + ([HANDOFF, WRONG_HANDOFF] if "handoff" in truth else [])
+def grade(framework: str, mode: str, kind: str, url: str, folder: Path,
+          cases: list[dict] | None = None, concurrency: int = 2) -> dict[tuple[str, int], tuple[str, str]]:
+    """Each trial's (status, why), by (case id, repeat), from ``tracegrade run`` in a process of its own."""
+    if cases is None:
+        cases = CASES + ([HANDOFF, WRONG_HANDOFF] if "handoff" in MATRIX[framework][0] else [])
     dataset = folder / "dataset.json"
     dataset.write_text(json.dumps({"tools": TOOLS, "cases": cases}))
     env = {**os.environ, "OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "local",
            "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
-           "CONFORMANCE_FRAMEWORK": framework, "CONFORMANCE_OTEL": kind}
+           "CONFORMANCE_FRAMEWORK": framework.removesuffix("_shared"), "CONFORMANCE_OTEL": kind}
     done = subprocess.run(
         [sys.executable, "-m", "tracegrade.cli", "run", str(dataset), "--target", f"conformance_agents:{framework}",
-         "--capture", mode, "--checks-only", "--quiet", "--repeat", "2", "--concurrency", "2",
+         "--capture", mode, "--checks-only", "--quiet", "--repeat", "2", "--concurrency", str(concurrency),
          "--db", f"sqlite:///{folder}/runs.db", "--out", str(folder / "out")],
         env=env, capture_output=True, text=True, timeout=600)
     files = list((folder / "out").glob("*/results.json"))
@@ -109,3 +110,12 @@ def test_every_trial_gets_the_true_verdict(framework, mode, kind, model_url, tmp
     wrong = {trial: got for trial, got in verdicts.items() if got[0] != truth[trial[0]]}
     assert not wrong, wrong
     assert sorted(verdicts) == sorted((case, repeat) for case in truth for repeat in (0, 1))
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("openai", ""), ("otel", "openinference")])
+def test_trials_that_share_the_agents_memory_are_unscored_in_every_mode(mode, kind, model_url, tmp_path):
+    """A checkpointer keyed by the case, not the trial: the second trial starts with the first one's calls."""
+    pytest.importorskip("langgraph")
+    verdicts = grade("langgraph_shared", mode, kind, model_url, tmp_path, cases=[CASES[0]], concurrency=1)
+    assert verdicts[("read", 0)][0] == "pass"
+    assert verdicts[("read", 1)][0] == "unscored" and "share the agent's memory" in verdicts[("read", 1)][1]

@@ -144,9 +144,15 @@ class Recorder:
         """A call another trial asked for in what this trial sent first (its history), if any.
         WHY the first request only: the history from before the trial is in it; the later ones
         only add this trial's own rounds."""
-        if not self.trial or not self.exchanges:
+        if not self.trial:
             return None
-        return self.shared.other_trial(sent_ids(self.exchanges[0]), self.trial)
+        if self.exchanges:
+            return self.shared.other_trial(sent_ids(self.exchanges[0]), self.trial)
+        if self.spans:
+            asked, sent_first = span_call_ids(self.spans)
+            self.shared.claim(asked, self.trial)
+            return self.shared.other_trial(sent_first, self.trial)
+        return None
 
 
 _current: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("tracegrade_recorder", default=None)
@@ -261,3 +267,15 @@ def _function_call_ids(items: Any) -> list[str]:
 
 def _listed(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def span_call_ids(spans: list[Any]) -> tuple[list[str], list[str]]:
+    """The call ids the model spans asked for, and those the first model span sent back as history."""
+    from tracegrade.core.from_otel import as_span, kind_of  # WHY here: only a run with spans reads them
+    from tracegrade.core.span_messages import read_round
+
+    models = sorted((span for span in map(as_span, spans) if kind_of(span.attributes) == "model"),
+                    key=lambda span: span.start_ns)
+    rounds = [read_round(span.attributes, span.events) for span in models]
+    asked = [a.call_id for r in rounds for a in r.asked if a.call_id]
+    return asked, list(rounds[0].results) if rounds else []
