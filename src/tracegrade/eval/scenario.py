@@ -93,6 +93,10 @@ _STEERS = re.compile("|".join((
     r"(?:agent|assistant|ai|language" + _WORD + r"model|chatbot|bot)\b",
     r"\bsimulat(?:ed|ion|or)" + _WORD + r"(?:user|customer)\b|\b(?:user|customer)" + _WORD + r"simulat(?:ion|or)\b",
     r"\brepeat" + _WORD + r"after" + _WORD + r"me\b",
+    r"\b(?:repeat|copy|echo)\b[^.?!\n]{0,20}?\bwhat" + _WORD + r"I" + _WORD + r"(?:just" + _WORD + r")?(?:said|wrote)\b",
+    # a message made to look like the user model's own setup: a system or developer turn, a chat template's tokens
+    r"(?:^|[\[(<])[ \t]*(?:system|developer)(?:" + _WORD + r"(?:message|prompt|note))?[ \t]*[:\])>]",
+    r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>",
     re.escape(DONE_MARKER),
 )), re.IGNORECASE | re.MULTILINE)
 
