@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from tracegrade.cli import main
 from tracegrade.core.from_otel import otel_traces
@@ -212,3 +211,13 @@ def test_a_case_whose_call_id_two_tools_claim_is_unscored_when_graded(tmp_path):
     code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=[
         {"id": "refund", "question": QUESTION, "calls": {"expected": [{"tool": "get_booking"}]}}, DATASET[1]])
     assert statuses["refund"] == "unscored" and code == 2  # PASS, exit 0, before: the cancel dropped
+
+
+def test_one_session_id_for_every_conversation_still_tells_the_cases_apart(tmp_path):
+    """An agent that keeps one session id for all its conversations (a constant): each case's
+    question starts its own conversation."""
+    breakfast = _line([_agent("b1", 100, "What time is breakfast?", "From 7 am.", **{"session.id": "s-1"}),
+                       _chat("b1", 0, 101, None)])
+    (tmp_path / "t.jsonl").write_text(_turns(session=True).replace(_breakfast() + "\n", "") + breakfast + "\n")
+    code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=CONVERSATION)
+    assert statuses == {"refund": "pass", "other": "pass"} and code == 0

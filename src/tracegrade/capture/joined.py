@@ -5,7 +5,8 @@ together is joined, what is ambiguous is refused.
   else by its question, which must equal the case's question exactly (whitespace aside).
 - **Turns**: traces that carry one session or conversation id (OpenInference ``session.id``,
   GenAI ``gen_ai.conversation.id``) are one conversation, a turn each, in the order they
-  began; one call id is one call across them (a turn that replays memory adds no call).
+  began, a case's question starting the next; one call id is one call across them (a turn
+  that replays memory adds no call).
   A conversation must hold the case's turns (its question, then its ``followUps``).
 - **Two runs**: two traces for one case that nothing joins are two runs of it: the case is
   not graded, naming both (``latest=True``: the one that began last is graded).
@@ -57,7 +58,7 @@ def match(cases: Sequence[GoldenCase], recorded: Sequence[Recorded], latest: boo
     matched = Matched()
     candidates: dict[str, list[Recorded]] = {}
     detached: dict[str, list[str]] = {}
-    for trace in _conversations(recorded):
+    for trace in _conversations(recorded, set(by_question)):
         case_id = trace.case_id if trace.case_id in by_id else by_question.get(trace.question.strip())
         if case_id is not None:
             candidates.setdefault(case_id, []).append(trace)
@@ -119,8 +120,10 @@ def _turns_differ(case: GoldenCase, trace: Recorded) -> str:
             "(or in another order): one session id was used for more than one conversation, or a run was cut")
 
 
-def _conversations(recorded: Sequence[Recorded]) -> list[Recorded]:
-    """The recorded traces, those of one conversation id joined into one, a turn each."""
+def _conversations(recorded: Sequence[Recorded], openings: set[str]) -> list[Recorded]:
+    """The recorded traces, those of one conversation id joined into one, a turn each. WHY a
+    case's question starts a new conversation within one id: an agent that keeps one session
+    id for every conversation (a constant, a user's id) would join every case into one."""
     groups: dict[str, list[Recorded]] = {}
     single: list[Recorded] = []
     for trace in recorded:
@@ -129,13 +132,21 @@ def _conversations(recorded: Sequence[Recorded]) -> list[Recorded]:
         else:
             single.append(trace)
     for traces in groups.values():
-        single.append(traces[0] if len(traces) == 1 else _joined(sorted(traces, key=lambda t: t.start_ns)))
+        part: list[Recorded] = []
+        for trace in sorted(traces, key=lambda t: t.start_ns):
+            if part and (trace.question.strip() in openings or (trace.case_id and trace.case_id != part[0].case_id)):
+                single.append(_joined(part))
+                part = []
+            part.append(trace)
+        single.append(_joined(part))
     return single
 
 
 def _joined(turns: list[Recorded]) -> Recorded:
     """One conversation's traces as one, each a turn. WHY the calls by id once: a later turn's
     spans may replay what memory holds of an earlier turn's calls, which are not new calls."""
+    if len(turns) == 1:
+        return turns[0]
     reply = join([t.question for t in turns], [t.reply for t in turns])
     seen: set[str] = set()
     calls = []
@@ -156,8 +167,6 @@ def _not_in_dataset(trace: Recorded) -> str:
         return ORPHAN_SAID
     named = f"case id {trace.case_id[:80]!r}" if trace.case_id else f"question {trace.question[:80]!r}"
     return redact(f"{named} is not in the dataset")
-
-
 
 
 def replay_target(replies: dict[str, Reply]) -> Any:
