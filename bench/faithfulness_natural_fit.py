@@ -1,14 +1,14 @@
 """Faithfulness's weights fitted with public natural replies beside the project's own labelled sets.
 
-    python bench/faithfulness_natural_fit.py --cache /tmp/tg48-judge-answers.jsonl \\
+    python bench/faithfulness_natural_fit.py --answers /tmp/tg48-faithdial-parts.log /tmp/tg48-own-fill.log \\
         faithdial=../shared/judge-labels/faithdial-audit.jsonl:natural \\
         dialogue=evals/judge-labels/dialogue.json:natural \\
         travel=evals/judge-labels/travel.json general=evals/judge-labels/general.json \\
         --held-out shopnest=src/tracegrade/defaults/human-labels.json
 
-No model call: every answer's P(yes) comes from the answer cache that
-bench/judge_fill_cache.py filled (the shipped faithfulness question, as a run asks it),
-its code and overlap parts from the code checked out now (bench/cached_parts.py).
+No model call: every answer's P(yes) comes from the logs of bench/judge_fill_cache.py
+(the shipped faithfulness question, as a run asks it), its code and overlap parts from
+the code checked out now (bench/cached_parts.py).
 
 The rule (issue 48): on every natural domain the value is at least its best single
 part's AUC; on every constructed one at most 0.05 under its best part. Candidates:
@@ -29,7 +29,10 @@ import json
 import math
 from typing import Callable, Mapping, Sequence
 
-from cached_parts import PARTS, Domain, parse_domains
+import numpy as np
+from scipy.stats import rankdata
+
+from cached_parts import PARTS, Domain, logged, parse_domains
 
 from tracegrade.judge.agreement import auc
 from tracegrade.judge.combine import combined, fit
@@ -72,15 +75,60 @@ def pooled_fit(domains: Sequence[Domain], constructed: float, exclude: Callable[
     return fit(rows, NAMES, row_weights=weights)
 
 
-def held_out(domains: Sequence[Domain], constructed: float, key: Callable[[str], str]) -> float:
+Learn = Callable[[Sequence[Domain], Callable[[str], bool]], dict[str, float]]
+
+
+def held_out(domains: Sequence[Domain], learn: Learn, key: Callable[[str], str]) -> float:
     """AUC on the public natural labels, each group (system or benchmark) scored by weights
-    fitted without it, the held-out values pooled."""
+    learned without it, the held-out values pooled."""
     public = next(d for d in domains if d.name == "faithdial")
     values: list[tuple[float, bool]] = []
     for group in sorted({key(r.group) for r in public.rows}):
-        w = pooled_fit(domains, constructed, exclude=lambda g, group=group: key(g) == group)
+        w = learn(domains, lambda g, group=group: key(g) == group)
         values += [(combined(w, r.parts), r.good) for r in public.rows if key(r.group) == group]
     return auc([v for v, g in values if g], [v for v, g in values if not g])
+
+
+def fast_auc(values: np.ndarray, good: np.ndarray) -> float:
+    ranks = rankdata(values)
+    n_good = int(good.sum())
+    return float((ranks[good].sum() - n_good * (n_good + 1) / 2) / (n_good * (len(values) - n_good)))
+
+
+def searched(domains: Sequence[Domain], exclude: Callable[[str], bool] = lambda g: False,
+             step: float = 0.02) -> dict[str, float]:
+    """The weights the rule itself picks: AUC depends only on the direction of (model, code, overlap)'s
+    weights, so every direction on a grid of the simplex is scored; among those whose AUC on every
+    natural domain reaches its best part's, the one with the largest worst constructed margin (ties:
+    the larger worst natural margin); none reaching it: the largest worst natural margin. Then the
+    scale and bias fitted (class-balanced, natural domains) on that one direction, so 0.5 is even odds."""
+    data = []
+    for d in domains:
+        kept = [r for r in d.rows if not (d.name == "faithdial" and exclude(r.group))]
+        x = np.array([[r.parts[n] for n in NAMES] for r in kept])
+        good = np.array([r.good for r in kept])
+        best = max(fast_auc(x[:, i], good) for i in range(len(NAMES)))
+        data.append((d, x, good, best))
+    grid = [(a, b, 1 - a - b) for a in np.arange(0, 1 + 1e-9, step) for b in np.arange(0, 1 - a + 1e-9, step)]
+    scored = []
+    for w in grid:
+        nat, built = math.inf, math.inf
+        for d, x, good, best in data:
+            margin = fast_auc(x @ np.array(w), good) - best
+            if d.natural:
+                nat = min(nat, margin)
+            else:
+                built = min(built, margin + CONSTRUCTED_SLACK)
+        scored.append((nat >= 0, built if nat >= 0 else nat, nat, w))
+    _, _, _, w = max(scored, key=lambda s: (s[0], s[1], s[2]))
+    direction = {n: float(v) for n, v in zip(NAMES, w)}
+    rows, row_weights = [], []
+    for d, x, good, _ in data:
+        if d.natural:
+            rows += [({"s": float(v @ np.array(w))}, bool(g)) for v, g in zip(x, good)]
+            row_weights += [1.0 / len(x)] * len(x)
+    scale = fit(rows, ["s"], row_weights=row_weights)
+    return {"bias": scale["bias"], **{n: scale["s"] * v for n, v in direction.items()}}
 
 
 def system(group: str) -> str:
@@ -110,17 +158,17 @@ def report(domains: Sequence[Domain], extra: Sequence[Domain], rubric_weights: W
     for d in every:
         print(f"  {d.name:<10} " + "  ".join(f"{n} {auc_of(d, lambda p, n=n: p[n]):.3f} "
                                              f"({matched_auc(d, lambda p, n=n: p[n]):.3f})" for n in NAMES))
-    candidates: list[tuple[str, dict[str, float]]] = [("rubric now", dict(rubric_weights))]
-    candidates += [(f"fit c={c:g}", pooled_fit(domains, c)) for c in SHARES]
+    candidates: list[tuple[str, dict[str, float], Learn | None]] = [("rubric now", dict(rubric_weights), None)]
+    candidates += [(f"fit c={c:g}", pooled_fit(domains, c), lambda ds, ex, c=c: pooled_fit(ds, c, ex)) for c in SHARES]
+    candidates.append(("searched", searched(domains), searched))
     print("\ncandidates: AUC per domain (in sample); natural margin over the best part; constructed margin over "
           f"the best part - {CONSTRUCTED_SLACK}; public labels held out by system / by benchmark")
     rows = []
-    for label, w in candidates:
+    for label, w, learn in candidates:
         nat, built = verdict(domains, w)
         cells = "  ".join(f"{d.name} {auc_of(d, lambda p: combined(w, p)):.3f}" for d in every)
-        c = float(label.split("=")[1]) if label.startswith("fit") else None
-        by_system = held_out(domains, c, system) if c is not None else math.nan
-        by_bench = held_out(domains, c, benchmark) if c is not None else math.nan
+        by_system = held_out(domains, learn, system) if learn is not None else math.nan
+        by_bench = held_out(domains, learn, benchmark) if learn is not None else math.nan
         print(f"  {label:<12} {cells}  natural {nat:+.3f} constructed {built:+.3f}  held out {by_system:.3f} / "
               f"{by_bench:.3f}  weights " + ", ".join(f"{k} {v:.2f}" for k, v in w.items()))
         rows.append({"candidate": label, "weights": w, "natural": nat, "constructed": built,
@@ -143,14 +191,15 @@ def report(domains: Sequence[Domain], extra: Sequence[Domain], rubric_weights: W
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("domains", nargs="+", metavar="NAME=LABELS[:natural]")
-    parser.add_argument("--cache", required=True)
+    parser.add_argument("--answers", nargs="+", required=True, metavar="LOG", help="bench/judge_fill_cache.py logs")
     parser.add_argument("--held-out", nargs="*", default=[], metavar="NAME=LABELS")
     parser.add_argument("--rubric", help="the rubric whose weights are 'now' (default: the shipped one)")
     parser.add_argument("--json", help="also write the candidates and the choice here")
     args = parser.parse_args()
     rubric = load_rubric(args.rubric)
-    domains = parse_domains(args.domains, rubric, args.cache)
-    extra = parse_domains(args.held_out, rubric, args.cache)
+    answers = logged(args.answers)
+    domains = parse_domains(args.domains, rubric, answers)
+    extra = parse_domains(args.held_out, rubric, answers)
     result = report(domains, extra, rubric.metric("faithfulness").weights or {})
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

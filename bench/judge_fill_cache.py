@@ -8,8 +8,9 @@ the model is asked even where code decided), by the shipped rubric cut to
 ``--metrics``, through ``judge.answer_cache.CachedModel``: an answer already in the
 cache costs nothing, a new one is appended as it comes. The answers go in a seeded
 random order, so a run stopped early leaves a random sample of the file, not its
-first systems. One line per answer on the log: item, P(yes), prompt tokens
-evaluated (not taken from the model's prompt cache), seconds.
+first systems. One line per answer on the log: item, model calls, prompt tokens
+evaluated (not taken from the model's prompt cache), seconds, each metric's value and
+its parts (``faithfulness.model=`` is P(yes)).
 Then `tracegrade calibrate --labels FILE --metrics ... --model-cache CACHE` replays them.
 """
 
@@ -44,7 +45,9 @@ async def fill(args: argparse.Namespace) -> None:
             judged = await judge_input(item, ORIGINAL, item.answer, judge, 1)
             seconds = time.perf_counter() - started
             values = " ".join(f"{m.name}={m.value:.3f}" if m.value is not None else f"{m.name}=-" for m in judged.metrics)
-            print(f"{done} {item.id} asked={model.misses - misses} tokens={model.evaluated - evaluated} {seconds:.2f}s {values}", file=log, flush=True)
+            parts = " ".join(f"{m.name}.{n}={v!r}" for m in judged.metrics for n, v in m.parts)
+            print(f"{done} {item.id} asked={model.misses - misses} tokens={model.evaluated - evaluated} {seconds:.2f}s "
+                  f"{values} {parts}", file=log, flush=True)
 
 
 def main() -> None:

@@ -208,3 +208,11 @@ def test_row_weights_weigh_a_domain() -> None:
     leaning_a = fit([*a, *b], ["x"], row_weights=[1.0] * 6 + [0.1] * 6)
     even = fit([*a, *b], ["x"])
     assert leaning_a["x"] > even["x"]
+
+
+def test_overlap_counts_the_grounds_not_the_users_words() -> None:
+    spec = parse_rubric(rubric()).metric("faithfulness")
+    from tracegrade.judge.scoring import evidence_overlap
+    texts = {"question": "Are the guides friendly?", "history": "", "context": EVIDENCE, "tools": "",
+             "reference": "", "expected": "", "answer": "The guides are friendly."}
+    assert evidence_overlap(parse_rubric(rubric()), spec, texts) == 0.0

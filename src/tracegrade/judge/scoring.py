@@ -414,9 +414,18 @@ def evidence_sources(rubric: Rubric, spec: MetricSpec, texts: Mapping[str, str])
     return [texts[s] for s in rubric.headings if s in spec.evidence and s != "answer" and texts[s]]
 
 
+GROUNDS = ("context", "tools")  # what the assistant was given to answer from
+
+
 def evidence_overlap(rubric: Rubric, spec: MetricSpec, texts: Mapping[str, str]) -> float:
-    """The overlap part: the share of the answer's content words in the metric's evidence."""
-    return word_overlap(texts["answer"], evidence_sources(rubric, spec, texts))
+    """The overlap part: the share of the answer's content words in the context and tool results
+    the metric reads. WHY not the question and earlier turns: a reply that repeats the user's
+    words is not supported by them; measured on public labels of real replies (FaithDial's
+    audit) overlap ranks attributable replies above the rest at AUC 0.881 against the
+    grounds alone, 0.865 with the question counted as evidence, and better on each of the
+    project's own sets too (bench/results/faithfulness-natural-fit.txt)."""
+    grounds = [texts[s] for s in GROUNDS if s in spec.evidence and texts[s]]
+    return word_overlap(texts["answer"], grounds)
 
 
 def reference_free(spec: MetricSpec) -> MetricSpec:
