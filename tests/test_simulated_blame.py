@@ -7,6 +7,7 @@ failed on the main before (fb0347d), with a scripted user model or a scripted us
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -260,6 +261,23 @@ def test_a_long_conversation_stops_at_the_turn_that_reaches_the_budget(tmp_path)
     assert len(user.calls) == 2 and result.user_cost_usd == pytest.approx(0.0501)
     # the question, then two turns the user model wrote: the last one, paid for, kept though never sent
     assert [m.role for m in result.reply.turns] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_conversations_under_way_count_together_against_the_budget(tmp_path):
+    async def expensive(messages, options):
+        await asyncio.sleep(0.01)  # WHY: the two conversations take turns
+        return EXPENSIVE
+
+    prices = PriceTable({"scripted": Price(1.0, 1.0)})  # $0.02505 a user turn
+    run_ = evaluate(dataset(tmp_path, LONG, {**LONG, "id": "other"}), agents.asks_reference, judge=None,
+                    user_model=ScriptedModel(expensive), budget_usd=0.09, store=f"sqlite:///{tmp_path / 'b.db'}",
+                    settings=RunSettings(concurrency=2, prices=prices))
+    assert run_.status == "stopped"
+    [cut] = run_.results  # the other conversation was cancelled when this one reached the budget
+    assert cut.error.startswith("budget: ")
+    # four turns between them ($0.1002) reach $0.09: the one cut had spent less than the budget by itself
+    # (about two turns' $0.0501), where counted alone it would have gone on to its fourth turn ($0.1002)
+    assert cut.user_cost_usd < 0.09
 
 
 def test_the_cli_stops_a_conversation_at_the_budget_with_exit_3_through_a_user_endpoint(tmp_path, monkeypatch, capsys):
