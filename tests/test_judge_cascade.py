@@ -216,3 +216,35 @@ def test_overlap_counts_the_grounds_not_the_users_words() -> None:
     texts = {"question": "Are the guides friendly?", "history": "", "context": EVIDENCE, "tools": "",
              "reference": "", "expected": "", "answer": "The guides are friendly."}
     assert evidence_overlap(parse_rubric(rubric()), spec, texts) == 0.0
+
+
+# --- the command: attribution labels, one metric, the answers kept ------------------------
+
+
+def test_calibrate_on_attribution_labels_asks_one_question_an_answer_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracegrade.cli import calibrate as command
+    from tracegrade.cli import build_parser
+
+    asked: list[str] = []
+
+    def reply(messages: list[Message], options: ChatOptions) -> ChatResponse:
+        asked.append(messages[-1].content)
+        return yes(0.7)
+
+    models = iter([ScriptedModel(reply, "local-judge", token_probabilities=True),
+                   ScriptedModel([], "local-judge", token_probabilities=True)])  # the second answers nothing
+    monkeypatch.setattr(command, "load_model", lambda spec, role: next(models))
+    flags = ["calibrate", "--labels", str(SAMPLE), "--metrics", "faithfulness", "--no-breaks",
+             "--model-cache", str(tmp_path / "answers.jsonl"), "--db", f"sqlite:///{tmp_path / 'runs.db'}"]
+    outputs = []
+    for _ in range(2):
+        args = build_parser().parse_args(flags)
+        args.handler(args)
+        outputs.append(capsys.readouterr())
+    assert 0 < len(asked) <= 16 and all("supported by what the assistant saw" in q for q in asked)
+    assert f"0 judge answers taken from {tmp_path / 'answers.jsonl'}, {len(asked)} asked" in outputs[0].err
+    assert f"{len(asked)} judge answers taken from" in outputs[1].err and ", 0 asked" in outputs[1].err
+    assert outputs[0].out == outputs[1].out and "faithfulness" in outputs[0].out
+    assert "relevance" not in outputs[0].out  # the rubric cut to the labelled metric
+    assert "not stored" in outputs[0].err
