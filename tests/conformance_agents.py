@@ -176,6 +176,49 @@ async def pydantic_ai_responses(case: Any) -> str:
     return await _pydantic_ai(case, "responses")
 
 
+# -- LlamaIndex: a FunctionAgent with Memory, and an AgentWorkflow that hands off --
+# (it wants openai<3, so it runs in a virtualenv of its own: tests/test_conformance_llamaindex.py)
+
+def _llamaindex_llm() -> Any:
+    from llama_index.llms.openai import OpenAI
+
+    # WHY a known model name: the client looks its context window up by name; the server ignores it
+    return OpenAI(model="gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"], api_key="local")
+
+
+def _llamaindex_agent() -> Any:
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    return FunctionAgent(tools=[get_booking, cancel_booking], llm=_llamaindex_llm(),
+                         system_prompt="You answer about hotel bookings.")
+
+
+def _llamaindex_workflow() -> Any:
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+
+    desk = FunctionAgent(name="HotelDesk", description="Answers about bookings.", tools=[get_booking],
+                         llm=_llamaindex_llm(), can_handoff_to=["CancellationsAgent"])
+    cancellations = FunctionAgent(name="CancellationsAgent", description="Cancels bookings.", tools=[cancel_booking],
+                                  llm=_llamaindex_llm())
+    return AgentWorkflow(agents=[desk, cancellations], root_agent="HotelDesk")
+
+
+async def _llamaindex(case: Any, make: Any, name: str) -> str:
+    from llama_index.core.memory import Memory
+
+    agent = _remembered(name, make)
+    memory = _remembered(f"memory/{case.trial}", lambda: Memory.from_defaults(session_id=case.trial))
+    return str(await agent.run(user_msg=case.question, memory=memory))
+
+
+async def llamaindex_function(case: Any) -> str:
+    return await _llamaindex(case, _llamaindex_agent, "llamaindex-function")
+
+
+async def llamaindex_workflow(case: Any) -> str:
+    return await _llamaindex(case, _llamaindex_workflow, "llamaindex-workflow")
+
+
 # -- a plain openai-SDK loop keeping its messages per trial --
 
 OPENAI_TOOLS = [{"type": "function", "function": {
@@ -215,13 +258,17 @@ def _instrument(kind: str) -> None:
 
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         trace.set_tracer_provider(TracerProvider())
-    if kind == "openinference":
+    framework = os.environ.get("CONFORMANCE_FRAMEWORK", "")
+    if kind == "openinference" and framework.startswith("llamaindex"):
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        LlamaIndexInstrumentor().instrument()
+    elif kind == "openinference":
         from openinference.instrumentation.langchain import LangChainInstrumentor
         from openinference.instrumentation.openai import OpenAIInstrumentor
         from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
-        framework = os.environ.get("CONFORMANCE_FRAMEWORK", "")
         framework = "agents_sdk" if framework.startswith("agents_sdk") else framework
         chosen = {"langgraph": LangChainInstrumentor, "create_agent": LangChainInstrumentor,
                   "smolagents": SmolagentsInstrumentor, "agents_sdk": OpenAIAgentsInstrumentor}.get(framework,

@@ -116,16 +116,19 @@ def decide(talk: Talk) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
     elif bookings:
         wanted = [("get_booking", {"booking_id": b}) for b in dict.fromkeys(bookings)]
     done = {name for name, _ in talk.called}
+    made = [json.dumps(call, sort_keys=True) for call in talk.called]
     if not wanted:
         return "Happy to help with your stay. What is your booking reference?", []
-    if all(name in done for name, _ in wanted):
+    # WHY a failed call counts as made: its report names the tool alone (smolagents)
+    left = [w for w in wanted if json.dumps(list(w), sort_keys=True) not in made and (w[0], {}) not in talk.called]
+    if not left:
         return "Done: " + "; ".join(talk.results[-len(wanted):]), []
     if wanted[0][0] not in talk.tools:
         handoff = _handoff(talk)
         if handoff is not None and handoff[0] not in done:
             return "", [handoff]
         return "I cannot do that here.", []
-    return "", [w for w in wanted if w[0] not in done]
+    return "", left
 
 
 def _handoff(talk: Talk) -> tuple[str, dict[str, Any]] | None:
@@ -170,10 +173,11 @@ async def chat(request: Request) -> Response:
 
 async def _chunks(head: dict[str, Any], message: dict[str, Any], finish: str, body: dict[str, Any]) -> Any:
     chunk = {**head, "object": "chat.completion.chunk"}
-    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
-    if message.get("tool_calls"):
-        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(message["tool_calls"])]
-    yield f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': None}]})}\n\n"
+    # WHY a chunk per call: that is how OpenAI streams parallel calls, and how clients parse them
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": message.get("content") or ""}]
+    deltas += [{"tool_calls": [{**call, "index": i}]} for i, call in enumerate(message.get("tool_calls") or [])]
+    for delta in deltas:
+        yield f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': None}]})}\n\n"
     yield f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': finish}]})}\n\n"
     if (body.get("stream_options") or {}).get("include_usage"):
         yield f"data: {json.dumps({**chunk, 'choices': [], 'usage': USAGE})}\n\n"

@@ -6,10 +6,11 @@ eval/conversation.py) or simulated (a ``user``, eval/simulated.py).
 
 from __future__ import annotations
 
+import json
 from typing import Awaitable, Callable, Sequence
 
 from tracegrade.core.errors import AgentError
-from tracegrade.core.trace import Message, Reply, Usage
+from tracegrade.core.trace import Message, Reply, ToolCall, Usage
 from tracegrade.eval.dataset import GoldenCase, HistoryTurn
 
 
@@ -32,11 +33,13 @@ def join(messages: Sequence[str], replies: Sequence[Reply]) -> Reply:
     """One Reply for a conversation (each user message and the reply to it): the last
     answer, every message, call and step."""
     turns, calls, sources, offset = [], [], [], 0
-    seen: set[str] = set()  # WHY: one call id is one call, however many turns send it back (an agent's memory)
+    # WHY: one call is one call, however many turns send it back (an agent's memory). Known by its id with
+    # its tool, arguments and result: an agent that numbers its calls per request reuses the id alone.
+    seen: set[tuple[str, str, str, str]] = set()
     for number, (message, reply) in enumerate(zip(messages, replies), start=1):
         turns += [Message(role="user", content=message), Message(role="assistant", content=reply.answer)]
-        new = [c for c in reply.tool_calls if c.id is None or c.id not in seen]
-        seen.update(c.id for c in new if c.id is not None)
+        new = [c for c in reply.tool_calls if c.id is None or _once(c) not in seen]
+        seen.update(_once(c) for c in new if c.id is not None)
         rounds = [c.round for c in new if c.round is not None]
         calls += [c.model_copy(update={"turn": c.turn or number,
                                        "round": None if c.round is None else c.round + offset})
@@ -52,3 +55,7 @@ def join(messages: Sequence[str], replies: Sequence[Reply]) -> Reply:
         "provenance": unusable, "turns": tuple(turns), "tool_calls": tuple(calls), "retrieved_sources": tuple(sources),
         "retrieval_scores": (), "steps": tuple(s for r in replies for s in r.steps), "usage": usage,
     })
+
+
+def _once(call: ToolCall) -> tuple[str, str, str, str]:
+    return (call.id or "", call.name, json.dumps(call.arguments, sort_keys=True, default=str), call.result)
