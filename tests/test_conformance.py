@@ -74,8 +74,8 @@ def model_url():
         yield url
 
 
-def grade(framework: str, mode: str, kind: str, url: str, folder: Path,
-          cases: list[dict] | None = None, concurrency: int = 2) -> dict[tuple[str, int], tuple[str, str]]:
+def grade(framework: str, mode: str, kind: str, url: str, folder: Path, cases: list[dict] | None = None,
+          concurrency: int = 2, python: str = sys.executable) -> dict[tuple[str, int], tuple[str, str]]:
     """Each trial's (status, why), by (case id, repeat), from ``tracegrade run`` in a process of its own."""
     if cases is None:
         cases = CASES + ([HANDOFF, WRONG_HANDOFF] if "handoff" in MATRIX[framework][0] else [])
@@ -85,7 +85,7 @@ def grade(framework: str, mode: str, kind: str, url: str, folder: Path,
            "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
            "CONFORMANCE_FRAMEWORK": framework.removesuffix("_shared"), "CONFORMANCE_OTEL": kind}
     done = subprocess.run(
-        [sys.executable, "-m", "tracegrade.cli", "run", str(dataset), "--target", f"conformance_agents:{framework}",
+        [python, "-m", "tracegrade.cli", "run", str(dataset), "--target", f"conformance_agents:{framework}",
          "--capture", mode, "--checks-only", "--quiet", "--repeat", "2", "--concurrency", str(concurrency),
          "--db", f"sqlite:///{folder}/runs.db", "--out", str(folder / "out")],
         env=env, capture_output=True, text=True, timeout=600)
