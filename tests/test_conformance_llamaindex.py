@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from test_conformance import CASES, ROOT, grade, model_url  # noqa: F401 - model_url is a fixture
+from test_conformance import CASES, ROOT, grade
+from test_conformance import model_url as model_url  # the scripted model's fixture, shared
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ RUNS = [("llamaindex_function", "openai", "", CASES, SDK_TRUTH),
 
 @pytest.mark.parametrize(("framework", "mode", "kind", "cases", "truth"), RUNS,
                          ids=[f"{f}-{m}{'-' + k if k else ''}" for f, m, k, _, _ in RUNS])
-def test_every_llamaindex_trial_gets_the_true_verdict(framework, mode, kind, cases, truth, model_url,
+def test_every_llamaindex_trial_gets_the_true_verdict(framework, mode, kind, cases, truth, model_url,  # noqa: F811
                                                        llamaindex_python, tmp_path):
     verdicts = grade(framework, mode, kind, model_url, tmp_path, cases=cases, python=llamaindex_python)
     wrong = {trial: got for trial, got in verdicts.items() if got[0] != truth[trial[0]]}
