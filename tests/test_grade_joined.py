@@ -221,3 +221,15 @@ def test_one_session_id_for_every_conversation_still_tells_the_cases_apart(tmp_p
     (tmp_path / "t.jsonl").write_text(_turns(session=True).replace(_breakfast() + "\n", "") + breakfast + "\n")
     code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=CONVERSATION)
     assert statuses == {"refund": "pass", "other": "pass"} and code == 0
+
+
+def test_a_span_a_collector_wrote_twice_is_one_span(tmp_path):
+    """At-least-once delivery: the same export line twice. One call, its tokens once."""
+    line = _line([_agent("r", 1, QUESTION, "Yes."), {**_chat("r", 0, 2, ("c1", "get_booking", {"id": "BK-7"})),
+                  "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+                                 {"key": "llm.token_count.prompt", "value": {"intValue": "30"}}]},
+                  _tool("r", 0, 3, "c1", "get_booking", {"id": "BK-7"})])
+    from tracegrade.core.spans import spans_of_otlp_json
+
+    [found] = otel_traces(spans_of_otlp_json(json.loads(line)) * 2)
+    assert len(found.wire["toolCalls"]) == 1 and found.wire["usage"]["inputTokens"] == 30

@@ -101,8 +101,13 @@ def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
     one trace: an instrumentation with no span around the agent makes each model call a
     trace of its own, and only their conversation id says they belong together."""
     by_trace: dict[str, list[Span]] = {}
+    seen: dict[tuple[str, str], Span] = {}
     for raw in spans:
         span = as_span(raw)
+        first = seen.get((span.trace_id, span.span_id))
+        if first is not None and _same(first, span):
+            continue  # WHY: a collector that delivers at least once can write a span twice; it is one span
+        seen.setdefault((span.trace_id, span.span_id), span)
         by_trace.setdefault(span.trace_id, []).append(span)
     groups: dict[str, list[str]] = {}
     for trace_id, group in by_trace.items():
@@ -114,6 +119,11 @@ def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
         group = sorted((s for t in trace_ids for s in by_trace[t]), key=lambda s: (s.start_ns, s.end_ns))
         traces.append(_trace(trace_ids, group, joined=key.startswith("c:")))
     return _with_lost_parts(traces)
+
+
+def _same(one: Span, other: Span) -> bool:
+    """Whether two spans with one id are one span written twice (all but where they were read)."""
+    return replace(one, origin="") == replace(other, origin="")
 
 
 def _conversation(spans: list[Span]) -> str:
