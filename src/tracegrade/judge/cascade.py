@@ -73,19 +73,21 @@ def typical_model(domains: Sequence[Domain]) -> float:
 
 
 def fit(domains: Sequence[Domain], weights: Mapping[str, float], tolerance: float = 0.005,
-        steps: int = 41) -> dict[str, float]:
-    """The band (low, high) that asks the model least often, averaged over ``domains``, among
-    those that keep each domain's AUC within ``tolerance`` of asking always; with ``model``."""
+        threshold: float = 0.5, steps: int = 41) -> dict[str, float]:
+    """The band (low, high) around the pass ``threshold`` that asks the model least often, averaged
+    over ``domains``, among those that keep each domain's AUC within ``tolerance`` of asking always;
+    with ``model``. WHY around the threshold: outside it the verdict is the cheap parts' (a pass at
+    ``high`` or above, a fail under ``low``); the model is asked where the verdict is open."""
     rule = {MODEL: round(typical_model(domains), 3), "low": 0.0, "high": 1.0}
     cheap = [np.array([without_model(weights, rule, p) for p, _ in rows]) for rows in domains]
     full = [np.array([combined(weights, p) for p, _ in rows]) for rows in domains]
     goods = [np.array([g for _, g in rows]) for rows in domains]
     floor = [auc(list(f[g]), list(f[~g])) - tolerance for f, g in zip(full, goods)]
     every = np.concatenate(cheap)
-    cuts = sorted({float(c) for c in np.quantile(every, np.linspace(0, 1, steps))} | {0.0, 1.0})
+    cuts = sorted({float(c) for c in np.quantile(every, np.linspace(0, 1, steps))} | {0.0, threshold, 1.0})
     best: tuple[float, float, float] = (1.0, 0.0, 1.0)
-    for low in cuts:
-        for high in (c for c in cuts if c >= low):
+    for low in (c for c in cuts if c <= threshold):
+        for high in (c for c in cuts if c >= threshold):
             asked = [(c >= low) & (c < high) for c in cheap]
             share = float(np.mean([a.mean() for a in asked]))
             if share >= best[0]:
