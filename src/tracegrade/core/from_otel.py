@@ -91,8 +91,10 @@ class OtelTrace:
     trace_ids: tuple[str, ...] = ()
 
 
-# The attributes that name a conversation (GenAI, OpenInference): what joins a trace's parts
-CONVERSATION_ATTRIBUTES = ("gen_ai.conversation.id", "session.id")
+# The attributes that name a conversation (GenAI, OpenInference, OpenLLMetry's association
+# property, Langfuse): what joins a trace's parts and a conversation's turns
+CONVERSATION_ATTRIBUTES = ("gen_ai.conversation.id", "session.id", "traceloop.association.properties.session_id",
+                           "langfuse.session.id")
 
 
 def otel_traces(spans: Iterable[Any]) -> list[OtelTrace]:
