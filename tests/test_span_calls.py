@@ -366,10 +366,13 @@ READ_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.nam
              "llm.input_messages.0.message.content", "llm.input_messages.0.message.tool_call_id",
              "llm.input_messages.1.message.contents.0.message_content.text", "gen_ai.completion.0.tool_calls.0.name",
              "gen_ai.completion.0.tool_calls.0.arguments", "gen_ai.prompt.0.role", "gen_ai.prompt.0.content",
-             "gen_ai.prompt.0.tool_call_id"]
+             "gen_ai.prompt.0.tool_call_id", "traceloop.entity.name", "traceloop.entity.input",
+             "traceloop.entity.output", "llm.tools.0.tool.json_schema", "gen_ai.tool.definitions", "session.id",
+             "gen_ai.conversation.id"]
 KINDS = [{"gen_ai.operation.name": "chat"}, {"gen_ai.operation.name": "execute_tool"},
          {"openinference.span.kind": "LLM"}, {"openinference.span.kind": "TOOL"},
-         {"openinference.span.kind": "RETRIEVER"}, {"llm.request.type": "chat"}, {}]
+         {"openinference.span.kind": "RETRIEVER"}, {"llm.request.type": "chat"}, {"traceloop.span.kind": "tool"}, {}]
+ODD_NAMES = ["s", "handoff to ", "handoff to Desk", "x.tool", "execute_tool "]
 
 
 def test_odd_attribute_values_never_break_the_reading():
@@ -378,11 +381,20 @@ def test_odd_attribute_values_never_break_the_reading():
 
     rng = __import__("random").Random(33)
     for _ in range(600):
-        spans = [_span("s", str(n), rng.randint(0, 50), {**rng.choice(KINDS), **{
+        spans = [_span(rng.choice(ODD_NAMES), str(n), rng.randint(0, 50), {**rng.choice(KINDS), **{
             rng.choice(READ_KEYS): rng.choice(ODD) for _ in range(rng.randint(0, 6))}},
             parent=rng.choice(["", "0", "1", str(n)])) for n in range(rng.randint(1, 6))]
+        for span in spans:  # the event forms too: message events with values of other shapes
+            span["events"] = [{"name": rng.choice(EVENT_NAMES), "attributes": {rng.choice(EVENT_KEYS): rng.choice(ODD)}}
+                              for _ in range(rng.randint(0, 3))]
         for found in otel_traces(spans):
             Reply.from_wire(found.wire)
+
+
+EVENT_NAMES = ["gen_ai.client.inference.operation.details", "gen_ai.content.prompt", "gen_ai.content.completion",
+               "gen_ai.user.message", "gen_ai.tool.message", "gen_ai.choice", "other"]
+EVENT_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion",
+              "gen_ai.event.content", "content", "tool_calls", "id", "message"]
 
 
 def test_model_spans_without_their_messages_do_not_pass_a_forbidden_write(tmp_path, capsys):
