@@ -169,3 +169,16 @@ def test_the_real_calibrate_command_reads_the_stored_labels_with_the_local_judge
     assert "2 answers labelled in tracegrade view" in capsys.readouterr().err
     [correctness] = [m for m in json.loads(out.read_text())["metrics"] if m["metric"] == "correctness"]
     assert (correctness["good"], correctness["bad"]) == (1, 1)
+
+
+def test_a_name_stored_with_control_characters_is_read_back_as_escapes(tmp_path, capsys):
+    """A name stored before names were checked: read, exported and printed, never as raw control characters."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with stored(url) as store:
+        store.save_label(label("a", "correctness", "good"))
+        store._do(lambda run: run("UPDATE answer_labels SET annotator = ?", ("ann\x1b]0;pwned\x07",)))
+        [given] = store.labels()
+    assert given.annotator == "ann\\x1b]0;pwned\\x07"
+    assert main(["labels", "r1", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "ann\\\\x1b]0;pwned\\\\x07" in out  # JSON escapes the backslash

@@ -217,3 +217,46 @@ def test_a_bad_label_is_refused_with_the_reason_and_back_stays_on_this_site(clie
     away = client.post("/labels", data={**fields, "verdict": "good", "back": "//evil.example/x"},
                        follow_redirects=False)
     assert away.headers["location"] == f"/runs/r1/cases/{fields['case_id']}"
+
+
+PERSONAL_NOTE = "told ann.lee@example.com on +1 415 555 0100, card 4111 1111 1111 1111"
+PERSONAL = ("ann.lee@example.com", "415 555 0100", "4111 1111 1111 1111")
+
+
+def test_a_note_stored_raw_is_masked_on_every_way_out(tmp_path, monkeypatch, capsys):
+    """Issue 47: with TRACEGRADE_RAW_DATA=1 a note's e-mail, phone and card number showed on the
+    case page and in /labels.json, and `tracegrade labels` printed them with or without it."""
+    from tracegrade.cli import main
+
+    monkeypatch.setenv("TRACEGRADE_RAW_DATA", "1")
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:  # raw, from the environment
+        record(store, run([answered(*v) for v in VALUES], run_id="r1"))
+        client = TestClient(create_view_app(store, annotator="ann"), base_url=HOST)
+        fields = form_of(client.get("/runs/r1/cases/near").text)
+        client.post("/labels", data={**fields, "verdict": "bad", "note": PERSONAL_NOTE, "annotator": "ann"})
+        assert store.labels()[0].note == PERSONAL_NOTE  # kept raw in the store, as asked
+        pages = [client.get("/runs/r1/cases/near").text,
+                 client.get("/runs/r1/label", params={"again": f"{fields['metric']}:0:near"}).text,
+                 client.get("/labels.json", params={"run": "r1"}).text]
+    assert "[REDACTED_EMAIL]" in pages[0] and "told" in pages[1] and "told" in pages[2]  # the note is there, masked
+    for variable in ("1", None):
+        if variable is None:
+            monkeypatch.delenv("TRACEGRADE_RAW_DATA")
+        assert main(["labels", "r1", "--db", url]) == 0
+        pages.append(capsys.readouterr().out)
+        assert "told" in pages[-1]
+    for page in pages:
+        assert not [p for p in PERSONAL if p in unescape(page)]
+
+
+def test_an_annotator_name_is_printable_text(client, store):
+    """Issue 47: a name with control characters was stored and printed raw by calibrate (it set
+    the terminal's title and cleared the screen)."""
+    fields = form_of(client.get("/runs/r1/label").text)
+    for name in ("ann\x1b]0;pwned\x07", "ann\x1b[2J", "\u202eann", "ann\nbob"):
+        refused = client.post("/labels", data={**fields, "verdict": "good", "annotator": name}, follow_redirects=False)
+        assert refused.status_code == 400 and "printable" in unescape(refused.text), repr(name)
+    assert store.labels() == []
+    assert client.post("/labels", data={**fields, "verdict": "good", "annotator": "Zoë O'Brien"},
+                       follow_redirects=False).status_code == 303

@@ -10,7 +10,8 @@ result: its question, its answer, and the evidence the run's judge was shown
 (the context and the tool calls with their results), plus the reference answer
 and expected behaviour the view showed beside it when it was labelled. So
 `calibrate` puts before the judge what the person and the run's judge read.
-The case is redacted again on the way out, as the view's pages are.
+The case and the labels' texts are redacted again on the way out, as the view's pages
+are: a store written with TRACEGRADE_RAW_DATA=1 holds them raw.
 
 Each person's labels of an answer are one label of the item (their good and bad
 per metric, their notes as its rationale); skips are left out.
@@ -28,7 +29,7 @@ from tracegrade.core.redact import redact_data
 from tracegrade.core.results import CaseResult
 from tracegrade.judge.labels import LabelFile, LabelledItem
 from tracegrade.store import runref
-from tracegrade.store.labelrows import AnswerLabel
+from tracegrade.store.labelrows import AnswerLabel, masked
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunStore
 
 NO_NOTE = "labelled in tracegrade view"  # a label's rationale when its person wrote no note
@@ -64,7 +65,7 @@ def _datasets_hint(store: RunStore, ref: str) -> str:
 def label_file(store: RunStore, run_ids: Sequence[str] | None) -> dict[str, Any]:
     """The labels file (``judge.labels.LabelFile``'s JSON form) of the labels given on ``run_ids`` (None: all);
     DatasetError when none of them has a good or bad label."""
-    labels = [label for label in store.labels(run_ids) if label.verdict != "skip"]
+    labels = [masked(label) for label in store.labels(run_ids) if label.verdict != "skip"]
     by_answer: dict[tuple[str, str, int], list[AnswerLabel]] = defaultdict(list)
     for label in labels:
         by_answer[(label.run_id, label.case_id, label.repeat)].append(label)

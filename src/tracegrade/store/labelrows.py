@@ -11,13 +11,20 @@ it leaves their label queue and is never exported. The reference answer and
 expected behaviour shown beside the answer are kept with the label, so the
 exported item holds what the person (and the run's judge) read, even when the
 dataset file has moved on since.
+
+An annotator's name is printable text (no control or format character: a name
+is printed by `calibrate` and shown on pages). A label leaves the store through
+``masked`` (a page, an export): its texts with personal data masked, however the
+store was written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
+from tracegrade.core.redact import redact
 from tracegrade.store.backends import Row, Run
 
 VERDICTS = ("good", "bad", "skip")
@@ -62,6 +69,8 @@ class AnswerLabel:
             raise ValueError(f"a label is one of {', '.join(VERDICTS)}, got {self.verdict!r}")
         if not self.annotator.strip() or len(self.annotator) > NAME_CHARS:
             raise ValueError(f"an annotator's name is 1 to {NAME_CHARS} characters")
+        if not self.annotator.isprintable():
+            raise ValueError(f"an annotator's name is printable characters only, got {_escaped(self.annotator)}")
         if not self.metric:
             raise ValueError("a label names its metric")
 
@@ -99,5 +108,26 @@ def select(run: Run, run_ids: Sequence[str] | None = None) -> list[AnswerLabel]:
     return found
 
 
+def masked(label: AnswerLabel) -> AnswerLabel:
+    """``label`` as it leaves the store (a page, an export): personal data in its texts masked.
+
+    WHY on the way out, not only when stored: a store written with TRACEGRADE_RAW_DATA=1
+    (or by an older version) holds the texts raw, and a page or a labels file is an export."""
+    texts = (label.note, label.golden_answer, label.expected_behaviour)
+    note, golden, expected = (redact(text) if text else text for text in texts)
+    return dataclasses.replace(label, note=note, golden_answer=golden, expected_behaviour=expected)
+
+
 def _label(row: Row) -> AnswerLabel:
-    return AnswerLabel(row[0], row[1], int(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+    return AnswerLabel(row[0], row[1], int(row[2]), row[3], _printable(row[4]), row[5], row[6], row[7], row[8], row[9])
+
+
+def _printable(name: str) -> str:
+    """A stored name as text a terminal shows as it is: a name stored before names were
+    checked may hold control characters, which are written as escapes."""
+    return name if name.isprintable() else _escaped(name)[1:-1][:NAME_CHARS]
+
+
+def _escaped(name: str) -> str:
+    """``name`` quoted, every character that is not printable as its escape (``\\x1b``)."""
+    return "'" + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name) + "'"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from tracegrade.core.results import CaseResult
-from tracegrade.store.labelrows import NAME_CHARS, NOTE_CHARS, AnswerLabel
+from tracegrade.store.labelrows import NAME_CHARS, NOTE_CHARS, AnswerLabel, masked
 from tracegrade.view.shell import e, run_url, section, with_query
 
 POST_TO = "/labels"
@@ -59,6 +59,7 @@ def _pressed(current: AnswerLabel | None, verdict: str) -> str:
 def case_labels(run_id: str, result: CaseResult, given: Sequence[AnswerLabel], annotator: str, csrf: str,
                 back: str) -> str:
     """A case page's section: per metric the judge's value, this person's label (a form) and the others'."""
+    given = [masked(g) for g in given]
     if result.reply is None:
         return section("Your labels", '<p class="muted">no answer to label</p>', "labels")
     metrics = [(m.name, f"{m.value:.2f}" if m.value is not None else "not scored") for m in result.metrics] or \

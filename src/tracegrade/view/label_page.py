@@ -23,7 +23,7 @@ from typing import Sequence
 from tracegrade.core.results import CaseResult
 from tracegrade.judge.prompt import tool_calls_text
 from tracegrade.view.label_forms import LabelTarget, label_form, queue_url
-from tracegrade.store.labelrows import AnswerLabel
+from tracegrade.store.labelrows import AnswerLabel, masked
 from tracegrade.view.labelqueue import Candidate, Key
 from tracegrade.view.shell import case_url, e, layout, options, run_url, section, with_query
 
@@ -88,6 +88,7 @@ def parse_ref(ref: str) -> Key | None:
 def render(queue: Queue, item: Candidate | None, result: CaseResult | None, reference: str, expected: str,
            csrf: str, current: AnswerLabel | None = None) -> str:
     """The page at ``item`` (None: nothing left to label in this walk); ``current``: its label, shown again."""
+    current = masked(current) if current else None
     body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue) + _last(queue)
     if item is None or result is None or result.reply is None:
         body += section("Nothing left", _done(queue), "done")
