@@ -87,7 +87,7 @@ def test_two_runs_of_a_case_are_not_graded_naming_both_and_latest_picks_the_late
         (tmp_path / name).write_text("\n".join([*order, _breakfast()]) + "\n")
         code, statuses = _grade(tmp_path, tmp_path / name)
         err = capsys.readouterr().err
-        assert "refund" not in statuses and code == 2, (name, statuses)  # the first was graded: PASS or FAIL by order
+        assert statuses["refund"] == "unscored" and code == 2, (name, statuses)  # the first was graded: PASS or FAIL by order
         assert "case refund: traces of 2 runs" in err and "trace old" in err and "trace new" in err
         code, statuses = _grade(tmp_path, tmp_path / name, flags=("--latest",))
         assert statuses["refund"] == "fail" and code == 1
@@ -100,7 +100,7 @@ def test_fragments_with_no_root_are_never_graded_as_the_case(tmp_path, capsys):
     lines = (FIXTURES / "openllmetry.jsonl").read_text() + _breakfast() + "\n"
     (tmp_path / "t.jsonl").write_text(lines)
     code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=dataset)
-    assert "desk" not in statuses and code == 2, statuses  # its first fragment was graded: empty_answer FAIL
+    assert statuses["desk"] == "unscored" and code == 2, statuses  # its first fragment was graded: empty_answer FAIL
     assert "case desk: only fragments of its trace" in capsys.readouterr().err
 
     span_attributes = '"attributes":[{"key":"gen_ai.operation.name"'
@@ -142,7 +142,7 @@ def test_per_turn_traces_of_one_session_are_one_conversation(tmp_path):
 def test_a_turn_with_nothing_joining_it_leaves_the_case_not_graded(tmp_path, capsys):
     (tmp_path / "t.jsonl").write_text(_turns(session=False))
     code, statuses = _grade(tmp_path, tmp_path / "t.jsonl", dataset=CONVERSATION)
-    assert "refund" not in statuses and code == 2
+    assert statuses["refund"] == "unscored" and code == 2
     assert "turn 2 in" in capsys.readouterr().err
 
 

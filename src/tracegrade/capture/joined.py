@@ -27,6 +27,7 @@ from tracegrade.capture.recorded import Recorded
 from tracegrade.capture.target import PROVENANCE_SET
 from tracegrade.core.from_otel import ORPHAN_SAID
 from tracegrade.core.redact import redact
+from tracegrade.core.errors import UngradableTrace
 from tracegrade.core.trace import Reply
 from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
 from tracegrade.eval.dataset import GoldenCase
@@ -169,10 +170,14 @@ def _not_in_dataset(trace: Recorded) -> str:
     return redact(f"{named} is not in the dataset")
 
 
-def replay_target(replies: dict[str, Reply]) -> Any:
-    """A target that answers each case with its recorded Reply."""
+def replay_target(replies: dict[str, Reply], ungradable: dict[str, str] | None = None) -> Any:
+    """A target that answers each case with its recorded Reply; a case in ``ungradable`` (why its
+    traces cannot be graded) raises UngradableTrace, so it is an unscored row of the run."""
+    refused = ungradable or {}
 
     async def recorded(case: GoldenCase) -> Reply:
+        if case.id in refused:
+            raise UngradableTrace(refused[case.id])
         return replies[case.id]
 
     # WHY: a recorded Reply is the whole conversation (follow-ups, a simulated user's turns);

@@ -66,15 +66,15 @@ def handle(args: argparse.Namespace) -> int:
         print(f"tracegrade: {len(missing)} case(s) have no trace and are not graded: {', '.join(missing[:20])}"
               + (" ..." if len(missing) > 20 else ""), file=sys.stderr)
     args = _as_run_args(args)
-    graded = [c.id for c in dataset.cases if c.id in matched.replies]
+    # WHY the ungradable cases too: they are rows of the run, unscored with the reason, not only a message
+    graded = [c.id for c in dataset.cases if c.id in matched.replies or c.id in matched.unscored]
     selected = dataset.select(graded) if len(graded) < len(dataset.cases) else dataset
     with open_store(args.db) as store:
         judge = None if args.checks_only else run._judge(args)
         judge = run._check_calibration(store, judge, args.require_calibrated)
-        evaluation = run._execute(args, store, selected, judge, run._settings(args), replay_target(matched.replies))
-    code = run._report(args, evaluation)
-    # WHY 2 when all graded cases passed: some cases could not be scored at all (tracegrade run's meaning of 2)
-    return 2 if matched.unscored and code == 0 else code
+        evaluation = run._execute(args, store, selected, judge, run._settings(args),
+                                 replay_target(matched.replies, matched.unscored))
+    return run._report(args, evaluation)
 
 
 SHOWN = 20  # "not graded" lines printed; WHY a limit: an agent's thread pool can orphan thousands of traces

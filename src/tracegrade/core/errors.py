@@ -9,6 +9,7 @@
     ├── AgentError                  the agent under test could not answer
     │   └── StepLimitError          the agent used up its model rounds
     ├── SimulatedUserError          the simulated user failed or left its role: no verdict on the agent
+    ├── UngradableTrace             the recorded trace cannot be told to be the case's (two runs, fragments)
     └── StoreError                  the run store refused a read or write
 
 Exceptions become data at exactly two boundaries: the case (runner) and the
@@ -66,3 +67,8 @@ class SimulatedUserError(TracegradeError):
 
 class StoreError(TracegradeError):
     pass
+
+
+class UngradableTrace(TracegradeError):
+    """What was recorded for a case cannot be graded at all, not even its answer (traces of two runs,
+    fragments with nothing to join them): the case is unscored with the reason, never graded on a part."""

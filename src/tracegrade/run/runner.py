@@ -23,7 +23,7 @@ from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.simulated import CaseUser, OverBudget, case_user
 from tracegrade.eval.dataset import GoldenCase
-from tracegrade.core.errors import AgentError, SimulatedUserError
+from tracegrade.core.errors import AgentError, SimulatedUserError, UngradableTrace
 from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets
 from tracegrade.eval.flaky import RETRIED, FlakyPolicy
@@ -192,6 +192,10 @@ async def _evaluate_case(
         return CaseResult(status="unscored", error=redact_secrets(why), reply=kept,
                           agent_tokens=(kept.usage.input_tokens, kept.usage.output_tokens) if kept else (0, 0),
                           agent_retries=sum(step.retries for step in kept.steps) if kept else 0,
+                          seconds=time.perf_counter() - started, **base)
+    except UngradableTrace as exc:  # WHY unscored: the recording, not the agent, is in question
+        times.mark("agent")
+        return CaseResult(status="unscored", error=redact_secrets(f"not graded: {exc}"),
                           seconds=time.perf_counter() - started, **base)
     except Exception as exc:  # the case boundary; an error text may quote a secret (a 401 echoing the request)
         times.mark("agent")
