@@ -260,3 +260,38 @@ def test_an_annotator_name_is_printable_text(client, store):
     assert store.labels() == []
     assert client.post("/labels", data={**fields, "verdict": "good", "annotator": "Zoë O'Brien"},
                        follow_redirects=False).status_code == 303
+
+
+def test_every_bad_field_of_a_label_is_a_400_naming_it(client, store):
+    """Issue 47: ``repeat="²"`` (a digit to str.isdigit, not to int) answered 500."""
+    fields = form_of(client.get("/runs/r1/label").text)
+    cases = (("repeat", "²"), ("repeat", "9" * 30), ("repeat", "-1"), ("repeat", "1e3"), ("run_id", " "),
+             ("case_id", "\x00"), ("metric", "correctness\x00"), ("note", "a\x00b"), ("verdict", " "),
+             ("annotator", "ann\x1b[2J"))
+    for name, value in cases:
+        answer = client.post("/labels", data={**fields, "verdict": "good", name: value}, follow_redirects=False)
+        assert answer.status_code == 400 and f"field '{name}'" in unescape(answer.text), (name, value)
+    assert store.labels() == []
+    assert client.post("/labels", data={**fields, "verdict": "good", "note": "line one\nline two"},
+                       follow_redirects=False).status_code == 303
+
+
+def test_a_stored_threshold_that_was_not_a_number_leaves_every_page_working(tmp_path):
+    """Issue 47: a non-finite threshold (stored as null: JSON has no NaN) answered 500 on the run
+    page and the queue."""
+    nan, inf = float("nan"), float("inf")
+    metrics = (MetricScore("relevance", 0.6, nan, "probability"),
+               MetricScore("correctness", 3.0, inf, "scale", low=-inf, high=nan),
+               MetricScore("helpfulness", 0.2, 0.5, "probability"))
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        record(store, run([CaseResult("x", "pass", question="q?", reply=Reply(answer="a"), metrics=metrics)],
+                          run_id="r1"))
+        client = TestClient(create_view_app(store, annotator="ann"), base_url=HOST)
+        for path in ("/runs/r1", "/runs/r1/cases/x", "/runs/r1/label", "/runs/r1/label?metric=relevance"):
+            assert client.get(path).status_code == 200, path
+        row = client.get("/runs/r1").text
+        assert "helpfulness" in row  # below its threshold, the one that is a number
+        queued = client.get("/runs/r1/label", params={"metric": "relevance"}).text
+        assert "its threshold is not a number" in queued
+        client.post("/labels", data={**form_of(queued), "verdict": "good"})
+        assert [g.metric for g in store.labels()] == ["relevance"]

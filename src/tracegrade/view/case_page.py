@@ -8,6 +8,7 @@ Shown as stored: the store redacted the text before it wrote it."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Iterator, Sequence
 
 from tracegrade.core.results import CaseResult, CheckResult, MetricScore
@@ -80,12 +81,19 @@ def _metrics(r: CaseResult) -> str:
 
 
 def _metric_row(m: MetricScore) -> str:
-    if m.scored:
+    # WHY each number checked: a non-finite threshold or bound is stored as null (JSON has no NaN).
+    bounds = all(_number(x) for x in (m.threshold, m.low, m.high))
+    if m.scored and bounds:
         verdict, value = (("pass" if m.passed else "fail") if m.gates else "info"), f"{m.value:.2f}"
     else:
-        verdict, value = "unscored", "-"
+        verdict, value = ("unscored", "-") if not m.scored else ("no threshold", f"{m.value:.2f}")
+    at = f"&ge; {m.threshold:g} (range {m.low:g}–{m.high:g})" if bounds else "not a number"
     return (f"<tr><td>{e(m.name)}</td><td><b>{value}</b></td><td>{e(m.source)}</td>{status_cell(verdict)}"
-            f"<td>&ge; {m.threshold:g} (range {m.low:g}–{m.high:g})</td><td>{e(m.detail)}</td></tr>")
+            f"<td>{at}</td><td>{e(m.detail)}</td></tr>")
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _reason(r: CaseResult) -> str:

@@ -115,12 +115,19 @@ def row_of(data: Mapping[str, Any]) -> CaseRow:
     """The row of one stored case (its JSON form)."""
     failed = tuple((str(c.get("name", "")), str(c.get("code", ""))) for c in data.get("checks") or ()
                    if not c.get("passed", True))
-    low = tuple(str(m.get("name", "")) for m in data.get("metrics") or ()
-                if m.get("gates", True) and m.get("value") is not None and m["value"] < m.get("threshold", 0))
+    low = tuple(str(m.get("name", "")) for m in data.get("metrics") or () if m.get("gates", True) and _below(m))
     return CaseRow(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(data.get("status", "")),
                    str(data.get("split", "")), str(data.get("category", "")), str(data.get("risk", "")), failed, low,
                    dict(data.get("scores") or {}), float(data.get("seconds", 0.0) or 0.0),
                    str(data.get("question", ""))[:KEPT_CHARS])
+
+
+def _below(metric: Mapping[str, Any]) -> bool:
+    """Whether a stored metric scored below its threshold; False when either is not a number
+    (a non-finite threshold is stored as null: JSON has no NaN)."""
+    value, threshold = metric.get("value"), metric.get("threshold", 0)
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (value, threshold))
+    return numbers and bool(value < threshold)
 
 
 def preview(question: str) -> str:

@@ -126,8 +126,7 @@ def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, exp
     assert reply is not None
     target = LabelTarget(queue.run_id, item.case_id, item.repeat, item.metric)
     head = (f'<p>Is this answer <b>good</b> or <b>bad</b> on <b id="metric">{e(item.metric)}</b>? '
-            f'The judge scored it <b id="judge-value">{item.value:.2f}</b>; it passes at &ge; {item.threshold:g} '
-            f'(range {item.low:g}–{item.high:g}).</p>')
+            f'The judge scored it <b id="judge-value">{item.value:.2f}</b>; {_passes_at(item)}.</p>')
     again = f'<p id="again">Your label: <b>{e(current.verdict)}</b>. Press another key to change it.</p>' \
         if current else ""
     form = again + label_form(target, queue.annotator, csrf, queue.url(last=item.key), current, skip=True)
@@ -152,6 +151,12 @@ def _item(queue: Queue, item: Candidate, result: CaseResult, reference: str, exp
     return (section(f"Answer to label: {item.case_id}" + (f" #{item.repeat + 1}" if item.repeat else ""),
                     head + form + next_link, "to-label")
             + f'<div class="side beside"><div>{"".join(read)}</div><div>{evidence}</div></div>')
+
+
+def _passes_at(item: Candidate) -> str:
+    if item.threshold is None:
+        return f"its threshold is not a number (range {item.low:g}–{item.high:g})"
+    return f"it passes at &ge; {item.threshold:g} (range {item.low:g}–{item.high:g})"
 
 
 def _done(queue: Queue) -> str:

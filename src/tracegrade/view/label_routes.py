@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import getpass
 import json
-from typing import Callable
+from typing import Callable, Mapping
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -33,6 +33,8 @@ from tracegrade.view.shell import case_url, e, layout
 InfoOf = Callable[[RunStore, str], RunInfo]
 CaseOf = Callable[[RunStore, str, str, int], "CaseResult | None"]
 RUNS_EXPORTED = 500  # runs on one dataset a labels file gathers
+REQUIRED = ("run_id", "case_id", "metric", "verdict")  # a label form's fields with no default
+REPEAT_DIGITS = 6  # a repetition's number; more is no answer of any run
 
 
 def default_annotator() -> str:
@@ -77,9 +79,12 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
     @app.post("/labels")
     def label(request: Request) -> Response:
         form: dict[str, str] = getattr(request.state, "form", {})
+        bad = bad_field(form)
+        if bad:
+            return _problem(400, bad)
         repeat = form.get("repeat", "0")
-        info = info_of(store, form.get("run_id", ""))
-        result = case_of(store, info.run_id, form.get("case_id", ""), int(repeat) if repeat.isdigit() else -1)
+        info = info_of(store, form["run_id"])
+        result = case_of(store, info.run_id, form["case_id"], int(repeat))
         if result is None:
             return _problem(404, f"no case {form.get('case_id', '')!r} (repetition {repeat}) in run {info.run_id}")
         metric = form.get("metric", "")
@@ -106,6 +111,26 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
         data = stored_labels.label_file(store, run_ids)
         return Response(json.dumps(data, indent=2, ensure_ascii=False) + "\n", media_type="application/json",
                         headers={"content-disposition": 'attachment; filename="labels.json"'})
+
+
+def bad_field(form: Mapping[str, str]) -> str:
+    """What is wrong with the first field of a label form no label could have ("" when none):
+    each is refused with a 400 naming it, before the store is asked.
+
+        >>> bad_field({"run_id": "r1", "case_id": "a", "metric": "m", "verdict": "good", "repeat": "²"})
+        "field 'repeat': the answer's repetition, a whole number from 0, got '²'"
+    """
+    for name in REQUIRED:
+        if not form.get(name, "").strip():
+            return f"field {name!r}: required (a label names its run, case, metric and verdict)"
+    for name, value in form.items():
+        if any(ord(c) < 32 and c not in "\t\n\r" or 127 <= ord(c) < 160 for c in value):
+            return f"field {name[:40]!r}: holds a control character (printable text only; a note may break lines)"
+    repeat = form.get("repeat", "0")
+    # WHY ASCII digits only: str.isdigit() takes '²', which int() refuses (a 500 before).
+    if not (repeat.isascii() and repeat.isdigit() and len(repeat) <= REPEAT_DIGITS):
+        return f"field 'repeat': the answer's repetition, a whole number from 0, got {repeat[:20]!r}"
+    return ""
 
 
 def _name(given: str) -> str:

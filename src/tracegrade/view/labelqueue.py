@@ -18,6 +18,7 @@ ranked once (``rank``); each request walks the ranking to the item it shows.
 from __future__ import annotations
 
 import heapq
+import math
 import itertools
 from collections import Counter
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ class Candidate:
     repeat: int
     metric: str
     value: float
-    threshold: float
+    threshold: float | None  # None: stored as null (it was not a finite number)
     low: float = 0.0
     high: float = 1.0
     position: int = 0  # the answer's place in the run
@@ -47,7 +48,9 @@ class Candidate:
 
     @property
     def distance(self) -> float:
-        """How far the score is from the threshold, as a share of the metric's range."""
+        """How far the score is from the threshold, as a share of the metric's range (no threshold: last)."""
+        if self.threshold is None:
+            return math.inf
         return abs(self.value - self.threshold) / ((self.high - self.low) or 1.0)
 
 
@@ -63,12 +66,18 @@ def candidates(texts: Iterable[str]) -> tuple[Candidate, ...]:
 
 
 def _candidate(data: Mapping[str, Any], metric: Mapping[str, Any], position: int) -> Candidate | None:
-    value = metric.get("value")
-    if not isinstance(value, (int, float)) or not metric.get("name"):
+    value = _finite(metric.get("value"))
+    if value is None or not metric.get("name"):
         return None  # not scored: the judge said nothing to check against
-    return Candidate(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(metric["name"]),
-                     float(value), float(metric.get("threshold", 0.0)), float(metric.get("low", 0.0)),
-                     float(metric.get("high", 1.0)), position)
+    # WHY each number checked: a non-finite threshold or bound is stored as null (JSON has no NaN).
+    low, high = _finite(metric.get("low", 0.0)), _finite(metric.get("high", 1.0))
+    return Candidate(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(metric["name"]), value,
+                     _finite(metric.get("threshold", 0.0)), 0.0 if low is None else low, 1.0 if high is None else high,
+                     position)
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
