@@ -295,3 +295,17 @@ def test_a_stored_threshold_that_was_not_a_number_leaves_every_page_working(tmp_
         assert "its threshold is not a number" in queued
         client.post("/labels", data={**form_of(queued), "verdict": "good"})
         assert [g.metric for g in store.labels()] == ["relevance"]
+
+
+def test_the_counts_say_what_the_keys_did(client, store):
+    """Issue 47: after s the page counted the skip as labelled; after n "8 left" became "7 left",
+    though the answer stays in the queue (docs/judge.md)."""
+    page = client.get("/runs/r1/label").text
+    assert shown(page, "progress") == "8 left · 0 labelled by ann"
+    client.post("/labels", data={**form_of(page), "verdict": "good"})
+    page = client.get("/runs/r1/label").text
+    client.post("/labels", data={**form_of(page), "verdict": "skip"})
+    page = client.get("/runs/r1/label").text
+    assert shown(page, "progress") == "6 left · 1 labelled by ann · 1 skipped"
+    passed = client.get(re.search(r'id="next" href="([^"]+)"', page).group(1).replace("&amp;", "&")).text
+    assert shown(passed, "progress") == "6 left · 1 labelled by ann · 1 skipped · 1 passed over"

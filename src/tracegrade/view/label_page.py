@@ -61,10 +61,11 @@ class Queue:
     metrics: Sequence[str]  # the metrics the judge scored in the run
     metric: str  # the one chosen, "" for all
     annotator: str
-    passed: int  # items passed over with "next" in this walk
-    left: int  # items not labelled, from this one on
-    labelled: int  # this person's labels (and skips) in the run
+    passed: int  # items passed over with "next" in this walk (still in the queue)
+    left: int  # items this person has neither labelled nor skipped (those passed over among them)
+    labelled: int  # this person's good and bad labels in the run
     last: AnswerLabel | None = None  # the label this person just gave (shown, with u to change it)
+    skipped: int = 0  # this person's skips in the run
 
     def url(self, passed: int | None = None, last: Key | None = None, again: Key | None = None) -> str:
         """This walk's address; ``last``: the item just labelled, ``again``: an item shown again to relabel."""
@@ -106,6 +107,7 @@ def _chooser(queue: Queue) -> str:
             f'<label>labelling as <input type="text" name="annotator" value="{e(queue.annotator)}" size="12"></label>'
             f'<button type="submit">show</button>'
             f'<span class="muted" id="progress">{queue.left} left · {queue.labelled} labelled by {e(queue.annotator)}'
+            f'{f" · {queue.skipped} skipped" if queue.skipped else ""}'
             f'{f" · {queue.passed} passed over" if queue.passed else ""}</span></form>')
 
 

@@ -70,8 +70,9 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
         result = case_of(store, info.run_id, item.case_id, item.repeat) if item else None
         golden = _golden(info, item.case_id) if item else None
         given = label_page.parse_ref(last)
-        state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left - passed, len(mine),
-                                 mine.get(given) if given else None)
+        skipped = sum(1 for g in mine.values() if g.verdict == "skip")
+        state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left, len(mine) - skipped,
+                                 mine.get(given) if given else None, skipped)
         return HTMLResponse(label_page.render(state, item, result, redact(golden.golden_answer) if golden else "",
                                               redact(golden.expected_behaviour) if golden else "", request.state.csrf,
                                               current))
