@@ -399,7 +399,8 @@ def test_names_in_the_reference_answer_and_the_known_list_are_grounded():
     assert scores["faithfulness"].passed is False
     known = parse_rubric(load_rubric().text.replace("name: tracegrade-default", "name: x\nknown: [Bob]"))
     scores = {m.name: m for m in asyncio.run(Judge(by_question(ANSWERS), known).score(refusal, answer)).metrics}
-    assert scores["faithfulness"].passed and ("code", 1.0) in scores["faithfulness"].parts
+    # the name is held now; faithfulness's value also weighs word overlap, which a refusal lacks
+    assert ("code", 1.0) in scores["faithfulness"].parts and "not in the evidence" not in scores["faithfulness"].detail
 
 
 @pytest.mark.parametrize("change, message", [

@@ -107,13 +107,24 @@ def test_the_code_part_counts_a_claim_written_twice_once():
     assert "'$5' (money), '5 USD' (money)" in metrics["faithfulness"].detail
 
 
-def test_a_faithful_answer_fails_when_the_model_says_no_and_the_detail_names_the_model():
-    _, metrics = _judged(always(0.05), "How long do I have to return it?", "",
+def test_a_faithful_answer_in_the_evidences_words_passes_without_the_model_and_a_no_only_lowers_it():
+    seen: list[str] = []
+    _, metrics = _judged(always(0.05, seen), "How long do I have to return it?", "",
                          "Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
     faithfulness = metrics["faithfulness"]
-    assert faithfulness.passed is False and "failed: model" in faithfulness.detail
-    # overlap is a part: the shipped rubric weighs it (the answer repeats the context: 1.0)
-    assert dict(faithfulness.parts) == pytest.approx({"model": 0.05, "code": 1.0, "overlap": 1.0})
+    # the cheap parts settle it (the shipped cascade): every word and claim is in the evidence
+    assert faithfulness.passed and "the model not asked" in faithfulness.detail
+    assert not any("supported by what the assistant saw" in prompt for prompt in seen)
+    assert dict(faithfulness.parts) == pytest.approx({"code": 1.0, "overlap": 1.0})
+    # asked (the cascade off), the model's no lowers the value; on real replies it is the weakest part
+    no = Judge(always(0.05), load_rubric(), cascade=False)
+    yes = Judge(always(0.95), load_rubric(), cascade=False)
+    case = GoldenCase(id="c", question="How long do I have to return it?")
+    reply = Reply(answer="Returns are accepted within 30 days.", context="Returns are accepted within 30 days.")
+    said_no, said_yes = (asyncio.run(j.score(case, reply)).metrics for j in (no, yes))
+    low = next(m for m in said_no if m.name == "faithfulness")
+    high = next(m for m in said_yes if m.name == "faithfulness")
+    assert low.value < high.value and dict(low.parts) == pytest.approx({"model": 0.05, "code": 1.0, "overlap": 1.0})
 
 
 def with_overlap():
@@ -124,6 +135,7 @@ def with_overlap():
     from tracegrade.judge.rubric import parse_rubric
 
     text = re.sub(r"\n    weights: \{[^}\n]*\}", "", load_rubric().text, count=1)
+    text = re.sub(r"\n    cascade: \{[^}\n]*\}", "", text, count=1)
     marker = "supported by what the assistant saw?\n    code: grounding\n"
     assert text.count(marker) == 1  # faithfulness's entry
     rubric = parse_rubric(text.replace(marker, marker + "    overlap: true\n"))
@@ -293,9 +305,9 @@ def test_the_same_rubric_with_a_json_judge_scores_faithfulness_and_reference_fre
     from support import full_marks
 
     model = ScriptedModel(full_marks, model_id="json-judge")
-    outcome, metrics = _judged(model, "How long?", "", "It takes 30 days.", context="It takes 30 days.")
-    assert metrics["faithfulness"].source == "json" and metrics["faithfulness"].passed
-    assert dict(metrics["faithfulness"].parts)["model"] == 1.0
+    outcome, metrics = _judged(model, "How long?", "", "It takes 30 days.", context="It takes 30 days.",
+                               ask_decided=True)
+    assert metrics["faithfulness"].passed and dict(metrics["faithfulness"].parts)["model"] == 1.0
     assert metrics["correctness"].detail.startswith("reference-free") and case_status([], outcome) == "pass"
     _, metrics = _judged(model, "How long?", "", "It takes 60 days.", context="It takes 30 days.")
     assert metrics["faithfulness"].passed is False and "failed: code" in metrics["faithfulness"].detail

@@ -172,14 +172,16 @@ class Judge:
             best = self._best_possible(spec, texts, missing) if missing else 0.0
             if failed:
                 done[spec.name] = replace(self._result(spec, spec.range[0], "code", NOT_ASKED), parts=())
+            elif (settled := self._settled(spec, texts)) is not None:
+                # WHY before the bound below: one value for every answer the model is not asked
+                # about (the cascade's, at the typical P(yes)), not an upper bound for some of them
+                done[spec.name] = settled
             elif missing and best < self.thresholds.get(spec.name, spec.threshold):
                 share = self._claim_share(spec, texts, missing)
                 at_most = f"at most {best:.2f} whatever the model says; " if spec.weights else ""
                 detail = (f"code {share:.2f}; not in the evidence: {_named(missing)}; {at_most}"
                           "failed: code (the model not asked)")
                 done[spec.name] = replace(self._result(spec, best, "code", detail), parts=(("code", share),))
-            elif (settled := self._settled(spec, texts)) is not None:
-                done[spec.name] = settled
             else:
                 undecided.append(spec)
         return undecided
@@ -195,9 +197,20 @@ class Judge:
         value = cascade.decided(spec.weights, rule, dict(cheap))
         if value is None:
             return None
-        said = "; ".join(f"{n} {v:.2f}" for n, v in cheap)
-        detail = f"{said}; {_settled_how(value, rule)} (the model not asked)"
+        detail = f"{self._said(spec, cheap, missing, value)}; {_settled_how(value, rule)} (the model not asked)"
         return replace(self._result(spec, value, "code", detail), parts=tuple(cheap))
+
+    def _said(self, spec: MetricSpec, parts: Sequence[tuple[str, float]], missing: Sequence[Claim],
+              value: float) -> str:
+        """The parts, the claims not found, and which parts failed when the value fails."""
+        threshold = self.thresholds.get(spec.name, spec.threshold)
+        failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
+        said = [f"{name} {v:.2f}" for name, v in parts]
+        if missing:
+            said.append(f"not in the evidence: {_named(missing)}")
+        if value < threshold and failed:
+            said.append(f"failed: {', '.join(failed)}")
+        return "; ".join(said)
 
     def _rule(self, spec: MetricSpec) -> Mapping[str, float] | None:
         """The metric's cascade rule, when this judge applies it."""
@@ -235,21 +248,15 @@ class Judge:
             # WHY the cascade's value though the model was asked (calibration asks every answer):
             # calibration measures the value a run gives, and a run does not ask here.
             assert rule is not None
-            return replace(model, value=settled, detail=_joined(f"model {shares['model']:.2f}; "
-                                                                 f"{_settled_how(settled, rule)}", model.detail),
+            said = self._said(spec, parts, missing, settled)
+            return replace(model, value=settled, detail=_joined(f"{said}; {_settled_how(settled, rule)}", model.detail),
                            parts=tuple(parts))
         if spec.weights is not None:
             value = combined(spec.weights, shares)
         else:
             value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
-        threshold = self.thresholds.get(spec.name, spec.threshold)
-        failed = [name for name, v in parts if (v < 1.0 if name == "code" else v < threshold)]
-        said = [f"{name} {v:.2f}" for name, v in parts]
-        if missing:
-            said.append(f"not in the evidence: {_named(missing)}")
-        if value < threshold and failed:
-            said.append(f"failed: {', '.join(failed)}")
-        return replace(model, value=value, detail=_joined("; ".join(said), model.detail), parts=tuple(parts))
+        return replace(model, value=value, detail=_joined(self._said(spec, parts, missing, value), model.detail),
+                       parts=tuple(parts))
 
     def _parts(self, spec: MetricSpec, texts: Mapping[str, str], missing: Sequence[Claim],
                p_yes: float) -> list[tuple[str, float]]:
