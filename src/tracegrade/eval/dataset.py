@@ -18,6 +18,7 @@ docs/trajectory.md.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import itertools
 import hashlib
@@ -43,6 +44,8 @@ from tracegrade.eval.expectations import (
 from tracegrade.eval.scenario import UserScenario
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
+# The trial the running case is (GoldenCase.trial): set by the runner around the agent's answer.
+CURRENT_TRIAL: contextvars.ContextVar[str] = contextvars.ContextVar("tracegrade_trial", default="")
 
 
 _Strict = Strict
@@ -114,28 +117,15 @@ class GoldenCase(_Strict):
     # The tool whose call hands the user to a person (tau-bench's transfer_to_human_agents): named,
     # only its call ends a simulated user's conversation as a handover; a dataset may name it for every case.
     handover_tool: str | None = Field(default=None, min_length=1)
-    # Which trial this is, set by the runner on the case the agent gets, never by a file:
-    # "<run id>/<case id>/<repeat>" (and "/<attempt>" for a flaky re-run). WHY: an agent keys its
-    # memory by it (a LangGraph checkpointer's thread_id, an Agents SDK session id), so two
-    # trials never share what one remembered. Left out of the case's content and hash.
-    trial: str = Field(default="", exclude=True)
 
-    @field_validator("trial")
-    @classmethod
-    def _trial_not_given(cls, value: str) -> str:
-        if value:
-            raise ValueError("is set by tracegrade for each trial (run, case, repeat); a dataset cannot set it")
-        return value
-
-    def for_trial(self, trial: str) -> GoldenCase:
-        """This case as one trial's agent gets it, made as unpickling makes a model. WHY what it
-        worked out is kept (its hash, its matchers): the trial is no part of the case's content.
-        WHY not model_copy: pydantic's copy machinery cost a fast case 1.6 us, this 0.6."""
-        case = GoldenCase.__new__(GoldenCase)
-        case.__setstate__({"__dict__": {**self.__dict__, "trial": trial},
-                           "__pydantic_fields_set__": self.__pydantic_fields_set__,
-                           "__pydantic_extra__": None, "__pydantic_private__": None})
-        return case
+    @property
+    def trial(self) -> str:
+        """Which trial of the run the agent is answering: "<run id>/<case id>/<repeat>" (and
+        "/<attempt>" for a flaky re-run); "" outside a run. An agent keys its memory by it (a LangGraph
+        checkpointer's thread_id, an Agents SDK session id), so two trials never share what one
+        remembered. WHY the runner's context, not a field: no part of the case's content, and a
+        copy of every case would cost each checks-only case more than its checks."""
+        return CURRENT_TRIAL.get()
 
     @field_validator("state")
     @classmethod
@@ -720,7 +710,6 @@ def golden_case_json_schema() -> dict[str, Any]:
     object with ``cases`` and the declarations they share. A JSONL line is one
     ``#/$defs/GoldenCase``."""
     case = GoldenCase.model_json_schema(by_alias=True)
-    case["properties"].pop("trial", None)  # set by the runner, refused in a file
     case["anyOf"] = [{"required": ["question"]}, {"required": ["user"]}]  # a simulated user may open
     header = DatasetHeader.model_json_schema(by_alias=True)
     # WHY hoist $defs: the case's own $refs ("#/$defs/ToolOrder") resolve from

@@ -22,7 +22,7 @@ from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for
 from tracegrade.eval.plugins import Check
 from tracegrade.eval.conversation import play
 from tracegrade.eval.simulated import CaseUser, OverBudget, case_user
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.eval.dataset import CURRENT_TRIAL, GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError, UngradableTrace
 from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets
@@ -167,8 +167,12 @@ async def _evaluate_case(
                        risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
         # WHY a deadline scope, not wait_for: wait_for wraps every case's agent in a task of its own.
-        with deadline(settings.timeout_s):
-            reply = await play(target, case.for_trial(trial), settings.user_model)
+        trial_set = CURRENT_TRIAL.set(trial)
+        try:
+            with deadline(settings.timeout_s):
+                reply = await play(target, case, settings.user_model)
+        finally:
+            CURRENT_TRIAL.reset(trial_set)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
