@@ -13,7 +13,7 @@ from runs_support import run
 from test_store import postgres_server, store_url  # noqa: F401  (the SQLite / Postgres store fixtures)
 from tracegrade.cli import build_parser, main
 from tracegrade.cli.calibrate import run_calibration
-from tracegrade.core.errors import DatasetError
+from tracegrade.core.errors import ConfigError, DatasetError
 from tracegrade.core.results import CaseResult, MetricScore
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.judge.labels import load_labels
@@ -81,8 +81,8 @@ def test_the_export_is_the_labels_file_calibrate_reads_built_from_the_stored_ans
         store.save_label(label("a", "correctness", "bad", who="bob"))
         store.save_label(label("c", "relevance", "good", repeat=1))
         store.save_label(label("b", "relevance", "skip"))  # skipped: not an item
-        data = label_file(store, runs_labelled(store, "r1"))
-        items, version = labelled_items(store, None)
+        data = label_file(store, runs_labelled(store, "r1"), reference="ann")
+        items, version = labelled_items(store, None, reference="ann")
     path = tmp_path / "labels.json"
     path.write_text(json.dumps(data))
     loaded, _ = load_labels(path)
@@ -182,3 +182,67 @@ def test_a_name_stored_with_control_characters_is_read_back_as_escapes(tmp_path,
     assert main(["labels", "r1", "--db", url]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "ann\\\\x1b]0;pwned\\\\x07" in out  # JSON escapes the backslash
+
+
+def test_the_reference_annotator_is_the_one_named_never_the_first_name_in_order(tmp_path, capsys):
+    """Issue 47: the name that sorted first became the reference annotator, so any labeller chose it."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with stored(url) as store:
+        store.save_label(label("a", "correctness", "good"))
+        store.save_label(label("a", "correctness", "bad", who="0aaa"))  # sorts first
+        store.save_label(label("b", "correctness", "bad", who="0aaa"))  # only 0aaa labelled b
+        store.save_label(label("c", "correctness", "good", who="bob"))
+        store.save_label(label("c", "correctness", "bad", who="0aaa"))  # c: neither is ann
+    out = tmp_path / "cal.json"
+    flags = ["calibrate", "--from-store", "r1", "--db", url, "--no-breaks", "--min-labels", "1", "--json", str(out)]
+    with pytest.raises(ConfigError, match=r"2 answer\(s\) were labelled by more than one person.*--reference NAME.*"
+                                          r"0aaa \(3 answers\), ann \(1 answers\), bob \(1 answers\)"):
+        run_calibration(build_parser().parse_args(flags), _judge_saying(4))
+    run_calibration(build_parser().parse_args([*flags, "--reference", "ann"]), _judge_saying(4))
+    assert "c left out" not in capsys.readouterr().err
+    [correctness] = [m for m in json.loads(out.read_text())["metrics"] if m["metric"] == "correctness"]
+    assert (correctness["good"], correctness["bad"]) == (1, 1)  # a: ann's good; b: 0aaa's, its one label; c: out
+    with pytest.raises(ConfigError, match="no label by 'carol'"):
+        run_calibration(build_parser().parse_args([*flags, "--reference", "carol"]), _judge_saying(4))
+    assert main(["labels", "r1", "--db", url]) == 2
+    assert "--reference NAME" in capsys.readouterr().err
+    assert main(["labels", "r1", "--db", url, "--reference", "0aaa"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert [[g["annotator"] for g in item["labels"]] for item in exported["items"]] == \
+        [["0aaa", "ann"], ["0aaa"], ["0aaa", "bob"]]
+
+
+def test_a_labels_file_with_a_control_character_in_a_name_is_refused_by_calibrate(tmp_path):
+    items = [{"id": "i1", "caseId": "c", "question": "q?", "evidence": {}, "answer": "a",
+              "labels": [{"annotator": "ann\x1b]0;pwned\x07", "scores": {"correctness": "good"}, "rationale": "r"}]}]
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps({"items": items}))
+    args = build_parser().parse_args(["calibrate", "--labels", str(path), "--no-breaks", "--db",
+                                      f"sqlite:///{tmp_path / 'runs.db'}"])
+    with pytest.raises(DatasetError, match=r"item 'i1': annotator 'ann\\x1b\]0;pwned\\x07' holds a control"):
+        run_calibration(args, _judge_saying(4))
+
+
+def test_calibrate_from_the_store_uses_the_judge_the_runs_were_scored_with(tmp_path, monkeypatch, capsys):
+    """Issue 47: `calibrate --from-store RUN` judged with `local` (and stopped without its extra),
+    whatever judge scored the run."""
+    from judge_rubrics import SCALE_RUBRIC_TEXT
+    from tracegrade.testing.fault_server import FaultServer
+
+    rubric = tmp_path / "rubric.md"
+    rubric.write_text(SCALE_RUBRIC_TEXT)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    recorded = run([answered("a", "answer a"), answered("b", "answer b")], run_id="r1")
+    settings = {"judgeModel": "openai:fake-judge", "rubric": str(rubric)}
+    with open_store(url) as store:
+        record(store, replace(recorded, manifest=replace(recorded.manifest, judge_model="fake-judge",
+                                                         settings=settings)))
+        store.save_label(label("a", "correctness", "good"))
+        store.save_label(label("b", "correctness", "bad"))
+    monkeypatch.delenv("TRACEGRADE_JUDGE_MODEL", raising=False)
+    with FaultServer() as server:
+        monkeypatch.setenv("TRACEGRADE_JUDGE_BASE_URL", server.base_url)
+        code = main(["calibrate", "--from-store", "r1", "--db", url, "--no-breaks", "--min-labels", "1"])
+    err = capsys.readouterr().err
+    assert code in (0, 1) and "calibrating judge fake-judge" in err and "openai:fake-judge" in err
+    assert f"(rubric {_judge_saying(4).rubric_hash})" in err  # the run's rubric, not the shipped one

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -14,7 +15,7 @@ from tracegrade.core.errors import ConfigError
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, with_weights
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.judge.labels import DEFAULT_LABELS, LabelledItem, balanced_subset, load_labels
-from tracegrade.judge.stored_labels import labelled_items, runs_labelled
+from tracegrade.judge.stored_labels import file_reference, label_file, parsed, run_judge, runs_labelled
 from tracegrade.eval.provenance import new_run_id, now_iso
 from tracegrade.judge.answer_cache import CachedModel
 from tracegrade.models import ChatModel, load_model, model_spec
@@ -47,6 +48,10 @@ def register(subparsers: Any) -> None:
                    help="read the labels given in `tracegrade view` from the run store (--db) instead of a file: "
                    "those on one run (id, prefix, latest, previous), on every run of a dataset, or, with no "
                    "value, on every run; each labelled answer is judged as it was stored")
+    p.add_argument("--reference", metavar="NAME",
+                   help="the annotator whose labels the judge is compared with, on each answer they labelled "
+                   "(default: a file's first label of each item; from the store, an answer's one label, and a "
+                   "refusal naming the labellers when several labelled the same answer)")
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, "
                    "anthropic:MODEL (env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
@@ -94,10 +99,11 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    model: ChatModel = load_model(model_spec("judge", args.judge_model), role="judge")
+    spec, rubric_path = _judge(args)
+    model: ChatModel = load_model(spec, role="judge")
     if args.model_cache:
         model = CachedModel(model, args.model_cache)
-    rubric = load_rubric(args.rubric)
+    rubric = load_rubric(rubric_path)
     if args.metrics:
         rubric = rubric.keep([name.strip() for name in args.metrics.split(",") if name.strip()])
     code = run_calibration(args, Judge(model, rubric, temperature=args.temperature))
@@ -133,18 +139,37 @@ def run_calibration(args: argparse.Namespace, judge: Judge) -> int:
     return 0 if result.passed else 1
 
 
+def _judge(args: argparse.Namespace) -> tuple[str, Path | None]:
+    """The judge's model spec and rubric: the flags (or TRACEGRADE_JUDGE_MODEL); with --from-store,
+    what they leave open is the labelled runs' own judge, as their manifests record it."""
+    spec, rubric = args.judge_model or os.environ.get("TRACEGRADE_JUDGE_MODEL"), args.rubric
+    if args.from_store is None or (spec and rubric):
+        return model_spec("judge", spec), rubric
+    with open_store(args.db) as store:
+        ran = run_judge(store, None if args.from_store == EVERY_RUN else runs_labelled(store, args.from_store))
+    if not rubric and ran.rubric and not Path(ran.rubric).is_file():
+        raise ConfigError(f"the labelled runs were judged with the rubric {ran.rubric}, not found from here: "
+                          "name it, --rubric PATH")
+    spec, rubric = spec or ran.model or model_spec("judge"), rubric or (Path(ran.rubric) if ran.rubric else None)
+    print(f"tracegrade: the judge of the labelled runs unless told otherwise: {spec}, rubric "
+          f"{rubric or 'shipped'}", file=sys.stderr)
+    return spec, rubric
+
+
 def _labels(args: argparse.Namespace) -> tuple[tuple[LabelledItem, ...], str]:
     """The labelled answers and their version: from --labels' file, or from the store (--from-store)."""
     if args.from_store is None:
-        return load_labels(args.labels)
+        items, version = load_labels(args.labels)
+        return file_reference(items, args.reference, str(args.labels or DEFAULT_LABELS)), version
     if args.labels is not None:
         raise ConfigError("--labels and --from-store each name the labels: give one")
     with open_store(args.db) as store:
         run_ids = None if args.from_store == EVERY_RUN else runs_labelled(store, args.from_store)
-        items, version = labelled_items(store, run_ids)
+        data = label_file(store, run_ids, args.reference)
         where = store.url
-    print(f"tracegrade: {len(items)} answers labelled in tracegrade view, from {where} (labels {version})",
-          file=sys.stderr)
+    items, version = parsed(data)
+    print(f"tracegrade: {len(items)} answers labelled in tracegrade view, from {where} (labels {version}): "
+          f"{data['description']}", file=sys.stderr)
     return items, version
 
 

@@ -20,6 +20,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("ref", nargs="?", metavar="RUN|DATASET",
                    help="the labels on one run (id, prefix, latest, previous) or on every run of a dataset "
                    "(default: on every run)")
+    p.add_argument("--reference", metavar="NAME",
+                   help="the annotator whose label comes first on each answer they labelled: the one `calibrate "
+                   "--labels` compares the judge with (needed when several people labelled the same answer)")
     p.add_argument("--db", help="run store URL (env TRACEGRADE_DB; default sqlite:///.tracegrade/runs.db)")
     p.add_argument("--out", type=Path, metavar="PATH", help="write the file here (default: print it)")
     p.set_defaults(handler=handle)
@@ -30,7 +33,7 @@ def handle(args: argparse.Namespace) -> int:
     from tracegrade.store.runstore import open_store
 
     with open_store(args.db) as store:
-        data = label_file(store, runs_labelled(store, args.ref) if args.ref else None)
+        data = label_file(store, runs_labelled(store, args.ref) if args.ref else None, args.reference)
         where = store.url
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if args.out is None:

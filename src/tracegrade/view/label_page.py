@@ -17,6 +17,7 @@ script is inline, as every view page's, which the view's Content-Security-Policy
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -164,7 +165,9 @@ def _passes_at(item: Candidate) -> str:
 def _done(queue: Queue) -> str:
     on = f" on {queue.metric}" if queue.metric else ""
     again = (f' <a href="{e(queue.url(0))}">Start again at the items you passed over</a>.' if queue.passed else "")
-    export = with_query("/labels.json", {"run": queue.run_id})
+    # WHY this person as the reference: labels from several people on one answer need someone named first.
+    export = with_query("/labels.json", {"run": queue.run_id, "reference": queue.annotator})
     return (f'<p id="nothing-left">No unlabelled answer left for {e(queue.annotator)} in this run{e(on)}.{again}</p>'
-            f'<p>Measure the judge on these labels: <code>tracegrade calibrate --from-store {e(queue.run_id)}</code>, '
-            f'or download them as a labels file: <a href="{e(export)}">labels.json</a>.</p>')
+            f'<p>Measure the judge on these labels: <code>tracegrade calibrate --from-store {e(queue.run_id)} '
+            f'--reference {e(shlex.quote(queue.annotator))}</code>, or download them as a labels file: '
+            f'<a href="{e(export)}">labels.json</a>.</p>')

@@ -20,6 +20,7 @@ from typing import Callable, Mapping
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from tracegrade.core.errors import ConfigError
 from tracegrade.core.redact import redact
 from tracegrade.core.results import CaseResult
 from tracegrade.eval.dataset import GoldenCase
@@ -106,10 +107,14 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
                                 status_code=303)
 
     @app.get("/labels.json")
-    def labels_json(run: str = "", dataset: str = "") -> Response:
+    def labels_json(run: str = "", dataset: str = "", reference: str = "") -> Response:
+        """``reference``: whose label comes first on each answer (needed when several people labelled one)."""
         run_ids = [info_of(store, run).run_id] if run else \
             [i.run_id for i in store.runs(limit=RUNS_EXPORTED, dataset=dataset)] if dataset else None
-        data = stored_labels.label_file(store, run_ids)
+        try:
+            data = stored_labels.label_file(store, run_ids, reference.strip() or None)
+        except ConfigError as exc:  # several people labelled one answer: name whose label comes first
+            return _problem(400, str(exc).replace("--reference NAME", "?reference=NAME"))
         return Response(json.dumps(data, indent=2, ensure_ascii=False) + "\n", media_type="application/json",
                         headers={"content-disposition": 'attachment; filename="labels.json"'})
 
