@@ -130,7 +130,7 @@ class Recorder:
         if any(not task.done() for task in self.tasks):
             self.shared.worker_seen = True
             return WORKER_TASK
-        shared_with = self._memory_shared()
+        shared_with = self._memory_shared() if self.trial and (self.exchanges or self.spans) else None
         if shared_with is not None:
             return SHARED_MEMORY.format(call=shared_with[0], other=shared_with[1])
         if self.dropped:
@@ -144,15 +144,11 @@ class Recorder:
         """A call another trial asked for in what this trial sent first (its history), if any.
         WHY the first request only: the history from before the trial is in it; the later ones
         only add this trial's own rounds."""
-        if not self.trial:
-            return None
         if self.exchanges:
             return self.shared.other_trial(sent_ids(self.exchanges[0]), self.trial)
-        if self.spans:
-            asked, sent_first = span_call_ids(self.spans)
-            self.shared.claim(asked, self.trial)
-            return self.shared.other_trial(sent_first, self.trial)
-        return None
+        asked, sent_first = span_call_ids(self.spans)
+        self.shared.claim(asked, self.trial)
+        return self.shared.other_trial(sent_first, self.trial)
 
 
 _current: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("tracegrade_recorder", default=None)

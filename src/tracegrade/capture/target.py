@@ -70,7 +70,7 @@ def captured_target(function: Callable[..., Any], sources: Sequence[str] = ()) -
     async def ask(case: GoldenCase) -> Reply:
         if takes_question and case.history:
             _warn_question_only(shared, function)
-        with capturing(sources, case.id, shared, case.trial) as recorder:
+        with capturing(sources, case.id, shared, case.trial if sources else "") as recorder:
             returned = await call_agent(function, case.question if takes_question else case, is_async)
         problem = recorder.close()
         if sets_provenance and isinstance(returned, Reply):
@@ -138,7 +138,8 @@ def merge(returned: Any, recorder: Recorder, sources: Sequence[str], problem: st
     if captured is not None:
         captured = captured.model_copy(update={"provenance": _captured(recorder, problem, captured.provenance)})
     if isinstance(returned, Reply):
-        return _one_source(returned, captured)
+        # WHY the plain case first: a fast agent's every case returns its own Reply with nothing captured
+        return returned if captured is None and returned.provenance is None else _one_source(returned, captured)
     if returned is None:
         if captured is None:
             raise AgentError("the target returned nothing and no model call was captured "

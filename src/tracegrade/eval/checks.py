@@ -394,7 +394,7 @@ def run_checks(case: GoldenCase, reply: Reply, checks: Sequence[Check] | None = 
     """Every applicable check; a check that raises, or returns anything but a
     CheckResult of text and a bool, is a failed check naming it, not a crash."""
     results = []
-    tools_only = reply.without_handoffs()
+    tools_only = reply.without_handoffs() if reply.tool_calls else reply
     for check in checks if checks is not None else checks_for(case):
         try:
             result = check(case, reply if tools_only is reply or _check_name(check) in _READ_HANDOFFS else tools_only)

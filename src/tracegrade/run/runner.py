@@ -138,13 +138,13 @@ async def evaluate_case(
     """Agent, checks, judge, verdict for one case; never raises. Its spans are built
     after it, in one batch, and only when a span exporter or store is on."""
     times = CaseTimes()
-    trial = trial_of(settings.run_id, case.id, repeat, attempt)
     # WHY a user per trial: its tokens and replay mark are this trial's, whatever its outcome
-    spend = _conversation_spend(case, target, judge, settings)
+    spend = None if case.user is None else _conversation_spend(case, target, judge, settings)
     user = case_user(case, repeat, settings.user_model, settings.replay, spend)
     played = settings if user is None else replace(settings, user_model=user)
     try:
-        result = await _evaluate_case(case, target, judge, played, repeat, times, trial)
+        result = await _evaluate_case(case, target, judge, played, repeat, times,
+                                  trial_of(settings.run_id, case.id, repeat, attempt))
     finally:
         if spend is not None:
             spend.release()
