@@ -174,7 +174,8 @@ def test_the_queue_ranks_a_run_once_and_each_press_only_walks_to_its_item():
 
 
 def test_the_queue_walks_the_unlabelled_answers_good_skip_and_next(client, store):
-    answer = client.get("/runs/r1/label")
+    turns = {"mode": "turns"}  # the metrics in turn
+    answer = client.get("/runs/r1/label", params=turns)
     # WHY asserted: under no-referrer a browser's form POST says Origin: null, which is refused
     assert answer.headers["referrer-policy"] == "same-origin"
     first = answer.text
@@ -183,10 +184,10 @@ def test_the_queue_walks_the_unlabelled_answers_good_skip_and_next(client, store
     assert "g good" in shown(first, "keys") and "n or → next" in shown(first, "keys")
     assert EMAIL not in first and "answer mid" in first  # the answer as the view shows every page: redacted
     client.post("/labels", data={**form_of(first), "verdict": "good"})
-    second = client.get("/runs/r1/label").text
+    second = client.get("/runs/r1/label", params=turns).text
     assert shown(second, "metric") == "relevance" and shown(second, "progress").startswith("7 left · 1 labelled")
     client.post("/labels", data={**form_of(second), "verdict": "skip"})
-    third = client.get("/runs/r1/label").text
+    third = client.get("/runs/r1/label", params=turns).text
     passed = client.get(re.search(r'id="next" href="([^"]+)"', third).group(1).replace("&amp;", "&")).text
     assert form_of(passed)["metric"] != form_of(third)["metric"] and "1 passed over" in shown(passed, "progress")
     assert shown(client.get("/runs/r1/label", params={"metric": "relevance"}).text, "progress").startswith("3 left")
@@ -309,3 +310,41 @@ def test_the_counts_say_what_the_keys_did(client, store):
     assert shown(page, "progress") == "6 left · 1 labelled by ann · 1 skipped"
     passed = client.get(re.search(r'id="next" href="([^"]+)"', page).group(1).replace("&amp;", "&")).text
     assert shown(passed, "progress") == "6 left · 1 labelled by ann · 1 skipped · 1 passed over"
+
+
+def test_twenty_labels_in_the_fill_mode_can_calibrate_a_metric(tmp_path):
+    """Issue 47: the documented flow, "label 20 answers", spread its presses over every metric (3-4
+    each): none reached the 10 good and 10 bad calibration needs to let it gate. The queue's default
+    mode fills one metric until it can gate; the metrics in turn remain a choice."""
+    from tracegrade.judge.stored_labels import labelled_items
+
+    def answer(i: int) -> CaseResult:
+        metrics = (MetricScore("correctness", float(1 + i % 5), 4.0, "scale", low=1.0, high=5.0),
+                   MetricScore("relevance", (i % 10) / 10, 0.5, "probability"),
+                   MetricScore("completeness", (i % 7) / 7, 0.5, "probability", gates=False))
+        return CaseResult(f"c{i:02d}", "pass", question=f"question {i}?", reply=Reply(answer=f"answer {i}"),
+                          metrics=metrics)
+
+    def label_twenty(client, mode: str) -> list[str]:
+        shown_metrics = []
+        for _ in range(20):
+            page = client.get("/runs/r1/label", params={"mode": mode, "annotator": mode}).text
+            fields = form_of(page)
+            judged = float(shown(page, "judge-value"))
+            threshold = {"correctness": 4.0, "relevance": 0.5, "completeness": 0.5}[fields["metric"]]
+            shown_metrics.append(fields["metric"])
+            # this person agrees with the judge's side of the threshold
+            client.post("/labels", data={**fields, "verdict": "good" if judged >= threshold else "bad"})
+        return shown_metrics
+
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        record(store, run([answer(i) for i in range(40)], run_id="r1"))
+        client = TestClient(create_view_app(store, annotator="ann"), base_url=HOST)
+        assert label_twenty(client, "fill") == ["correctness"] * 20  # a gating metric first, by name
+        page = client.get("/runs/r1/label", params={"annotator": "fill"}).text
+        assert "Filling relevance until it can gate: 0 good and 0 bad" in unescape(re.sub("<[^>]+>", "", page))
+        assert len(set(label_twenty(client, "turns"))) == 3
+        for person, gates in (("fill", True), ("turns", False)):
+            items, _ = labelled_items(store, None, reference=person)
+            verdicts = [i.verdict("correctness") for i in items if i.label_by(person) and i.verdict("correctness")]
+            assert (verdicts.count("good") >= 10 and verdicts.count("bad") >= 10) is gates, person

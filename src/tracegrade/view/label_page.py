@@ -25,7 +25,7 @@ from tracegrade.core.results import CaseResult
 from tracegrade.judge.prompt import tool_calls_text
 from tracegrade.view.label_forms import LabelTarget, label_form, queue_url
 from tracegrade.store.labelrows import AnswerLabel, masked
-from tracegrade.view.labelqueue import Candidate, Key
+from tracegrade.view.labelqueue import FILL, GATE_LABELS, TURNS, Candidate, Fill, Key
 from tracegrade.view.shell import case_url, e, layout, options, run_url, section, with_query
 
 KEYS_LINE = "keys: g good · b bad · s skip (not judged, leaves your queue) · n or → next (stays for later) · " \
@@ -54,6 +54,9 @@ QUEUE_JS = """
 """
 
 
+ORDERS = ((FILL, "one metric until it can gate"), (TURNS, "the metrics in turn"))
+
+
 @dataclass(frozen=True)
 class Queue:
     """Where a person is in a run's queue."""
@@ -67,12 +70,15 @@ class Queue:
     labelled: int  # this person's good and bad labels in the run
     last: AnswerLabel | None = None  # the label this person just gave (shown, with u to change it)
     skipped: int = 0  # this person's skips in the run
+    mode: str = FILL  # over every metric: fill one until it can gate, or the metrics in turn
+    fill: Fill | None = None  # the metric being filled, and this person's labels on it
 
     def url(self, passed: int | None = None, last: Key | None = None, again: Key | None = None) -> str:
         """This walk's address; ``last``: the item just labelled, ``again``: an item shown again to relabel."""
         chosen = self.passed if passed is None else passed
         return with_query(queue_url(self.run_id), {"metric": self.metric, "annotator": self.annotator, "pass": chosen,
-                                                   "last": item_ref(last), "again": item_ref(again)})
+                                                   "last": item_ref(last), "again": item_ref(again),
+                                                   "mode": "" if self.mode == FILL else self.mode})
 
 
 def item_ref(key: Key | None) -> str:
@@ -91,7 +97,7 @@ def render(queue: Queue, item: Candidate | None, result: CaseResult | None, refe
            csrf: str, current: AnswerLabel | None = None) -> str:
     """The page at ``item`` (None: nothing left to label in this walk); ``current``: its label, shown again."""
     current = masked(current) if current else None
-    body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue) + _last(queue)
+    body = f'<p id="keys" class="keys">{e(KEYS_LINE)}</p>' + _chooser(queue) + _filling(queue) + _last(queue)
     if item is None or result is None or result.reply is None:
         body += section("Nothing left", _done(queue), "done")
     else:
@@ -102,14 +108,25 @@ def render(queue: Queue, item: Candidate | None, result: CaseResult | None, refe
 
 
 def _chooser(queue: Queue) -> str:
-    choices = [("", "every metric, in turn")] + [(m, m) for m in queue.metrics]
+    choices = [("", "every metric")] + [(m, m) for m in queue.metrics]
     return (f'<form class="filters" method="get" action="{e(queue_url(queue.run_id))}">'
             f'<label>metric <select name="metric">{options(choices, queue.metric)}</select></label>'
+            f'<label>order <select name="mode">{options(ORDERS, queue.mode)}</select></label>'
             f'<label>labelling as <input type="text" name="annotator" value="{e(queue.annotator)}" size="12"></label>'
             f'<button type="submit">show</button>'
             f'<span class="muted" id="progress">{queue.left} left · {queue.labelled} labelled by {e(queue.annotator)}'
             f'{f" · {queue.skipped} skipped" if queue.skipped else ""}'
             f'{f" · {queue.passed} passed over" if queue.passed else ""}</span></form>')
+
+
+def _filling(queue: Queue) -> str:
+    """What the fill mode is doing: the metric it fills, and how far it is from gating."""
+    if queue.fill is None:
+        return ""
+    f = queue.fill
+    return (f'<p id="filling">Filling <b>{e(f.metric)}</b> until it can gate: <b>{f.good}</b> good and '
+            f'<b>{f.bad}</b> bad of the {GATE_LABELS} and {GATE_LABELS} calibration needs'
+            f'{"" if f.gates else " (it does not gate: every other metric can)"}.</p>')
 
 
 def _last(queue: Queue) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import getpass
+import itertools
 import json
 from typing import Callable, Mapping
 
@@ -54,8 +55,10 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
 
     @app.get("/runs/{run_id}/label", response_class=HTMLResponse)
     def queue(request: Request, run_id: str, metric: str = "", annotator: str = "",
-              passed: int = Query(0, alias="pass"), last: str = "", again: str = "") -> Response:
-        """``last``: the item just labelled (shown, u to change it); ``again``: that item shown to relabel."""
+              passed: int = Query(0, alias="pass"), last: str = "", again: str = "",
+              mode: str = labelqueue.FILL) -> Response:
+        """``last``: the item just labelled (shown, u to change it); ``again``: that item shown to relabel;
+        ``mode``: over every metric, fill one until it can gate, or the metrics in turn (labelqueue)."""
         info = info_of(store, run_id)
         if info.run_id != run_id:
             return RedirectResponse(queue_url(info.run_id), status_code=307)
@@ -67,13 +70,17 @@ def add_label_routes(app: FastAPI, store: RunStore, annotator: str, info_of: Inf
         relabel = label_page.parse_ref(again)
         item = items.by_key.get(relabel) if relabel else None
         current = mine.get(item.key) if item else None
-        item = item or items.at(set(mine), metric, passed)
+        fill = items.filling({key: g.verdict for key, g in mine.items()}) \
+            if mode != labelqueue.TURNS and not metric else None
+        walk = items.walk_filling(set(mine), fill) if fill else items.walk(set(mine), metric)
+        item = item or next(itertools.islice(walk, passed, None), None)
         result = case_of(store, info.run_id, item.case_id, item.repeat) if item else None
         golden = _golden(info, item.case_id) if item else None
         given = label_page.parse_ref(last)
         skipped = sum(1 for g in mine.values() if g.verdict == "skip")
         state = label_page.Queue(info.run_id, sorted(items.by_metric), metric, who, passed, left, len(mine) - skipped,
-                                 mine.get(given) if given else None, skipped)
+                                 mine.get(given) if given else None, skipped,
+                                 labelqueue.TURNS if mode == labelqueue.TURNS else labelqueue.FILL, fill)
         return HTMLResponse(label_page.render(state, item, result, redact(golden.golden_answer) if golden else "",
                                               redact(golden.expected_behaviour) if golden else "", request.state.csrf,
                                               current))

@@ -13,6 +13,13 @@ the labels each already has), so the first labels cover every metric's threshold
 region before any metric's far ends.
 An item the person labelled (or skipped) leaves their queue. A run's items are
 ranked once (``rank``); each request walks the ranking to the item it shows.
+
+Two modes over every metric (``MODES``): ``fill`` (the default) puts one metric
+first until the person's labels on it can gate it (``GATE_LABELS`` good and as
+many bad: what `calibrate` needs), then the next, so twenty labels can calibrate
+a metric; ``turns`` lets the metrics take turns as above. Filling a metric whose
+good labels are enough, its answers the judge failed come first (and the other
+way round): there the missing labels are likeliest.
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from tracegrade.core import jsontext
 
 Key = tuple[str, int, str]  # (case id, repetition, metric)
+FILL, TURNS = "fill", "turns"
+MODES = (FILL, TURNS)
+GATE_LABELS = 10  # good and bad labels (each) a metric needs to gate: calibrate's --min-labels default
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class Candidate:
     low: float = 0.0
     high: float = 1.0
     position: int = 0  # the answer's place in the run
+    gates: bool = True  # whether the metric decides a verdict (a metric with gate: false is filled last)
 
     @property
     def key(self) -> Key:
@@ -73,7 +84,7 @@ def _candidate(data: Mapping[str, Any], metric: Mapping[str, Any], position: int
     low, high = _finite(metric.get("low", 0.0)), _finite(metric.get("high", 1.0))
     return Candidate(str(data.get("case_id", "")), int(data.get("repeat", 0) or 0), str(metric["name"]), value,
                      _finite(metric.get("threshold", 0.0)), 0.0 if low is None else low, 1.0 if high is None else high,
-                     position)
+                     position, metric.get("gates", True) is not False)
 
 
 def _finite(value: Any) -> float | None:
@@ -109,6 +120,54 @@ class Ranked:
         """How many items are not ``done`` (on ``metric``, or on every metric)."""
         total = sum(len(found) for name, found in self.by_metric.items() if not metric or name == metric)
         return total - sum(1 for key in done if key in self.by_key and (not metric or key[2] == metric))
+
+
+    def filling(self, given: Mapping[Key, str]) -> Fill | None:
+        """The metric the fill mode puts first, with this person's labels on it (``given``: item ->
+        verdict): a gating metric before one that does not gate, then the one nearest to gating,
+        then by name; None when every metric with items left can gate."""
+        counts = Counter((key[2], verdict) for key, verdict in given.items())
+        fills = [Fill(name, counts[(name, "good")], counts[(name, "bad")], found[0].gates)
+                 for name, found in self.by_metric.items() if any(c.key not in given for c in found)]
+        open_fills = [fill for fill in fills if not fill.can_gate]
+        return min(open_fills, key=lambda f: (not f.gates, f.needed, f.metric)) if open_fills else None
+
+    def walk_filling(self, done: set[Key], fill: Fill) -> Iterator[Candidate]:
+        """The items not ``done``: ``fill``'s metric first (the side it lacks labels on first), then the
+        other metrics in turn."""
+        found = [c for c in self.by_metric[fill.metric] if c.key not in done]
+        lacking = fill.lacking()
+        first = sorted(found, key=lambda c: lacking is not None and _side(c) != lacking)  # stable: nearest first
+        return itertools.chain(first, self.walk(done | {c.key for c in found}))
+
+
+@dataclass(frozen=True)
+class Fill:
+    """The metric the fill mode labels, and this person's good and bad labels on it so far."""
+
+    metric: str
+    good: int
+    bad: int
+    gates: bool = True
+
+    @property
+    def can_gate(self) -> bool:
+        return self.good >= GATE_LABELS and self.bad >= GATE_LABELS
+
+    @property
+    def needed(self) -> int:
+        return max(0, GATE_LABELS - self.good) + max(0, GATE_LABELS - self.bad)
+
+    def lacking(self) -> str | None:
+        """"good" or "bad" when only that side still needs labels, else None."""
+        if self.good >= GATE_LABELS and self.bad < GATE_LABELS:
+            return "bad"
+        return "good" if self.bad >= GATE_LABELS and self.good < GATE_LABELS else None
+
+
+def _side(item: Candidate) -> str | None:
+    """The side of its threshold the judge put the item on ("good": it passes); None without a threshold."""
+    return None if item.threshold is None else "good" if item.value >= item.threshold else "bad"
 
 
 def _turns(name: str, found: Sequence[Candidate], done: set[Key], given: int) -> Iterator[tuple[int, str, Candidate]]:
