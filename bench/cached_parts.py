@@ -30,6 +30,7 @@ from tracegrade.models.scripted import ScriptedModel
 
 METRIC = "faithfulness"
 PARTS = ("model", "code", "overlap")
+SECONDS: dict[str, float] = {}  # item id -> seconds its judging took when the model was asked (the fill's wall clock)
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,22 @@ class Domain:
 def logged(paths: Sequence[str]) -> dict[str, tuple[float, int]]:
     """Item id -> (P(yes), prompt tokens evaluated) from fill logs; the last line of an item wins."""
     found: dict[str, tuple[float, int]] = {}
+    SECONDS.clear()
     for path in paths:
+        loading = True  # WHY: the first answer a fill asks loads the model (~25 s), no answer's cost
         for line in open(path, encoding="utf-8"):
             fields = line.split()
+            if line.startswith("#"):
+                loading = True
             if line.startswith("#") or len(fields) < 4:
                 continue
             values = dict(f.split("=", 1) for f in fields[2:] if "=" in f)
             if f"{METRIC}.model" in values:  # a line answered from the cache says what it cost when asked
                 found[fields[1]] = (float(values[f"{METRIC}.model"]), int(values["tokens"]))
+                if values.get("asked") == "1" and int(values["tokens"]) > 0:  # WHY: a cache hit's seconds are no model's
+                    if not loading:
+                        SECONDS[fields[1]] = float(fields[4].removesuffix("s"))
+                    loading = False
     return found
 
 

@@ -17,6 +17,11 @@ answers the model was asked about, model calls and prompt tokens per answer, the
 and the AUC on pairs matched on word overlap of the values a run gives. "after, no
 cascade" is the after rubric with ``TRACEGRADE_JUDGE_CASCADE=off``.
 
+``--whole LABELS --cache FILE``: every metric of the whole rubric (before, after with and
+without the cascade) on those labels, as a run asks them, answered from the answer cache
+(a `tracegrade calibrate --model-cache FILE` of those labels filled it): model calls and
+prompt tokens evaluated per answer, each call counted at what it cost when it was asked.
+
 ``--fit`` fits the after rubric's cascade band on the sets given before ``--held-out``
 (``judge.cascade.fit``: the fewest answers asked with every set's AUC within
 ``--tolerance`` of asking always) and prints the rubric line.
@@ -30,7 +35,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from cached_parts import METRIC, Domain, logged, parse_domains
+from cached_parts import METRIC, SECONDS, Domain, logged, parse_domains
 
 from tracegrade.core.results import Scores
 from tracegrade.judge import cascade
@@ -42,8 +47,12 @@ from tracegrade.models.scripted import ScriptedModel
 
 
 def as_run(domain: Domain, rubric: Rubric, use_cascade: bool) -> dict[str, Any]:
-    """Each answer judged as a run judges it: its value, whether the model was asked."""
-    values, asked, tokens = [], 0, 0
+    """Each answer judged as a run judges it: its value, whether the model was asked. Prompt tokens
+    per answer over the answers whose tokens were measured (> 0). WHY: a set whose P(yes) came from
+    an older run has its tokens measured on a random sample (bench/judge_fill_cache.py --limit)."""
+    values, asked, tokens, measured = [], 0, 0, 0
+    timed = [r for r in domain.rows if r.item.id in SECONDS]
+    seconds = 0.0
     for row in domain.rows:
         p = min(max(row.parts["model"], 1e-12), 1 - 1e-12)
         calls: list[int] = []
@@ -57,19 +66,56 @@ def as_run(domain: Domain, rubric: Rubric, use_cascade: bool) -> dict[str, Any]:
         assert isinstance(outcome, Scores) and outcome.metrics[0].value is not None
         values.append((outcome.metrics[0].value, row.good))
         asked += bool(calls)
-        tokens += row.tokens * len(calls)
+        if row.tokens > 0:
+            measured += 1
+            tokens += row.tokens * len(calls)
+        if row.item.id in SECONDS:
+            seconds += SECONDS[row.item.id] * len(calls)
     n = len(domain.rows)
     by_id = {r.item.id: v for r, (v, _) in zip(domain.rows, values)}
     good, bad = [v for v, g in values if g], [v for v, g in values if not g]
-    return {"answers": n, "asked": asked / n, "callsPerAnswer": asked / n, "tokensPerAnswer": tokens / n,
+    return {"answers": n, "asked": asked / n, "callsPerAnswer": asked / n,
+            "tokensPerAnswer": tokens / measured if measured else math.nan, "tokensMeasuredOn": measured,
+            "secondsPerAnswer": seconds / len(timed) if timed else math.nan,
+            "promptRate": sum(r.tokens for r in timed) / sum(SECONDS[r.item.id] for r in timed) if timed else math.nan,
             "auc": auc(good, bad), "balancedAccuracy": balanced_accuracy(good, bad, 0.5),
             "matchedAuc": auc([by_id[g] for g, _ in domain.pairs], [by_id[b] for _, b in domain.pairs]),
             "matchedPairs": len(domain.pairs)}
 
 
+def whole(labels: str, cache: str, rubrics: Sequence[tuple[str, Rubric, bool]]) -> list[dict[str, Any]]:
+    """Per rubric: model calls and prompt tokens per answer of every metric, as a run asks them."""
+    from cached_parts import load_labels
+    from tracegrade.judge.answer_cache import CachedModel
+
+    items, _ = load_labels(labels)
+    results = []
+    for label, rubric, on in rubrics:
+        model = CachedModel(Refusing(), cache)
+        judge = Judge(model, rubric, cascade=on)
+        unscored = sum(not isinstance(asyncio.run(judge.score(i.case(), i.reply())), Scores) for i in items)
+        results.append({"rubric": label, "answers": len(items), "callsPerAnswer": model.hits / len(items),
+                        "tokensPerAnswer": model.evaluated / len(items), "notInCache": model.misses,
+                        "unscored": unscored})
+        print(f"whole rubric, {labels}: {label:<17} {results[-1]['callsPerAnswer']:.2f} calls, "
+              f"{results[-1]['tokensPerAnswer']:.1f} prompt tokens evaluated per answer "
+              f"({model.misses} questions not in the cache)")
+    return results
+
+
+class Refusing:
+    """The judge model's id and nothing else: every answer must come from the cache."""
+
+    model_id = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    token_probabilities = True
+
+    async def complete(self, messages: Sequence[Message], options: ChatOptions = ChatOptions()) -> ChatResponse:
+        raise LookupError("not in the answer cache")
+
+
 def table(domains: Sequence[Domain], before: Rubric, after: Rubric) -> list[dict[str, Any]]:
-    print(f"{'set':<10} {'rubric':<17} {'answers':>7} {'asked':>6} {'calls/ans':>9} {'tokens/ans':>10} "
-          f"{'AUC':>6} {'bal.acc':>7} {'matched AUC (pairs)':>20}")
+    print(f"{'set':<10} {'rubric':<17} {'answers':>7} {'asked':>6} {'calls/ans':>9} {'tokens/ans (n)':>13} "
+          f"{'AUC':>6} {'bal.acc':>7} {'matched AUC (pairs)':>20}  seconds, the runtime's rate in the same run")
     results = []
     for d in domains:
         for label, rubric, on in (("before", before, True), ("after, no cascade", after, False),
@@ -77,8 +123,9 @@ def table(domains: Sequence[Domain], before: Rubric, after: Rubric) -> list[dict
             r = {"set": d.name, "rubric": label, **as_run(d, rubric, on)}
             results.append(r)
             print(f"{d.name:<10} {label:<17} {r['answers']:>7} {r['asked']:>6.2f} {r['callsPerAnswer']:>9.2f} "
-                  f"{r['tokensPerAnswer']:>10.1f} {r['auc']:>6.3f} {r['balancedAccuracy']:>7.3f} "
-                  f"{r['matchedAuc']:>13.3f} ({r['matchedPairs']})")
+                  f"{r['tokensPerAnswer']:>6.1f} ({r['tokensMeasuredOn']:>4}) {r['auc']:>6.3f} {r['balancedAccuracy']:>7.3f} "
+                  f"{r['matchedAuc']:>13.3f} ({r['matchedPairs']:>3})  {r['secondsPerAnswer']:>5.2f} s at "
+                  f"{r['promptRate']:.0f} tokens/s")
     return results
 
 
@@ -92,6 +139,8 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the after rubric's cascade band first")
     parser.add_argument("--tolerance", type=float, default=0.005)
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--whole", metavar="LABELS", help="also: every metric of the rubric on these labels")
+    parser.add_argument("--cache", help="the answer cache --whole reads")
     args = parser.parse_args()
     answers = logged(args.answers)
     before, after = load_rubric(args.before), load_rubric(args.after)
@@ -109,9 +158,11 @@ def main() -> None:
     print(f"before: {args.before} (faithfulness weights {before.metric(METRIC).weights}); after: {args.after} "
           f"(weights {weights}, cascade {rule})")
     results = table([*domains, *held], before, after)
+    whole_figures = whole(args.whole, args.cache, [("before", before, True), ("after, no cascade", after, False),
+                                                   ("after", after, True)]) if args.whole else []
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"rule": rule, "weights": weights, "results": results}, out, indent=2)
+            json.dump({"rule": rule, "weights": weights, "results": results, "whole": whole_figures}, out, indent=2)
 
 
 if __name__ == "__main__":
