@@ -30,6 +30,7 @@ from tracegrade.models.scripted import ScriptedModel
 
 METRIC = "faithfulness"
 PARTS = ("model", "code", "overlap")
+DEFAULT_RANK = relevant.default_rank  # the ranking a run uses (embeddings when installed), put back by whoever needs prompts
 SECONDS: dict[str, float] = {}  # item id -> seconds its judging took when the model was asked (the fill's wall clock)
 
 

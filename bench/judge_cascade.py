@@ -85,21 +85,24 @@ def as_run(domain: Domain, rubric: Rubric, use_cascade: bool) -> dict[str, Any]:
 
 def whole(labels: str, cache: str, rubrics: Sequence[tuple[str, Rubric, bool]]) -> list[dict[str, Any]]:
     """Per rubric: model calls and prompt tokens per answer of every metric, as a run asks them."""
-    from cached_parts import load_labels
+    import cached_parts
+    from tracegrade.judge import relevant
     from tracegrade.judge.answer_cache import CachedModel
 
-    items, _ = load_labels(labels)
+    relevant.default_rank = cached_parts.DEFAULT_RANK  # WHY: the prompts must be a run's, as the cache's keys are
+    items, _ = cached_parts.load_labels(labels)
     results = []
     for label, rubric, on in rubrics:
-        model = CachedModel(Refusing(), cache)
+        refusing = Refusing()
+        model = CachedModel(refusing, cache)
         judge = Judge(model, rubric, cascade=on)
         unscored = sum(not isinstance(asyncio.run(judge.score(i.case(), i.reply())), Scores) for i in items)
         results.append({"rubric": label, "answers": len(items), "callsPerAnswer": model.hits / len(items),
-                        "tokensPerAnswer": model.evaluated / len(items), "notInCache": model.misses,
+                        "tokensPerAnswer": model.evaluated / len(items), "notInCache": refusing.refused,
                         "unscored": unscored})
         print(f"whole rubric, {labels}: {label:<17} {results[-1]['callsPerAnswer']:.2f} calls, "
               f"{results[-1]['tokensPerAnswer']:.1f} prompt tokens evaluated per answer "
-              f"({model.misses} questions not in the cache)")
+              f"({refusing.refused} questions not in the cache)")
     return results
 
 
@@ -108,8 +111,10 @@ class Refusing:
 
     model_id = "qwen2.5-coder-1.5b-instruct-q4_k_m"
     token_probabilities = True
+    refused = 0
 
     async def complete(self, messages: Sequence[Message], options: ChatOptions = ChatOptions()) -> ChatResponse:
+        self.refused += 1
         raise LookupError("not in the answer cache")
 
 
