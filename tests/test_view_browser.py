@@ -281,6 +281,14 @@ def test_a_changed_dataset_on_the_compare_page_points_at_the_checkbox(browser, t
         store.close()
 
 
+def press(page, key: str) -> None:
+    """A key pressed in the label queue, once the answer it leads to is shown (the page swaps it in place)."""
+    before = page.evaluate("document.documentElement.dataset.shown")
+    page.keyboard.press(key)
+    page.wait_for_function(f"document.documentElement.dataset.shown !== '{before}' && "
+                           "document.documentElement.dataset.waiting === '0'")
+
+
 def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from_the_store(browser, view,  # noqa: F811
                                                                                               tmp_path):
     """Issue 35: a person labels answers in the queue by keys alone (g, b, s, n, →, a note, Esc),
@@ -307,8 +315,7 @@ def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from
 
     for key in ("g", "b", "s", "n", "g", "ArrowRight", "b", "g"):
         item = current()
-        with page.expect_navigation():
-            page.keyboard.press(key)
+        press(page, key)
         if key in ("g", "b"):
             given[item] = {"g": "good", "b": "bad"}[key]
         assert current() != item  # labelled, skipped or passed over: another answer is shown
@@ -316,8 +323,7 @@ def test_answers_labelled_by_keyboard_in_the_queue_are_what_calibrate_reads_from
     noted = current()
     page.fill("#to-label input[name=note]", "says 30 days, the policy says 14")
     page.keyboard.press("Escape")  # out of the note: the keys label again
-    with page.expect_navigation():
-        page.keyboard.press("b")
+    press(page, "b")
     given[noted] = "bad"
     progress = page.inner_text("#progress")
     assert "6 labelled" in progress and "1 skipped" in progress  # six labels and a skip
@@ -357,25 +363,80 @@ def test_the_queue_shows_the_evidence_beside_the_answer_and_u_changes_the_last_l
         return page.input_value("#to-label input[name=case_id]"), page.inner_text("#metric")
 
     first = current()
-    with page.expect_navigation():
-        page.keyboard.press("g")
+    press(page, "g")
     assert current() != first and page.inner_text("#last-verdict") == "good" and first[0] in page.inner_text("#last")
-    with page.expect_navigation():
-        page.keyboard.press("u")
+    press(page, "u")
     assert current() == first and "Your label: good" in page.inner_text("#again")
     assert page.locator('#to-label button[value="good"][aria-pressed="true"]').count() == 1
-    with page.expect_navigation():
-        page.keyboard.press("b")
+    press(page, "b")
     assert current() != first and page.inner_text("#last-verdict") == "bad"
     assert "1 labelled" in page.inner_text("#progress")  # changed, not a second label
     head = current()
     for key in ("u", "n"):  # shown again, then left as it is: back where the walk was, nothing passed over
-        with page.expect_navigation():
-            page.keyboard.press(key)
+        press(page, key)
     assert current() == head and "passed over" not in page.inner_text("#progress")
     store = open_store("sqlite:///.tracegrade/runs.db")
     try:
         assert [(g.case_id, g.metric, g.verdict) for g in store.labels([CANDIDATE])] == [(*first, "bad")]
     finally:
         store.close()
+    assert errors == [] and outside == []
+
+
+class SlowLabels:
+    """The run store, each label taking a while to store: keys pressed meanwhile must wait their turn,
+    not be lost. Records what was stored, in order."""
+
+    def __init__(self, store, seconds: float) -> None:
+        self._store, self._seconds, self.saved = store, seconds, []
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def save_label(self, label) -> None:
+        import time
+
+        time.sleep(self._seconds)
+        self._store.save_label(label)
+        self.saved.append((label.case_id, label.metric, label.verdict))
+
+
+@pytest.fixture
+def slow_queue(tmp_path):
+    from runs_support import run
+    from tracegrade.core.results import CaseResult, MetricScore
+    from tracegrade.core.trace import Reply
+    from view_support import record
+
+    def answer(i: int) -> CaseResult:
+        metrics = (MetricScore("correctness", float(1 + i % 5), 4.0, "scale", low=1.0, high=5.0),
+                   MetricScore("relevance", (i % 10) / 10, 0.5, "probability"))
+        return CaseResult(f"c{i:02d}", "pass", question=f"question {i}?", reply=Reply(answer=f"answer {i}"),
+                          metrics=metrics)
+
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    record(store, run([answer(i) for i in range(12)], run_id="r1"))
+    slow = SlowLabels(store, 0.25)
+    url, server, thread = serve(create_view_app(slow, annotator="ann"))
+    yield url, slow
+    server.should_exit = True
+    thread.join(timeout=10)
+    store.close()
+
+
+def test_keys_pressed_faster_than_labels_are_stored_are_each_sent_in_order(browser, slow_queue):  # noqa: F811
+    """Issue 47: a key pressed while the previous label was still being stored was lost (1 of 10 in
+    a quick script). The page queues the presses and sends them in order, each to the next answer."""
+    url, slow = slow_queue
+    page, outside, errors = watched(browser, url)
+    page.goto(url + "/runs/r1/label")
+    keys = "gbggbsbggbbg"
+    for key in keys:
+        page.keyboard.press(key)
+        page.wait_for_timeout(60)  # far quicker than a label is stored
+    page.wait_for_function("document.documentElement.dataset.waiting === '0'", timeout=20_000)
+    assert [verdict for _, _, verdict in slow.saved] == [{"g": "good", "b": "bad", "s": "skip"}[k] for k in keys]
+    assert len({(case, metric) for case, metric, _ in slow.saved}) == len(keys)  # each press its own answer
+    progress = page.inner_text("#progress")
+    assert progress.startswith(f"{24 - len(keys)} left · {len(keys) - 1} labelled by ann · 1 skipped"), progress
     assert errors == [] and outside == []

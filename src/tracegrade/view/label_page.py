@@ -10,9 +10,13 @@ bad or skip, with an optional note. Keys: g good, b bad, s skip (leaves the
 queue unlabelled), n or → next (the item stays for later), u shows the answer
 just labelled again to change its label, Esc leaves the note. The evidence the
 judge saw stands beside the question and answer, so a person reads both at once.
-The keys press the form's buttons, so the page works without them too; the
-script is inline, as every view page's, which the view's Content-Security-Policy
-(frame-ancestors only) allows.
+The forms work without the keys. With them, a key sends what its button would
+(the label, or the next answer's address) from the page's script and shows the
+answer that comes back in place of this one: the page is never unloaded, so a
+key pressed while a label is on its way is kept, in order, and sent once the
+answer it is meant for is shown (a key pressed while a page was replaced was
+lost). The script is inline, as every view page's, which the view's
+Content-Security-Policy (frame-ancestors only) allows.
 """
 
 from __future__ import annotations
@@ -33,23 +37,52 @@ KEYS_LINE = "keys: g good · b bad · s skip (not judged, leaves your queue) · 
 
 QUEUE_JS = """
 (() => {
-  const form = document.querySelector('#to-label form.label');
-  let sent = false;
+  const VERDICTS = {g: 'good', b: 'bad', s: 'skip'}, MOVES = ['n', 'ArrowRight', 'u'];
+  const root = document.documentElement, pending = [];  // keys pressed, not yet sent, in order
+  let busy = false, shown = 0;
+  const mark = () => { root.dataset.shown = String(shown); root.dataset.waiting = String(pending.length + busy); };
+  const show = async (response) => {  // the page a key led to, in place of this one's
+    const next = new DOMParser().parseFromString(await response.text(), 'text/html');
+    const main = next.querySelector('main');
+    if (main) document.querySelector('main').replaceWith(document.adoptNode(main));
+    else document.body.replaceWith(document.adoptNode(next.body));
+    document.title = next.title;
+    if (response.ok) history.replaceState(null, '', response.url);
+    else pending.length = 0;  // refused (the page says why): the keys after it were meant for other answers
+    shown += 1;
+  };
+  const send = async (key) => {  // a label stored (the form's fields, the key's verdict), or another answer
+    const form = document.querySelector('#to-label form.label');
+    const link = document.getElementById(key === 'u' ? 'undo' : 'next');
+    if (VERDICTS[key] && form) {
+      const fields = new URLSearchParams(new FormData(form));
+      fields.set('verdict', VERDICTS[key]);
+      await show(await fetch(form.action, {method: 'POST', body: fields}));
+    } else if (MOVES.includes(key) && link) {
+      await show(await fetch(link.href));
+    }
+  };
+  const work = async () => {  // one key at a time: each answer shown is the one the next key labels
+    if (busy) return;
+    busy = true;
+    try {
+      while (pending.length) { const key = pending.shift(); mark(); await send(key); }
+    } catch (error) {
+      pending.length = 0;
+      location.reload();  // the view could not be reached: the page as the server has it now
+    } finally { busy = false; mark(); }
+  };
   document.addEventListener('keydown', (event) => {
     const tag = (event.target.tagName || '').toLowerCase();
     if (event.key === 'Escape' && ['input', 'textarea'].includes(tag)) { event.target.blur(); return; }
     if (['input', 'select', 'textarea'].includes(tag) || event.ctrlKey || event.metaKey || event.altKey) return;
-    const verdict = {g: 'good', b: 'bad', s: 'skip'}[event.key];
-    if (verdict && form) {
-      event.preventDefault();
-      if (!sent) { sent = true; form.requestSubmit(form.querySelector('button[value="' + verdict + '"]')); }
-      return;
-    }
-    const next = document.getElementById('next');
-    if ((event.key === 'n' || event.key === 'ArrowRight') && next) { event.preventDefault(); location.assign(next.href); }
-    const undo = document.getElementById('undo');
-    if (event.key === 'u' && undo) { event.preventDefault(); location.assign(undo.href); }
+    if (!VERDICTS[event.key] && !MOVES.includes(event.key)) return;
+    event.preventDefault();
+    pending.push(event.key);
+    mark();
+    work();
   });
+  mark();
 })();
 """
 
