@@ -440,3 +440,25 @@ def test_keys_pressed_faster_than_labels_are_stored_are_each_sent_in_order(brows
     progress = page.inner_text("#progress")
     assert progress.startswith(f"{24 - len(keys)} left · {len(keys) - 1} labelled by ann · 1 skipped"), progress
     assert errors == [] and outside == []
+
+
+def test_the_login_page_behind_the_token_gate_has_no_console_error(browser, tmp_path):  # noqa: F811
+    """Issue 47: behind the token gate the login page's favicon answered 401 (a console error)."""
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    url, server, thread = serve(create_view_app(store, token="view-token-0123456789"))
+    try:
+        page, outside, errors = watched(browser, url)
+        favicons: list[int] = []
+        page.on("response", lambda r: favicons.append(r.status) if r.url.endswith("/favicon.ico") else None)
+        page.goto(url + "/")
+        assert page.url == url + "/login"
+        page.wait_for_timeout(500)  # the browser asks for the icon after the page
+        assert errors == [] and outside == [] and 401 not in favicons
+        page.fill("input[name=token]", "view-token-0123456789")
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        assert page.url == url + "/" and errors == []
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        store.close()
