@@ -602,6 +602,10 @@ def _read_records(path: Path, end: int | None = None) -> tuple[Iterable[Any], di
 
 
 def _header(path: Path, data: dict[str, Any]) -> DatasetHeader:
+    if "version" in data:  # WHY said here: the generic hint offered a case's 'version', the same name
+        raise DatasetError(f"{path}: field 'version': a dataset file declares no version: its version is the hash "
+                           "of its cases' content, which every run records (a case may carry its own 'version', "
+                           "raised when that case changes)")
     try:
         header = DatasetHeader.model_validate(data)
     except ValidationError as exc:
