@@ -221,6 +221,10 @@ def test_a_labels_file_with_a_control_character_in_a_name_is_refused_by_calibrat
                                       f"sqlite:///{tmp_path / 'runs.db'}"])
     with pytest.raises(DatasetError, match=r"item 'i1': annotator 'ann\\x1b\]0;pwned\\x07' holds a control"):
         run_calibration(args, _judge_saying(4))
+    items[0]["id"], items[0]["labels"][0]["annotator"] = "i1\x1b[2J", "ann"
+    path.write_text(json.dumps({"items": items}))
+    with pytest.raises(DatasetError, match=r"item 'i1\\x1b\[2J': its id holds a control"):
+        run_calibration(args, _judge_saying(4))
 
 
 def test_calibrate_from_the_store_uses_the_judge_the_runs_were_scored_with(tmp_path, monkeypatch, capsys):

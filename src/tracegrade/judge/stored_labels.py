@@ -169,18 +169,23 @@ def _by_person(given: Iterable[AnswerLabel]) -> Iterable[dict[str, Any]]:
 
 
 def file_reference(items: Sequence[LabelledItem], reference: str | None, where: str) -> tuple[LabelledItem, ...]:
-    """A labels file's items for calibration: every name printable (a name is printed), and with
-    ``reference`` named, that person's label first (``with_reference``); without, the file's order."""
+    """A labels file's items for calibration: every id and name printable (calibrate prints them), and
+    with ``reference`` named, that person's label first (``with_reference``); without, the file's order."""
     for item in items:
         odd = next((label.annotator for label in item.labels if not label.annotator.isprintable()), None)
+        if not item.id.isprintable():
+            raise DatasetError(f"{where}: item '{_escaped(item.id)}': its id holds a control or format character")
         if odd is not None:
-            shown = odd.encode("unicode_escape").decode("ascii")
-            raise DatasetError(f"{where}: item {item.id!r}: annotator '{shown}' holds a control or format "
+            raise DatasetError(f"{where}: item {item.id!r}: annotator '{_escaped(odd)}' holds a control or format "
                                "character: a name is printable text")
     if reference is None:
         return tuple(items)
     return tuple(with_reference(items, lambda item: item.labels, lambda label: label.annotator, reference,
                                 lambda item, labels: item.model_copy(update={"labels": tuple(labels)})))
+
+
+def _escaped(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def with_reference(items: Sequence[T], labels_of: Callable[[T], Sequence[Any]], name_of: Callable[[Any], str],
