@@ -44,8 +44,10 @@ from tracegrade.eval.expectations import (
 from tracegrade.eval.scenario import UserScenario
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "golden-case.schema.json"
-# The trial the running case is (GoldenCase.trial): set by the runner around the agent's answer.
-CURRENT_TRIAL: contextvars.ContextVar[str] = contextvars.ContextVar("tracegrade_trial", default="")
+# The trial the running case is (GoldenCase.trial): its run id, case id, repeat and flaky attempt,
+# set by the runner before the agent answers; named only when the agent asks.
+CURRENT_TRIAL: contextvars.ContextVar[tuple[str, str, int, int]] = contextvars.ContextVar(
+    "tracegrade_trial", default=("", "", 0, 0))
 
 
 _Strict = Strict
@@ -125,7 +127,11 @@ class GoldenCase(_Strict):
         checkpointer's thread_id, an Agents SDK session id), so two trials never share what one
         remembered. WHY the runner's context, not a field: no part of the case's content, and a
         copy of every case would cost each checks-only case more than its checks."""
-        return CURRENT_TRIAL.get()
+        run_id, case_id, repeat, attempt = CURRENT_TRIAL.get()
+        if not case_id:
+            return ""
+        trial = f"{run_id}/{case_id}/{repeat}" if run_id else f"{case_id}/{repeat}"
+        return f"{trial}/{attempt}" if attempt else trial
 
     @field_validator("state")
     @classmethod

@@ -125,13 +125,6 @@ class Budget:
             self.say(f"budget warning: ${self.spent_usd:.4f} spent, 80% of ${self.limit_usd:.4f}")
 
 
-def trial_of(run_id: str, case_id: str, repeat: int, attempt: int = 0) -> str:
-    """The name of one trial (GoldenCase.trial): unique per run, case, repeat and flaky attempt,
-    and the same when a run is resumed."""
-    trial = f"{run_id}/{case_id}/{repeat}" if run_id else f"{case_id}/{repeat}"
-    return f"{trial}/{attempt}" if attempt else trial
-
-
 async def evaluate_case(
     case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int = 0, attempt: int = 0
 ) -> CaseResult:
@@ -142,11 +135,15 @@ async def evaluate_case(
     spend = None if case.user is None else _conversation_spend(case, target, judge, settings)
     user = case_user(case, repeat, settings.user_model, settings.replay, spend)
     played = settings if user is None else replace(settings, user_model=user)
-    try:
-        result = await _evaluate_case(case, target, judge, played, repeat, times,
-                                  trial_of(settings.run_id, case.id, repeat, attempt))
-    finally:
-        if spend is not None:
+    # WHY set, never reset: each worker task runs its cases one after another in a context of its own,
+    # and the next case sets its own; a reset's try/finally cost every checks-only case more than this
+    CURRENT_TRIAL.set((settings.run_id, case.id, repeat, attempt))
+    if spend is None:
+        result = await _evaluate_case(case, target, judge, played, repeat, times)
+    else:
+        try:
+            result = await _evaluate_case(case, target, judge, played, repeat, times)
+        finally:
             spend.release()
     if user is not None:
         result = replace(result, user_tokens=(user.input_tokens, user.output_tokens),
@@ -159,20 +156,15 @@ async def evaluate_case(
 
 
 async def _evaluate_case(
-    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes,
-    trial: str = "",
+    case: GoldenCase, target: Target, judge: Judge | None, settings: RunSettings, repeat: int, times: CaseTimes
 ) -> CaseResult:
     started = time.perf_counter()
     base = _CaseFields(case_id=case.id, question=case.question, split=case.split, category=case.category,
                        risk=case.risk, repeat=repeat, case_hash=case.content_hash()[:12])
     try:
         # WHY a deadline scope, not wait_for: wait_for wraps every case's agent in a task of its own.
-        trial_set = CURRENT_TRIAL.set(trial)
-        try:
-            with deadline(settings.timeout_s):
-                reply = await play(target, case, settings.user_model)
-        finally:
-            CURRENT_TRIAL.reset(trial_set)
+        with deadline(settings.timeout_s):
+            reply = await play(target, case, settings.user_model)
         times.mark("agent")
         if not isinstance(reply, Reply):  # a raw target function that skipped Reply.from_wire
             raise AgentError(f"the target returned {type(reply).__name__}, not a Reply")
