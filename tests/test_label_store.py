@@ -250,3 +250,17 @@ def test_calibrate_from_the_store_uses_the_judge_the_runs_were_scored_with(tmp_p
     err = capsys.readouterr().err
     assert code in (0, 1) and "calibrating judge fake-judge" in err and "openai:fake-judge" in err
     assert f"(rubric {_judge_saying(4).rubric_hash})" in err  # the run's rubric, not the shipped one
+
+
+def test_a_note_kept_raw_leaves_every_store_masked(store_url):  # noqa: F811
+    """Issue 47, on SQLite and Postgres: a store written raw keeps the note; the labels file masks it."""
+    with stored(store_url) as store:
+        raw = open_store(store_url, raw=True)
+        try:
+            raw.save_label(label("a", "correctness", "bad", note="told ann.lee@example.com, card 4111 1111 1111 1111"))
+        finally:
+            raw.close()
+        [given] = store.labels()
+        assert "ann.lee@example.com" in given.note  # the store holds what it was given
+        text = json.dumps(label_file(store, ["r1"]))
+    assert "told [REDACTED_EMAIL]" in text and "ann.lee@example.com" not in text and "4111 1111" not in text
