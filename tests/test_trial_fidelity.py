@@ -214,3 +214,13 @@ def test_a_returned_conversation_that_repeats_a_call_id_counts_it_once():
     joined = join(["cancel it", "when was it?"], [Reply(answer="Cancelled.", tool_calls=(cancel,)),
                                                  Reply(answer="12 May.", tool_calls=(cancel, read))])
     assert [(c.id, c.turn) for c in joined.tool_calls] == [("call_1", 1), ("call_2", 2)]
+
+
+def test_a_disagreement_about_huge_calls_still_names_both_within_the_reasons_limit():
+    from tracegrade.capture.target import _one_source
+    from tracegrade.core.trace import Provenance, ToolCall
+
+    big = [ToolCall(name="t" * 300, arguments={"x": "y" * 5000, "n": n}) for n in range(9)]
+    captured = Reply(answer="a", tool_calls=tuple(big), provenance=Provenance(source="captured", via="openai"))
+    reply = _one_source(Reply(answer="a", tool_calls=(ToolCall(name="other"),)), captured)
+    assert "captured but not returned" in reply.calls_unusable() and "and 4 more" in reply.calls_unusable()

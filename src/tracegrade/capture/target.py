@@ -182,7 +182,9 @@ def _disagreement(returned: Sequence[ToolCall], captured: Sequence[ToolCall]) ->
 
 
 def _call_key(call: ToolCall) -> str:
-    return f"{call.name}({json.dumps(call.arguments, sort_keys=True, default=str)[:500]})"
+    """A call as compared and named: its tool and arguments, cut so that five fit the reason's 2,000 characters."""
+    arguments = json.dumps(call.arguments, sort_keys=True, default=str)
+    return f"{call.name[:60]}({arguments[:120]}{'...' if len(arguments) > 120 else ''})"
 
 
 def _listed(label: str, keys: list[str]) -> str:
