@@ -132,7 +132,7 @@ class Recorder:
             return WORKER_TASK
         shared_with = self._memory_shared() if self.trial and (self.exchanges or self.spans) else None
         if shared_with is not None:
-            return SHARED_MEMORY.format(call=shared_with[0], other=shared_with[1])
+            return SHARED_MEMORY.format(call=shared_with[0][:100], other=shared_with[1][:300])
         if self.dropped:
             return (f"the trace was cut: the case made {len(self.exchanges) + self.dropped} model calls, "
                     f"past the cap of {MAX_EXCHANGES}; {self.dropped} in between were not recorded "
