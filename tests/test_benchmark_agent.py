@@ -35,7 +35,7 @@ def tool_then_answer(case: GoldenCase):
             if result.startswith("ERROR"):
                 return ChatResponse(text="I cannot check that right now; please try again later.")
             return ChatResponse(text="I could not find that order." if "not found" in result else "Here it is.")
-        arguments = {"orderId": case.expected_tool_argument}
+        arguments = dict(case.expected_arguments) or {"orderId": case.expected_tool_argument}  # what the case lists
         return ChatResponse(tool_calls=(ModelToolCall(case.expected_tool, arguments, id="1"),))
 
     return reply

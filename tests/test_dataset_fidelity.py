@@ -186,7 +186,7 @@ FIELD_VALUES: dict[str, list[Any]] = {  # per field, its default, stated or not,
     "faults": [{}, {"getOrderStatus": "timeout"}], "relevant_sources": [{}, {"a.md": 2}],
     "expected_route": [None, "r"], "expected_arguments": [{}, {"x": 1e-05}], "forbidden_arguments": [[], ["ORD-9"]],
     "normalize": [[], ["case", "whitespace"]], "strict_integers": [False, True], "state": [None, {"total": 3}],
-    "follow_ups": [[], ["and?"]], "tool_order": [None], "calls": [None], "answer": [None], "history": [[]],
+    "follow_ups": [[], ["and?"]], "handover_tool": [None], "tool_order": [None], "calls": [None], "answer": [None], "history": [[]],
     "tools": [[]],
 }
 

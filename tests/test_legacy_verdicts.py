@@ -11,9 +11,8 @@ one change the trajectory rules ask for, which the test states and checks:
   may write: a duplicate made only of declared reads, or of calls that ended
   error or denied, no longer fails (it did before).
 - toolArgument gates ``expectedArguments`` (issue 46): a reply whose call of the
-  expected tool lacks one of the case's listed arguments, or holds another value
-  or an argument it does not list, now fails with ``wrong_argument`` (it fed only
-  the argExact metric before). Every such move is checked below against the
+  expected tool lacks one of the case's listed arguments, or holds another value,
+  now fails with ``wrong_argument`` (it fed only the argExact metric before). Every such move is checked below against the
   arguments themselves.
 """
 
@@ -59,10 +58,11 @@ def test_the_corpus_covers_both_datasets_and_every_old_check():
 
 
 def _no_call_has_the_expected_arguments(row) -> bool:
-    """Whether no call of the case's expected tool has exactly its ``expectedArguments`` (written plainly)."""
+    """Whether no call of the case's expected tool has each of its ``expectedArguments`` (written plainly)."""
     case = CASES[(row["dataset"], row["case"])]
     return bool(case.expected_arguments) and not any(
-        c["name"] == case.expected_tool and c["arguments"] == case.expected_arguments for c in row["reply"]["toolCalls"])
+        c["name"] == case.expected_tool and all(c["arguments"].get(k) == v for k, v in case.expected_arguments.items())
+        for c in row["reply"]["toolCalls"])
 
 
 def _explained(move, row) -> bool:

@@ -51,6 +51,9 @@ def rule_follower(cases: list[GoldenCase]):
     def script(messages: list[Message], options) -> ChatResponse:
         case = by_question[[m.content for m in messages if m.role == "user"][-1]]
         if case.expected_tool and not any(m.role == "tool" for m in messages):
+            if case.expected_arguments:  # every argument the case lists
+                return ChatResponse(tool_calls=(ModelToolCall(case.expected_tool, dict(case.expected_arguments),
+                                                              id=case.expected_tool),))
             return call(case.expected_tool, case.expected_tool_argument)
         return ChatResponse(text=case.golden_answer)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tracegrade.core.trace import Message, Reply, ToolCall
-from tracegrade.eval.checks import BUILTIN_CHECKS, checks_for
+from tracegrade.eval.checks import BUILTIN_CHECKS, checks_for, run_checks
 from tracegrade.eval.dataset import GoldenCase
 from tracegrade.eval.expectations import ToolDeclaration
 
@@ -443,6 +443,21 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str | None]] = [
      "answerText", "ok"),
 
     # 13. Unstated means unchecked; "no tool" and "no write" are said explicitly.
+    # Handoffs (docs/trajectory.md, "Handoffs"): one event, never an undeclared call.
+    ("7 a handoff is no unexpected write", {"calls": {"expected": [], "handoffs": {"expected": ["Cancellations"]}}},
+     {"calls": [ToolCall(name="transfer_to_cancellations", handoff="Cancellations")]}, "unexpectedCalls", "ok"),
+    ("7 the expected handoff made", {"calls": {"handoffs": {"expected": ["Cancellations"]}}},
+     {"calls": [ToolCall(name="transfer_to_cancellations", handoff="Cancellations")]}, "handoffs", "ok"),
+    ("7 the expected handoff missing", {"calls": {"handoffs": {"expected": ["Cancellations"]}}},
+     {"calls": [C("get_booking", bookingId="BK1")]}, "handoffs", "missing_handoff"),
+    ("7 a forbidden handoff made", {"calls": {"handoffs": {"forbidden": ["*"]}}},
+     {"calls": [ToolCall(name="handoff", arguments={"to_agent": "Refunds"}, handoff="Refunds")]}, "handoffs",
+     "forbidden_handoff"),
+    # The benchmark's expectedArguments gate toolArgument.
+    ("1 expectedArguments met", {"expectedTool": "cancel_booking", "expectedArguments": {"bookingId": "BK1"}},
+     {"calls": [C("cancel_booking", bookingId="BK1")]}, "toolArgument", "ok"),
+    ("1 expectedArguments not met", {"expectedTool": "cancel_booking", "expectedArguments": {"bookingId": "BK1"}},
+     {"calls": [C("cancel_booking", bookingId="BK2")]}, "toolArgument", "wrong_argument"),
     ("13 nothing stated: a read is not judged", {}, {"calls": [C("get_booking", bookingId="BK1")]}, "toolChoice", None),
     ("13 nothing stated: no call check at all", {}, {"calls": [C("cancel_booking", bookingId="BK1")]}, "unexpectedCalls", None),
     ("13 the seed's expectedTool null: no tool", {"expectedTool": None}, {"calls": [C("get_booking", bookingId="BK1")]},
@@ -508,7 +523,7 @@ def test_row(rule, fields, reply, check, verdict):
         assert not checker.applies(golden) and check not in [c.name for c in checks_for(golden)]
         return
     assert checker.applies(golden), f"{check} does not apply to the case"
-    result = checker(golden, reply_of(reply))
+    [result] = run_checks(golden, reply_of(reply), [checker])  # as the runner asks it (a handoff is no tool call)
     assert (result.passed, result.code) == (verdict == "ok", verdict), result.detail
     if verdict != "ok":
         assert result.detail  # every failure says why

@@ -86,8 +86,8 @@ class ToolChoice:
 class ToolArgument:
     """The expected tool and the expected cleaned argument on the same call: the
     right tool with the wrong order id answers about somebody else's order. With
-    ``expectedArguments``, one call of the tool has exactly those arguments, matched
-    as ``calls.expected`` arguments are (docs/trajectory.md)."""
+    ``expectedArguments``, one call of the tool has those arguments, matched as
+    ``calls.expected`` arguments are, other arguments allowed (docs/trajectory.md)."""
 
     name: str = "toolArgument"
 
@@ -111,7 +111,8 @@ def _all_arguments(name: str, case: GoldenCase, matches: list[ToolCall]) -> Chec
     """Passed when one of ``matches`` has the case's ``expectedArguments``, else the closest call's differences."""
     pattern = case.memo("_expected_arguments", lambda: CallPattern(tool=case.expected_tool or "",
                                                                     arguments=case.expected_arguments))
-    found = [callmatch.problems(case, pattern, call) for call in matches]
+    # WHY others allowed: the field lists the arguments that decide (an id, an amount); an agent may add its own
+    found = [callmatch.problems(case, pattern, call, partial=True) for call in matches]
     if any(not problems for problems in found):
         return _ok(name)
     closest = min(found, key=len, default=[("wrong_argument", f"no call of {case.expected_tool}")])
