@@ -334,13 +334,13 @@ def test_the_tally_equals_the_plain_computation():
     assert tally.not_scored == dict(Counter(m.name for r in results for m in r.metrics if not m.scored))
     assert tally.billed_agent_models == {billed_agent_model(r) for r in results}
     assert tally.judge_billed == any(any(r.judge_tokens) for r in results)
-    trials: dict[str, list[int]] = {}
+    trials: dict[str, list[int]] = {}  # passes, unscored trials, trials: an unscored trial is one that did not pass
     for r in results:
-        if r.status != "unscored":
-            counts = trials.setdefault(r.case_id, [0, 0])
-            counts[0] += r.status == "pass"
-            counts[1] += 1
-    assert {case_id: (code >> 32, code & 0xFFFF_FFFF) for case_id, code in tally.trials.items()} == {
+        counts = trials.setdefault(r.case_id, [0, 0, 0])
+        counts[0] += r.status == "pass"
+        counts[1] += r.status == "unscored"
+        counts[2] += 1
+    assert {case_id: (code >> 40, code >> 20 & 0xF_FFFF, code & 0xF_FFFF) for case_id, code in tally.trials.items()} == {
         case_id: tuple(counts) for case_id, counts in trials.items()}
 
 

@@ -87,8 +87,8 @@ def _traced(known: Known) -> list[Traced]:
     """(case, reply) of each result that has a trace; repeats count once each.
 
     A result whose agent failed has no trace: it counts in the pass rate, and
-    in no component metric."""
-    return [(case, r.reply) for r, case in known if r.reply is not None]
+    in no component metric. A handoff is no tool call (Reply.without_handoffs)."""
+    return [(case, r.reply.without_handoffs()) for r, case in known if r.reply is not None]
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,7 @@ class _MetricsTally:
                 cell = cells[names] = ([], [], [])
             cell[0].append(r)
             if r.reply is not None:
-                cell[1].append((case, r.reply))
+                cell[1].append((case, r.reply.without_handoffs()))
                 cell[2].append(next(each))
         for names, (results, items, violations) in cells.items():
             part = _Part.of(results, items, violations)
