@@ -50,13 +50,13 @@ def _remembered(trial: str, make: Any) -> Any:
 
 # -- LangGraph: a StateGraph with a checkpointer and ToolNode(handle_tool_errors=True) --
 
-def _langgraph_app() -> Any:
+def _langgraph_app(streaming: bool = False) -> Any:
     from langchain_openai import ChatOpenAI
     from langgraph.checkpoint.memory import MemorySaver
     from langgraph.graph import END, START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode
 
-    model = ChatOpenAI(model=MODEL).bind_tools([get_booking, cancel_booking])
+    model = ChatOpenAI(model=MODEL, streaming=streaming).bind_tools([get_booking, cancel_booking])
 
     def call_model(state):  # WHY unannotated: LangGraph reads hints in module scope, and these are local
         return {"messages": [model.invoke(state["messages"])]}
@@ -76,6 +76,13 @@ def _langgraph_app() -> Any:
 def langgraph(case: Any) -> str:
     app = _remembered("langgraph-app", _langgraph_app)
     state = app.invoke({"messages": [("user", case.question)]}, {"configurable": {"thread_id": case.trial}})
+    return str(state["messages"][-1].content)
+
+
+async def langgraph_async_streamed(case: Any) -> str:
+    """The same graph awaited, its model streaming (``ChatOpenAI(streaming=True)``)."""
+    app = _remembered("langgraph-streamed-app", lambda: _langgraph_app(streaming=True))
+    state = await app.ainvoke({"messages": [("user", case.question)]}, {"configurable": {"thread_id": case.trial}})
     return str(state["messages"][-1].content)
 
 
@@ -270,7 +277,8 @@ def _instrument(kind: str) -> None:
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
         framework = "agents_sdk" if framework.startswith("agents_sdk") else framework
-        chosen = {"langgraph": LangChainInstrumentor, "create_agent": LangChainInstrumentor,
+        chosen = {"langgraph": LangChainInstrumentor, "langgraph_async_streamed": LangChainInstrumentor,
+                  "create_agent": LangChainInstrumentor,
                   "smolagents": SmolagentsInstrumentor, "agents_sdk": OpenAIAgentsInstrumentor}.get(framework,
                                                                                                     OpenAIInstrumentor)
         if framework == "agents_sdk":  # WHY: the SDK's own exporter needs the internet; OpenInference's stays

@@ -56,6 +56,7 @@ HANDS_OFF = {**TRUTH, "handoff": "pass", "no-handoff-wanted": "fail"}
 # framework target -> (the truth, the instrumentations its users install for --capture otel)
 MATRIX = {
     "langgraph": (TRUTH, ["openinference"]),
+    "langgraph_async_streamed": (TRUTH, ["openinference"]),
     "create_agent": (RAISES, ["openinference"]),
     "smolagents": (TRUTH, ["openinference"]),
     "agents_sdk_chat": (HANDS_OFF, ["openinference"]),
@@ -101,7 +102,7 @@ def _failed(result: dict) -> str:
 
 @pytest.mark.parametrize(("framework", "mode", "kind"), RUNS, ids=[f"{f}-{m}{'-' + k if k else ''}" for f, m, k in RUNS])
 def test_every_trial_gets_the_true_verdict(framework, mode, kind, model_url, tmp_path):
-    pytest.importorskip({"langgraph": "langgraph", "create_agent": "langchain.agents", "smolagents": "smolagents",
+    pytest.importorskip({"langgraph": "langgraph", "langgraph_async_streamed": "langgraph", "create_agent": "langchain.agents", "smolagents": "smolagents",
                          "agents_sdk_chat": "agents", "agents_sdk_responses": "agents",
                          "pydantic_ai_chat": "pydantic_ai", "pydantic_ai_responses": "pydantic_ai",
                          "openai_loop": "openai"}[framework])
