@@ -558,3 +558,47 @@ def test_a_responses_conversation_continued_by_previous_response_id_is_read_whol
     reply = reply_of(recorder)
     assert [(c.id, c.arguments, c.result) for c in reply.tool_calls] == [("c1", {"city": "Oslo"}, "sunny in Oslo")]
     assert reply.answer == "Sunny in Oslo."
+
+
+def test_an_anthropic_agents_memory_is_context_and_a_shared_one_is_named(tmp_path):
+    """An anthropic-SDK agent whose message list outlives the trial (keyed by case id): the second
+    trial sends the first one's tool_use back; it is no call of that trial, and the trial says why."""
+    anthropic = anthropic_sdk()
+    ids = iter(range(1, 1000))
+
+    def memory_model(request):
+        body = json.loads(request.content)
+        last = body["messages"][-1]
+        if isinstance(last["content"], str):
+            content = [{"type": "tool_use", "id": f"toolu_{next(ids)}", "name": "get_weather",
+                        "input": {"city": city_of(last["content"])}}]
+        else:
+            content = [{"type": "text", "text": f"It is {last['content'][0]['content']}."}]
+        return anthropic_http.Response(200, json={"id": "m", "type": "message", "role": "assistant",
+                                                  "model": "claude-scripted", "content": content,
+                                                  "stop_reason": "end_turn", "usage": {"input_tokens": 7, "output_tokens": 3}})
+
+    client = anthropic.Anthropic(api_key="k", base_url="http://model.test",
+                                 http_client=anthropic_http.Client(transport=anthropic_http.MockTransport(memory_model)))
+    memory: dict[str, list] = {}
+
+    def answer(case):
+        messages = memory.setdefault(case.id, [])  # the bug a user writes: memory keyed by the case
+        messages.append({"role": "user", "content": case.question})
+        while True:
+            response = client.messages.create(model="c", max_tokens=100, messages=list(messages))
+            messages.append({"role": "assistant", "content": [block.model_dump() for block in response.content]})
+            use = next((b for b in response.content if b.type == "tool_use"), None)
+            if use is None:
+                return response.content[0].text
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                                          "content": weather(**use.input)}]})
+
+    run = tracegrade.evaluate([{"id": "w", "question": "Weather in Paris?",
+                                "calls": {"expected": [{"tool": "get_weather", "arguments": {"city": "Paris"}}],
+                                          "count": "exactly"}}],
+                              answer, judge=None, capture=("anthropic",), store=f"sqlite:///{tmp_path}/r.db",
+                              settings=tracegrade.RunSettings(checks_only=True, repeat=2, concurrency=1))
+    first, second = sorted(run.results, key=lambda r: r.repeat)
+    assert first.status == "pass" and [c.id for c in first.reply.tool_calls] == ["toolu_1"]
+    assert second.status == "unscored" and "share the agent's memory" in second.error and "toolu_1" in second.error
