@@ -12,6 +12,9 @@ import json
 
 import httpx
 import pytest
+from fastapi import FastAPI, Request  # WHY at the top: FastAPI reads the endpoint's annotations from here
+
+from support import serving
 
 import tracegrade
 from tracegrade.capture.target import captured_target
@@ -224,3 +227,19 @@ def test_a_disagreement_about_huge_calls_still_names_both_within_the_reasons_lim
     captured = Reply(answer="a", tool_calls=tuple(big), provenance=Provenance(source="captured", via="openai"))
     reply = _one_source(Reply(answer="a", tool_calls=(ToolCall(name="other"),)), captured)
     assert "captured but not returned" in reply.calls_unusable() and "and 4 more" in reply.calls_unusable()
+
+
+def test_an_agent_behind_http_gets_its_trial_as_a_header(tmp_path):
+    seen: list[str] = []
+    app = FastAPI()
+
+    @app.post("/ask")
+    async def ask(request: Request) -> dict:
+        seen.append(request.headers.get("x-tracegrade-trial", ""))
+        return {"answer": "ok"}
+
+    with serving(app) as url:
+        run = tracegrade.evaluate([{"id": "h", "question": "q"}], f"{url}/ask", judge=None,
+                                  settings=tracegrade.RunSettings(checks_only=True, repeat=2),
+                                  store=f"sqlite:///{tmp_path}/r.db")
+    assert sorted(seen) == [f"{run.manifest.run_id}/h/{r}" for r in (0, 1)]

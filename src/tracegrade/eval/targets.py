@@ -70,7 +70,7 @@ def http_target(url: str, timeout_s: float = 600.0, token: str | None = None,
     secrets = (token,) if token else ()
 
     async def ask(case: GoldenCase) -> Reply:
-        raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes, case.id)
+        raw = await _post(url, _request_body(case), token, timeout_s, max_response_bytes, case.id, case.trial)
         try:
             reply = Reply.from_wire(json.loads(raw))
         except RecursionError:  # json recurses per level: a body nested ~1,000 deep
@@ -99,15 +99,17 @@ def _request_body(case: GoldenCase) -> dict[str, Any]:
 
 
 CASE_ID_HEADER = "X-Tracegrade-Case-Id"
+TRIAL_HEADER = "X-Tracegrade-Trial"  # GoldenCase.trial: what an agent behind HTTP keys its memory by
 
 
-async def _post(url: str, body: dict[str, Any], token: str | None, timeout_s: float, max_bytes: int, case_id: str) -> bytes:
+async def _post(url: str, body: dict[str, Any], token: str | None, timeout_s: float, max_bytes: int, case_id: str,
+                trial: str = "") -> bytes:
     """The body of a 200 answer; AgentError (redacted) for anything else. WHY the case
-    id as a header, not in the body: an agent's API that refuses unknown fields
-    (ShopNest's does) keeps working, and one that wants it can log or tag by it."""
+    id and trial as headers, not in the body: an agent's API that refuses unknown fields
+    (ShopNest's does) keeps working, and one that wants them can log by them or key its memory."""
     from tracegrade.core.http import TooLarge, TransportFailed, post_json  # WHY here: only HTTP targets need aiohttp
 
-    headers = {CASE_ID_HEADER: case_id[:200]}
+    headers = {CASE_ID_HEADER: case_id[:200], **({TRIAL_HEADER: trial[:300]} if trial else {})}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     try:
