@@ -49,6 +49,7 @@ _TARGETS: dict[str, tuple[tuple[tuple[str, ...], str, str, Provider, bool], ...]
         (_MESSAGES, "AsyncMessages", "stream", "anthropic", False),
     ),
 }
+_INHERITED = object()  # a hooked method the class got from a base: removed again, not set on it
 _lock = threading.Lock()
 _installed: dict[tuple[str, str, str], tuple[Any, int]] = {}  # (module, class, method) -> (original, users)
 
@@ -62,22 +63,27 @@ def hooked(source: str) -> Iterator[None]:
     hooks = [(cls, key, provider) for cls, key, provider in found if cls is not None and hasattr(cls, key[2])]
     with _lock:
         for cls, key, provider in hooks:
-            original, users = _installed.get(key, (getattr(cls, key[2]), 0))
+            # WHY the class's own entry kept apart: another instrumentor's wrapper (wrapt) binds anew on each
+            # read, so what is put back must be the entry itself, not the method read through it
+            own, users = _installed.get(key, (cls.__dict__.get(key[2], _INHERITED), 0))
             if users == 0:
                 wrap = _wrap if key[2] == "create" else _wrap_stream_helper
-                setattr(cls, key[2], wrap(original, provider))
-            _installed[key] = (original, users + 1)
+                setattr(cls, key[2], wrap(getattr(cls, key[2]), provider))
+            _installed[key] = (own, users + 1)
     try:
         yield
     finally:
         with _lock:
             for cls, key, _ in hooks:
-                original, users = _installed[key]
+                own, users = _installed[key]
                 if users == 1:
-                    setattr(cls, key[2], original)
+                    if own is _INHERITED:
+                        delattr(cls, key[2])
+                    else:
+                        setattr(cls, key[2], own)
                     del _installed[key]
                 else:
-                    _installed[key] = (original, users - 1)
+                    _installed[key] = (own, users - 1)
 
 
 def check_installed(source: str) -> None:
