@@ -248,3 +248,14 @@ def test_calibrate_on_attribution_labels_asks_one_question_an_answer_once(tmp_pa
     assert outputs[0].out == outputs[1].out and "faithfulness" in outputs[0].out
     assert "relevance" not in outputs[0].out  # the rubric cut to the labelled metric
     assert "not stored" in outputs[0].err
+
+
+def test_a_missing_number_vetoes_without_the_model_and_a_missing_name_does_not() -> None:
+    text = rubric().replace(f"cascade: {CASCADE}", f"cascade: {CASCADE}\n    veto: [money, number, quantity, time]")
+    model, calls = counting(0.99)
+    wrong = faithfulness(Judge(model, parse_rubric(text)), "The museum opens at nine. Entry costs 12 euros on Sundays.")
+    assert calls == [] and wrong.passed is False and "vetoed" in wrong.detail and "12" in wrong.detail
+    named = faithfulness(Judge(model, parse_rubric(text)), "The museum opens at nine, says Anna.")
+    assert "vetoed" not in named.detail
+    with pytest.raises(ConfigError, match="veto needs weights"):
+        parse_rubric(text.replace(f"weights: {WEIGHTS}\n    ", "").replace(f"cascade: {CASCADE}\n    ", ""))

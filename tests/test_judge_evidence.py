@@ -136,6 +136,7 @@ def with_overlap():
 
     text = re.sub(r"\n    weights: \{[^}\n]*\}", "", load_rubric().text, count=1)
     text = re.sub(r"\n    cascade: \{[^}\n]*\}", "", text, count=1)
+    text = re.sub(r"\n    veto: \[[^]\n]*\]", "", text, count=1)
     marker = "supported by what the assistant saw?\n    code: grounding\n"
     assert text.count(marker) == 1  # faithfulness's entry
     rubric = parse_rubric(text.replace(marker, marker + "    overlap: true\n"))

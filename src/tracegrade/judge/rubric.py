@@ -107,6 +107,10 @@ class MetricSpec(_Strict):
     # (judge/cascade.py): {model: P, low: L, high: H}; the value with P(yes) at P outside
     # L..H is kept without a model call. WHY: on most answers the cheap parts decide alone.
     cascade: dict[str, float] | None = None
+    # With weights: claim kinds whose absence from the evidence fails the metric whatever the
+    # other parts say (the value scaled under the threshold, its order kept). WHY: a wrong
+    # number is never faithful, and on real replies a missing number is nearly always a bad one.
+    veto: tuple[ClaimKind, ...] = ()
     evidence: tuple[Section, ...] = SECTIONS
     pass_: float | None = Field(default=None, alias="pass")
     gate: bool = True
@@ -138,6 +142,8 @@ class MetricSpec(_Strict):
             _check_weights(self.weights, self.model_and_code)
         if self.cascade is not None:
             _check_cascade(self.cascade, self.weights is not None)
+        if self.veto and self.weights is None:
+            raise ValueError("veto needs weights: without them any missing claim already fails the metric")
         if self.reference_free is not None and not (self.needs_reference and self.yes_no is not None):
             raise ValueError("referenceFree is the question a yesNo metric that needsReference asks without one")
         if self.code == "coverage" and "claims" not in self.model_fields_set:

@@ -194,11 +194,23 @@ class Judge:
             return None
         _, missing = self._ungrounded(spec, texts)
         cheap = [(n, v) for n, v in self._parts(spec, texts, missing, 0.0) if n != cascade.MODEL]
-        value = cascade.decided(spec.weights, rule, dict(cheap))
+        vetoed = self._vetoed(spec, missing)
+        value = cascade.without_model(spec.weights, rule, dict(cheap)) if vetoed else \
+            cascade.decided(spec.weights, rule, dict(cheap))
         if value is None:
             return None
-        detail = f"{self._said(spec, cheap, missing, value)}; {_settled_how(value, rule)} (the model not asked)"
+        how = VETOED if vetoed else _settled_how(value, rule)
+        value = self._capped(spec, value) if vetoed else value
+        detail = f"{self._said(spec, cheap, missing, value)}; {how} (the model not asked)"
         return replace(self._result(spec, value, "code", detail), parts=tuple(cheap))
+
+    def _vetoed(self, spec: MetricSpec, missing: Sequence[Claim]) -> bool:
+        """A claim of a kind the rubric's ``veto`` names is not in the evidence."""
+        return any(c.kind in spec.veto for c in missing)
+
+    def _capped(self, spec: MetricSpec, value: float) -> float:
+        """A vetoed value: under the threshold, in the same order as before (values are 0..1)."""
+        return value * (self.thresholds.get(spec.name, spec.threshold) - VETO_MARGIN)
 
     def _said(self, spec: MetricSpec, parts: Sequence[tuple[str, float]], missing: Sequence[Claim],
               value: float) -> str:
@@ -243,16 +255,23 @@ class Judge:
         _, missing = self._ungrounded(spec, texts)
         parts = self._parts(spec, texts, missing, float(model.value or 0.0))
         shares = dict(parts)
-        settled = cascade.decided(spec.weights, rule, shares) if spec.weights and (rule := self._rule(spec)) else None
-        if settled is not None:
+        rule = self._rule(spec) if spec.weights else None
+        vetoed = self._vetoed(spec, missing)
+        settled = None
+        if spec.weights and rule:
+            settled = cascade.without_model(spec.weights, rule, shares) if vetoed else \
+                cascade.decided(spec.weights, rule, shares)
+        if settled is not None and spec.weights:
             # WHY the cascade's value though the model was asked (calibration asks every answer):
             # calibration measures the value a run gives, and a run does not ask here.
             assert rule is not None
+            how = VETOED if vetoed else _settled_how(settled, rule)
+            settled = self._capped(spec, settled) if vetoed else settled
             said = self._said(spec, parts, missing, settled)
-            return replace(model, value=settled, detail=_joined(f"{said}; {_settled_how(settled, rule)}", model.detail),
-                           parts=tuple(parts))
+            return replace(model, value=settled, detail=_joined(f"{said}; {how}", model.detail), parts=tuple(parts))
         if spec.weights is not None:
             value = combined(spec.weights, shares)
+            value = self._capped(spec, value) if vetoed else value
         else:
             value = shares["model"] * (2 + shares.get("overlap", 1.0)) / 3 if not missing else 0.0
         return replace(model, value=value, detail=_joined(self._said(spec, parts, missing, value), model.detail),
@@ -405,6 +424,9 @@ class Judge:
         down must not let every case pass on the checks alone."""
         return self._result(spec, None, source, f"not scored: {problem}", if_not_scored="unscored")
 
+
+VETOED = "vetoed: a claim of a kind the rubric's veto names is not in the evidence"
+VETO_MARGIN = 0.01  # a vetoed value is at most threshold - this
 
 NO_EVIDENCE = "n/a: the assistant saw no evidence (no retrieved text, no tool call); not a pass, not a fail"
 REFERENCE_FREE = "reference-free"
