@@ -124,6 +124,9 @@ def fault_run(tmp_path_factory):
             "TRACEGRADE_MODEL_TIMEOUT_S": "3", "TRACEGRADE_MODEL_RETRIES": str(ATTEMPTS - 1),
             # An eval run stores spans only where this names: named, so the spans are checked too.
             "TRACEGRADE_SPANS_DB": ".tracegrade/spans.db",
+            # WHY off: the scripted judge's answers depend on the metrics asked, and the cascade
+            # settles faithfulness without asking wherever its cheap parts decide (docs/judge.md).
+            "TRACEGRADE_JUDGE_CASCADE": "off",
         }
         done = subprocess.run(
             [sys.executable, "-m", "tracegrade.cli", "run", "cases.json", "--target", "fault_target:ask",
