@@ -302,7 +302,8 @@ def served_judge(monkeypatch):
         stack.__exit__(None, None, None)
 
 
-def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge):
+def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge, monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_JUDGE_CASCADE", "off")  # WHY: every metric asked of the JSON judge, faithfulness too
     served_judge(full_marks)
     code, run_dir = run_cli(tmp_path, "--target", "support:golden_reply", "--judge-model", "openai:fake-judge")
     assert code == 0
@@ -321,7 +322,8 @@ def test_cli_full_run_with_a_judge_over_http_exits_0(tmp_path, served_judge):
     assert all(r.judge_tokens == (50, 30) for r in run.results)
 
 
-def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, served_judge, capsys):
+def test_cli_contains_an_agent_crash_and_a_garbage_judge_and_exits_1(tmp_path, served_judge, capsys, monkeypatch):
+    monkeypatch.setenv("TRACEGRADE_JUDGE_CASCADE", "off")  # WHY: every metric asked of the JSON judge, faithfulness too
     served_judge(scores_by_case({"tool-status-02": json.dumps({"relevance": "yes", "correctness": 7,
                                                              "helpfulness": "yes", "reason": ""})}))
     code, run_dir = run_cli(tmp_path, "--target", "support:agent_that_breaks", "--judge-model", "openai:fake-judge")
