@@ -506,3 +506,19 @@ def test_one_model_call_recorded_by_two_instrumentations_is_one_round_with_its_t
     assert [c["round"] for c in found.wire["toolCalls"]] == [0, 1]
     assert found.wire["usage"] == {"inputTokens": 60, "outputTokens": 10}
     assert sum(s["kind"] == "model" for s in found.wire["steps"]) == 2
+
+
+def test_a_call_two_instrumentations_recorded_one_without_content_is_graded(tmp_path, capsys):
+    """OpenInference's LLM span holds the messages; OpenTelemetry's GenAI openai instrumentation,
+    installed beside it with content capture off, adds a chat span of the same call holding none.
+    The round is read from the span that says it (before: every case unscored, "model spans
+    without their messages")."""
+    from pathlib import Path
+
+    recorded = Path(__file__).parent / "fixtures" / "otel" / "openinference-and-genai.jsonl"
+    (tmp_path / "ds.json").write_text(json.dumps(DATASET))
+    code = main(["grade", str(recorded), "--dataset", str(tmp_path / "ds.json"), "--checks-only", "--quiet",
+                 "--db", f"sqlite:///{tmp_path}/r.db", "--out", str(tmp_path / "out")])
+    results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())["results"]
+    assert {r["case_id"]: r["status"] for r in results} == {"dune": "pass", "fines": "fail"}, capsys.readouterr()
+    assert code == 1

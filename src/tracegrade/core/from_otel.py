@@ -351,9 +351,18 @@ def _problem_of(parts: Parts) -> str:
     if not any(k in ("model", "tool") for k in parts.kinds):
         return ("the trace holds no model or tool span: what the agent called was not recorded (instrument its "
                 "model client, e.g. OpenInference's OpenAIInstrumentor, or its tools)")
-    if "tool" not in parts.kinds and any(not r.said and not s.error for s, r in parts.models):
+    if "tool" not in parts.kinds and _silent_round(parts):
         return SILENT_MODEL_SPANS
     return ""
+
+
+def _silent_round(parts: Parts) -> bool:
+    """Whether some model round has no span that holds its messages. WHY by round: a second
+    instrumentation of the same call (GenAI's without content beside OpenInference's) or a
+    framework's preparation span says nothing, while the round's other span says it all."""
+    rounds = list(zip(parts.models, parts.round_of))
+    said = {round_ for (span, read), round_ in rounds if read.said or span.error}
+    return any(round_ not in said for _, round_ in rounds)
 
 
 def _documents(span: Span) -> list[tuple[str, str]]:
