@@ -131,3 +131,28 @@ def test_compare_reports_match_their_snapshots():
     verdict = decide(comparison)
     assert_matches_snapshot(compare_console.render(comparison, verdict, 0.05) + "\n", "compare_console.txt")
     assert_matches_snapshot(compare_markdown.to_markdown(comparison, verdict, 0.05), "compare_markdown.md")
+
+
+def test_history_shows_how_many_trials_pass_hat_k_counted_unscored(tmp_path):
+    """An unscored trial counts in pass^k as not passed (issue 47): the history says how many there were."""
+    import re
+
+    import tracegrade
+    from tracegrade.capture.target import PROVENANCE_SET
+    from tracegrade.core.trace import Provenance, Reply, ToolCall
+    from tracegrade.report.history import latest_vs_previous
+
+    def agent(unscored_trials: set[int]):
+        async def answer(case) -> Reply:
+            absent = int(case.trial.rsplit("/", 1)[1]) in unscored_trials
+            return Reply(answer="ok", tool_calls=() if absent else (ToolCall(name="lookup"),),
+                         provenance=Provenance(source="absent", via="openai") if absent else None)
+        setattr(answer, PROVENANCE_SET, True)  # WHY: stands for `grade`'s recorded traces, some without calls
+        return answer
+
+    cases = [{"id": "a", "question": "q", "calls": {"expected": [{"tool": "lookup"}]}}]
+    settings = tracegrade.RunSettings(checks_only=True, repeat=3)
+    runs = [tracegrade.evaluate(cases, agent(unscored), judge=None, settings=settings,
+                                store=f"sqlite:///{tmp_path}/r.db") for unscored in (set(), {1})]
+    row = next(line for line in latest_vs_previous(runs[1], runs[0]).splitlines() if "unscored trials" in line)
+    assert re.search(r"unscored trials \(in pass\^k\)\s+0\s+1\b", row), row

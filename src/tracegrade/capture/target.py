@@ -41,7 +41,7 @@ from tracegrade.eval.plugins import Target
 SOURCES = ("openai", "anthropic", "otel")
 # A target with this attribute set returns Replies whose provenance tracegrade itself set
 # (read from recorded spans by `tracegrade grade`): it is kept, not dropped as an agent's claim.
-PROVENANCE_SET = "sets_provenance"
+PROVENANCE_SET = "_tracegrade_recorded"  # WHY underscored: tracegrade's own replay target sets it, no agent
 _INLINE_RECORDS = 64  # recorded calls or spans put together on the event loop; more go to a thread
 _QUESTION_NAMES = {"question", "prompt", "query", "text", "message", "input", "q"}
 

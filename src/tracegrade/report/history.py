@@ -51,12 +51,19 @@ def _numbers(run: Run) -> dict[str, float | None]:
     counted = tally(run.results)
     if len(counted.repeats) > 1:  # WHY only then: pass^1 of one trial per case is taskSuccess again
         numbers.update({f"pass^{k}": v for k, v in counted.pass_hat().items()})
+        # WHY beside pass^k: an unscored trial counts there as not passed, and the reader should see how many
+        numbers[UNSCORED_TRIALS] = float(sum(counted.unscored_trials().values()))
     return numbers
+
+
+UNSCORED_TRIALS = "unscored trials (in pass^k)"
 
 
 def _fmt(name: str, number: float | None) -> str:
     if number is not None and "USD" in name:
         return f"{number:.4f}"
+    if number is not None and name == UNSCORED_TRIALS:
+        return f"{number:.0f}"
     return value(name, number)
 
 
