@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from tracegrade.capture.recorded import load_recorded
+from tracegrade.agent.recorded import load_recorded
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 
@@ -180,8 +180,8 @@ def _streamed_agent(client: Any) -> Callable[[str], str]:
 def _one_case_seconds(agent: Callable[[str], str], capture: tuple[str, ...]) -> float:
     import asyncio
 
-    from tracegrade.capture.target import captured_target
-    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.agent.capture.target import captured_target
+    from tracegrade.case.dataset import GoldenCase
 
     case = GoldenCase(id="bench", question="look it up")
     target = captured_target(agent, capture)
@@ -212,8 +212,8 @@ def rounds_part(sizes: list[int]) -> None:
     what the hook does per call (the request copied as sent: as long as the history, like the
     SDK's own encoding of it) and putting the N rounds together into the Reply."""
     _sdk_part(sizes, "rounds", lambda n: _tool_loop(_client(_asking(n))))
-    from tracegrade.capture.assemble import reply_of
-    from tracegrade.capture.recorder import Recorder, snapshot
+    from tracegrade.agent.capture.assemble import reply_of
+    from tracegrade.agent.capture.recorder import Recorder, snapshot
 
     print(f"{'rounds':>8} {'messages sent':>14} {'record s':>9} {'us/message':>11} {'assemble s':>11} {'us/round':>9}")
     for n in sizes:
@@ -251,7 +251,7 @@ def overhead_part(sizes: list[int]) -> None:
     import openai
 
     import tracegrade
-    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.case.dataset import GoldenCase
 
     async def slow(request: Any) -> Any:
         await asyncio.sleep(0.2)

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from large_run import write_cases
-from tracegrade.eval.dataset import load_dataset
-from tracegrade.eval.targets import callable_target
+from tracegrade.case.dataset import load_dataset
+from tracegrade.agent.targets import callable_target
 from tracegrade.run.runner import RunSettings, run_cases
 
 TARGETS = {"async": "large_run:async_trivial_target", "sync": "large_run:trivial_target"}

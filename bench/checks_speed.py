@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from tracegrade.eval.checks import run_checks
-from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.checks.builtin import run_checks
+from tracegrade.case.dataset import GoldenCase, load_dataset
 from tracegrade.core.trace import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,8 +60,8 @@ def traces_from_mock(cases: Sequence[GoldenCase]) -> list[tuple[GoldenCase, Repl
 
 
 def traces_from_target(cases: Sequence[GoldenCase], spec: str) -> list[tuple[GoldenCase, Reply]]:
-    from tracegrade.eval.conversation import play
-    from tracegrade.eval.targets import callable_target
+    from tracegrade.agent.conversation import play
+    from tracegrade.agent.targets import callable_target
 
     sys.path.insert(0, str(ROOT))  # examples/ lives beside src/
     target = callable_target(spec)

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.checks import run_checks
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.checks.builtin import run_checks
+from tracegrade.case.dataset import load_dataset
 
 EVIL = r"^(a+)+$"
 DATASET = {"name": "d", "tools": [{"name": "lookup", "writes": False, "parameters": {

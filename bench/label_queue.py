@@ -77,7 +77,7 @@ def record(folder: Path, answers: int) -> tuple[str, str]:
 
     from judge_rubrics import SCALE_RUBRIC
     from tracegrade.core.results import Manifest, Run
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
     from tracegrade.judge.scoring import Judge
     from tracegrade.models.scripted import ScriptedModel
     from tracegrade.run.evaluate import dataset_record

@@ -127,7 +127,7 @@ def variants(case: Any, base: dict[str, Any], answers: set[str]) -> Iterator[tup
 def verdicts(case: Any, wire: dict[str, Any]) -> list[list[Any]]:
     """The checks' verdicts, then the safety metric's violations as pseudo-checks."""
     from tracegrade.core.trace import Reply
-    from tracegrade.eval.checks import run_checks
+    from tracegrade.checks.builtin import run_checks
     from tracegrade.metrics.safety import violations
 
     reply = Reply.from_wire(wire)
@@ -138,7 +138,7 @@ def verdicts(case: Any, wire: dict[str, Any]) -> list[list[Any]]:
 
 
 def record() -> dict[str, Any]:
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     answers = recorded_answers()
     rows = []
@@ -155,7 +155,7 @@ def record() -> dict[str, Any]:
 
 def compare(corpus: dict[str, Any]) -> list[dict[str, Any]]:
     """Every stored verdict that the current code gives differently, as a row per check."""
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     cases = {(p.name, c.id): c for p in DATASETS for c in load_dataset(p).cases}
     moves = []

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ask_questions import cpu_model, load_average, percentile, source_state
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.judge import json_scores
 from tracegrade.judge.prompt import evidence_text, section_texts
 from tracegrade.judge.scoring import Judge, load_rubric

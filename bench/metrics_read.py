@@ -19,8 +19,8 @@ from pathlib import Path
 
 from large_run import trivial_target, write_cases
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.checks import run_checks
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.checks.builtin import run_checks
+from tracegrade.case.dataset import load_dataset
 from tracegrade.metrics import MetricsReader
 from tracegrade.stats.tally import RunTally
 

@@ -111,11 +111,11 @@ def child(notes: str, argv: list[str]) -> int:
     """The run command with the moments of its parts noted (``--parts``)."""
     marks: dict[str, float] = {}
     from tracegrade import cli
-    import tracegrade.eval.dataset
+    import tracegrade.case.dataset
     import tracegrade.run.evaluate as evaluate
 
     marks["cli_imported"] = time.time()
-    for module, name, label in ((tracegrade.eval.dataset, "load_dataset", "dataset_loaded"),
+    for module, name, label in ((tracegrade.case.dataset, "load_dataset", "dataset_loaded"),
                                 (evaluate, "named_target", "target_loaded"),
                                 (evaluate, "record_run", "cases_ended"), (evaluate, "finish_outputs", "files_written")):
         setattr(module, name, _noting(getattr(module, name), marks, label))

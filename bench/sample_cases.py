@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 
 QUOTA = {"nominal": 10, "edge": 6, "unanswerable": 5, "tool-outage": 5, "permission": 4, "prompt-injection": 6}
 

@@ -5,7 +5,7 @@
 The server is ``tests/load_app.py`` (the real ShopNest app and agent loop, in
 test mode, on a scripted model that does two tool lookups with 0-20 ms
 delays) run in a process of its own exactly as ``shopnest serve`` runs it:
-``tracegrade.observe.serving.serve`` with the default limits.
+``tracegrade.serve.hardening.serve`` with the default limits.
 
 1. **Concurrent chats**: ``--concurrent`` POST /chat at once, each on its own
    connection; every reply is checked to hold exactly its own order's tool
@@ -60,7 +60,7 @@ def free_port() -> int:
 
 def start_server(port: int, plain: bool = False) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    code = ("from tracegrade.observe.serving import Limits, serve; import load_app; "
+    code = ("from tracegrade.serve.hardening import Limits, serve; import load_app; "
             f"serve(load_app.app, '127.0.0.1', {port}, Limits())")
     if plain:  # what both servers ran before the limits: uvicorn's defaults
         code = f"import uvicorn, load_app; uvicorn.run(load_app.app, host='127.0.0.1', port={port}, log_level='warning')"

@@ -48,7 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.core.trace import Reply
 
 BENCH = Path(__file__).resolve().parent

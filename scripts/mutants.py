@@ -48,7 +48,7 @@ class Mutant:
     tests: tuple[str, ...]
 
 
-ARGMATCH = "src/tracegrade/eval/argmatch.py"
+ARGMATCH = "src/tracegrade/case/argmatch.py"
 MUTANTS = (
     # The three of issue 28.
     Mutant("unordered-extra", ARGMATCH, "(not self.whole or len(value) == len(self.items))",
@@ -76,21 +76,21 @@ MUTANTS = (
            VALUE_TESTS),
     Mutant("normalize-drops-strict", ARGMATCH, "return self.normalize + tuple(s for s in inherited if s in _MODES)",
            "return self.normalize", VALUE_TESTS),
-    Mutant("spaces-kept", "src/tracegrade/eval/textnorm.py", '    if "spaces" in steps:\n        text = "".join(text.split())\n',
+    Mutant("spaces-kept", "src/tracegrade/case/textnorm.py", '    if "spaces" in steps:\n        text = "".join(text.split())\n',
            '    if "spaces" in steps:\n        text = " ".join(text.split())\n', VALUE_TESTS),
-    Mutant("strict-ignored-by-schema", "src/tracegrade/eval/toolschema.py",
+    Mutant("strict-ignored-by-schema", "src/tracegrade/case/toolschema.py",
            'kind = "number" if strict and isinstance(value, float) else json_type(value)', "kind = json_type(value)",
            TRAJECTORY_TESTS),
     # Calls and their order.
-    Mutant("after-allows-one-round", "src/tracegrade/eval/callmatch.py", "return a < b if pair.strict else a <= b",
+    Mutant("after-allows-one-round", "src/tracegrade/checks/callmatch.py", "return a < b if pair.strict else a <= b",
            "return a <= b", TRAJECTORY_TESTS),
-    Mutant("order-pairs-ignored", "src/tracegrade/eval/callmatch.py",
+    Mutant("order-pairs-ignored", "src/tracegrade/checks/callmatch.py",
            "if all(keeps(pair) for pair in due.get(i, ())) and extend(i + 1):", "if extend(i + 1):", TRAJECTORY_TESTS),
-    Mutant("pairs-truncated", "src/tracegrade/eval/callmatch.py", "itertools.zip_longest(*given, fillvalue=MISSING)",
+    Mutant("pairs-truncated", "src/tracegrade/checks/callmatch.py", "itertools.zip_longest(*given, fillvalue=MISSING)",
            "zip(*given)", TRAJECTORY_TESTS),
-    Mutant("failed-calls-count", "src/tracegrade/eval/callmatch.py",
+    Mutant("failed-calls-count", "src/tracegrade/checks/callmatch.py",
            'return call.status in EFFECTIVE or settings(case).counted == "attempted"', "return True", TRAJECTORY_TESTS),
-    Mutant("unstated-means-no-tool", "src/tracegrade/eval/checks.py",
+    Mutant("unstated-means-no-tool", "src/tracegrade/checks/builtin.py",
            "return not expects_calls(case) and case.states_tool_choice()", "return not expects_calls(case)",
            TRAJECTORY_TESTS),
     # Statistics.

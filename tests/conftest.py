@@ -139,7 +139,7 @@ def otel_globals_restored():
     from opentelemetry import trace
     from opentelemetry.util._once import Once
 
-    import tracegrade.capture.otel as capture_otel
+    import tracegrade.agent.capture.otel as capture_otel
 
     yield
     trace._TRACER_PROVIDER = None

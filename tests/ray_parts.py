@@ -12,7 +12,7 @@ from pathlib import Path
 
 from judge_rubrics import SCALE_RUBRIC
 from tracegrade.core.trace import Reply, ToolCall, Usage
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
@@ -41,7 +41,7 @@ def scripted_judge_reply(messages, options) -> ChatResponse:
 
 def scripted_parts():
     """The recipe each Ray worker calls: a fresh target and judge."""
-    from tracegrade.eval.targets import callable_target
+    from tracegrade.agent.targets import callable_target
 
     judge = Judge(ScriptedModel(scripted_judge_reply, model_id="scripted-judge"), SCALE_RUBRIC, attempts=2)
     return callable_target(f"{__name__}:scripted_target"), judge

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import uvicorn
 from fastapi import FastAPI, Request
 
-from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.case.dataset import GoldenCase, load_dataset
 from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
@@ -198,14 +198,14 @@ def otlp_spans(received: Sequence[tuple[str, bytes]]) -> list[tuple[str, Any]]:
 @contextlib.contextmanager
 def serving(app, limits=None) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its URL.
-    With ``limits`` (tracegrade.observe.serving.Limits), exactly as the servers run."""
+    With ``limits`` (tracegrade.serve.hardening.Limits), exactly as the servers run."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     if limits is None:
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
     else:
-        from tracegrade.observe.serving import uvicorn_config
+        from tracegrade.serve.hardening import uvicorn_config
 
         config = uvicorn_config(app, "127.0.0.1", port, limits)
         config.lifespan = "off"

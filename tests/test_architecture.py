@@ -20,7 +20,7 @@ LAYERS = [
     {"eval", "capture"},                        # dataset, targets, checks, verdict, plugins
     {"judge", "stats", "metrics", "store", "observe"},  # judging, numbers, the run store, spans
     {"run"},                                    # the runner and evaluate(): composes the above
-    {"compare", "report", "observe.monitor"},   # reading runs: gates, reports, the dashboard
+    {"compare", "report", "view.monitor"},   # reading runs: gates, reports, the dashboard
     {"view"},                                   # the web UI over runs and traces: composes the readers
     {"cli", "testing", "pytest_plugin"},        # the command line, the pytest plugin; test servers
 ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tracegrade.eval.argmatch import MISSING, OPERATORS, STRICT_INTEGERS, check, compile_spec
+from tracegrade.case.argmatch import MISSING, OPERATORS, STRICT_INTEGERS, check, compile_spec
 
 MONEY = {"$money": {"amount": 1250, "currency": "EUR"}}
 

@@ -143,7 +143,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once_naming_the_file(tmp_path):
     # Three levels, not nine: without the fix nine levels hang the loader (the
     # issue's 424 bytes), three load 729 values, so the test fails rather than hangs.
     from tracegrade.core.errors import DatasetError
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     path = tmp_path / "bomb.yaml"
     path.write_text(alias_bomb(levels=3))
@@ -154,7 +154,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once_naming_the_file(tmp_path):
 
 def test_a_single_alias_is_refused_too(tmp_path):
     from tracegrade.core.errors import DatasetError
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     path = tmp_path / "alias.yml"
     path.write_text("- &case {id: a, question: q}\n- *case\n")

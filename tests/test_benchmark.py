@@ -13,8 +13,8 @@ import pytest
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS
 from shopnest.routing import ROUTES
 from shopnest.tools import TOOL_NAMES
-from tracegrade.eval.checks import checks_for
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.checks.builtin import checks_for
+from tracegrade.case.dataset import load_dataset
 from tracegrade.core.errors import DatasetError
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"

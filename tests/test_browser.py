@@ -19,13 +19,13 @@ import pytest
 import uvicorn
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.observe.monitor.app import create_monitor_app
-from tracegrade.observe.monitor.judging import OnlineJudge
-from tracegrade.observe.monitor.metrics import RequestTrace, summarize
+from tracegrade.view.monitor.app import create_monitor_app
+from tracegrade.view.monitor.judging import OnlineJudge
+from tracegrade.view.monitor.metrics import RequestTrace, summarize
 from tracegrade.report import html
 from tracegrade.core.results import Manifest, Run
 from tracegrade.run.runner import RunSettings, run_cases

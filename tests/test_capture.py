@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 import tracegrade
-from tracegrade.capture.target import captured_target, wants_question
+from tracegrade.agent.capture.target import captured_target, wants_question
 from tracegrade.core.errors import AgentError, ConfigError
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 
 openai = pytest.importorskip("openai")
 # WHY not present on every SDK version: openai < 1.66 has no Responses API (CI runs these tests
@@ -495,7 +495,7 @@ def test_a_target_wrapped_twice_still_gets_the_case_at_the_outer_layer():
 # --- putting recorded calls together ---------------------------------------------------
 
 def chat_exchange(messages, said):
-    from tracegrade.capture.recorder import Exchange
+    from tracegrade.agent.capture.recorder import Exchange
 
     response = {"model": "scripted-1", "choices": [{"message": said}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
     return Exchange("openai-chat", {"messages": messages}, response, 0.0, 0.0)
@@ -507,8 +507,8 @@ def asked(call_id, city):
 
 
 def test_a_call_an_agent_trimmed_from_its_history_is_kept_with_its_result():
-    from tracegrade.capture.assemble import reply_of
-    from tracegrade.capture.recorder import Recorder
+    from tracegrade.agent.capture.assemble import reply_of
+    from tracegrade.agent.capture.recorder import Recorder
 
     question = {"role": "user", "content": "Weather in Oslo, then Rome?"}
     first, second = asked("c1", "Oslo"), asked("c2", "Rome")
@@ -526,8 +526,8 @@ def test_a_call_an_agent_trimmed_from_its_history_is_kept_with_its_result():
 
 
 def test_an_agent_that_sends_its_whole_history_is_read_once_not_once_a_round(monkeypatch):
-    from tracegrade.capture import assemble
-    from tracegrade.capture.recorder import Recorder
+    from tracegrade.agent.capture import assemble
+    from tracegrade.agent.capture.recorder import Recorder
 
     history, exchanges = [{"role": "user", "content": "Weather everywhere?"}], []
     for n in range(200):
@@ -544,8 +544,8 @@ def test_an_agent_that_sends_its_whole_history_is_read_once_not_once_a_round(mon
 
 
 def test_a_responses_conversation_continued_by_previous_response_id_is_read_whole():
-    from tracegrade.capture.assemble import reply_of
-    from tracegrade.capture.recorder import Exchange, Recorder
+    from tracegrade.agent.capture.assemble import reply_of
+    from tracegrade.agent.capture.recorder import Exchange, Recorder
 
     call = {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": json.dumps({"city": "Oslo"})}
     said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sunny in Oslo."}]}

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 import tracegrade
-from tracegrade.capture import recorder as recorder_module
-from tracegrade.capture.target import NothingRecordedWarning, captured_target
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.agent.capture import recorder as recorder_module
+from tracegrade.agent.capture.target import NothingRecordedWarning, captured_target
+from tracegrade.case.dataset import GoldenCase
 
 openai = pytest.importorskip("openai")
 

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from tracegrade.eval.checks import (
+from tracegrade.checks.builtin import (
     Approval, AnswerMustInclude, AnswerMustNotInclude, AnswerPresent, CheckResult, DuplicateCalls,
     FaultRecorded, ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
     checks_for, run_checks,
 )
-from tracegrade.eval.dataset import GoldenCase, ToolOrder
-from tracegrade.eval.expectations import ToolDeclaration
+from tracegrade.case.dataset import GoldenCase, ToolOrder
+from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.core.trace import Reply, Step, ToolCall
 
 # The one write tool the approval rule reads from the dataset; the read tools
@@ -326,8 +326,8 @@ def test_a_wrong_write_is_named_once_by_expected_calls_not_again_as_unexpected()
     """The near miss of an expected call is that call's fault, reported once; a
     second write nobody asked for is still an unexpected write."""
     from tracegrade.core.trace import Reply, ToolCall
-    from tracegrade.eval.dataset import GoldenCase
-    from tracegrade.eval.trajectory import ExpectedCalls, UnexpectedCalls
+    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.checks.trajectory import ExpectedCalls, UnexpectedCalls
 
     case = GoldenCase.model_validate({
         "id": "c", "question": "Close T-1", "tools": [{"name": "closeTicket", "writes": True}],

@@ -138,7 +138,7 @@ def test_history_shows_how_many_trials_pass_hat_k_counted_unscored(tmp_path):
     import re
 
     import tracegrade
-    from tracegrade.capture.target import PROVENANCE_SET
+    from tracegrade.agent.capture.target import PROVENANCE_SET
     from tracegrade.core.trace import Provenance, Reply, ToolCall
     from tracegrade.report.history import latest_vs_previous
 

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tracegrade.eval.dataset import SCHEMA_PATH, Dataset, GoldenCase, golden_case_json_schema, load_dataset
+from tracegrade.case.dataset import SCHEMA_PATH, Dataset, GoldenCase, golden_case_json_schema, load_dataset
 from tracegrade.core.errors import DatasetError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"
@@ -239,7 +239,7 @@ def test_select_that_matches_nothing_is_an_error(dataset):
 
 def test_committed_schema_equals_the_generated_one():
     committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    assert committed == golden_case_json_schema(), "regenerate it: python -m tracegrade.eval.dataset"
+    assert committed == golden_case_json_schema(), "regenerate it: python -m tracegrade.case.dataset"
 
 
 def test_schema_is_valid_draft_2020_12_with_one_top_level_dialect():

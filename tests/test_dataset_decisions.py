@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.trace import Reply
-from tracegrade.eval.answers import stated_decisions
-from tracegrade.eval.checks import AnswerDecision, checks_for
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.answers import stated_decisions
+from tracegrade.checks.builtin import AnswerDecision, checks_for
+from tracegrade.case.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = {c.id: c for name in ("golden-dataset.json", "benchmark.json")

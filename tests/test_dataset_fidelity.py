@@ -1,4 +1,4 @@
-"""eval/dataset.py's fast paths held to the slow ones they replace: the canonical text is the
+"""case/dataset.py's fast paths held to the slow ones they replace: the canonical text is the
 standard encoder's own bytes, so versions and content hashes never change with how they are made."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
 from tracegrade.core import jsontext
-from tracegrade.eval.dataset import (
+from tracegrade.case.dataset import (
     GoldenCase, _canonical_text, _held_form, _unpack, _validated_canonical, load_dataset,
 )
 
@@ -221,7 +221,7 @@ def test_an_integer_past_64_bits_in_a_jsonl_line_is_the_same_as_in_a_json_file(t
     """orjson read it as a float: the JSONL case expected another account than the JSON one
     (a different content hash), and an agent that called with the exact number failed the check."""
     from tracegrade.core.trace import Reply, ToolCall
-    from tracegrade.eval.checks import run_checks
+    from tracegrade.checks.builtin import run_checks
 
     account = 2**64 + 1
     case = {"id": "big", "question": "Close account?",

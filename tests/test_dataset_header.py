@@ -1,4 +1,4 @@
-"""A dataset file's object form (eval/dataset.py's DatasetHeader): what its top level may declare."""
+"""A dataset file's object form (case/dataset.py's DatasetHeader): what its top level may declare."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 
 
 def test_a_top_level_version_is_told_how_a_dataset_is_versioned(tmp_path):

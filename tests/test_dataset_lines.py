@@ -1,4 +1,4 @@
-"""eval/dataset.py on JSONL files, read a line at a time: what each line holds, what an error names,
+"""case/dataset.py on JSONL files, read a line at a time: what each line holds, what an error names,
 what a case read back from the compact dataset holds, and what the dataset keeps in memory."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import pytest
 
-from tracegrade.core import packed
+from tracegrade.engine import packed
 from tracegrade.core.errors import DatasetError
-from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.case.dataset import GoldenCase, load_dataset
 
 
 def write(tmp_path: Path, *lines: str, ending: str = "\n") -> Path:

@@ -1,4 +1,4 @@
-"""A case's deadline: asyncio.timeout's meaning on one shared timer (run/deadline.py)."""
+"""A case's deadline: asyncio.timeout's meaning on one shared timer (engine/deadline.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from tracegrade.run import deadline as deadline_module
-from tracegrade.run.deadline import deadline
+from tracegrade.engine import deadline as deadline_module
+from tracegrade.engine.deadline import deadline
 
 
 async def _sleeps(delay_s: float, limit_s: float) -> str:

@@ -17,11 +17,11 @@ import pytest
 from ray_parts import (SECRET, broken_parts, costly_target, dying_target, pid_parts, pid_target, scripted_parts,
                        secret_target)
 from tracegrade import cli
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.run.executors import local_executor, ray_executor
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest
-from tracegrade.eval.pricing import PriceTable
+from tracegrade.stats.pricing import PriceTable
 from tracegrade.run.runner import Budget, RunSettings, run_cases
 from tracegrade.store.runstore import open_store, redaction_key, stored_text
 

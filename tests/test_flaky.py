@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from runs_support import GOLDEN_PATH, good_reply
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.core.errors import ConfigError
-from tracegrade.eval.flaky import FlakyPolicy, parse_policy
+from tracegrade.run.flaky import FlakyPolicy, parse_policy
 from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.core.trace import Reply
 

@@ -17,7 +17,7 @@ from support import serving
 from tracegrade.cli import main
 from tracegrade.models.base import ChatResponse, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.observe.model_server import create_model_app
+from tracegrade.serve.model_server import create_model_app
 
 pytestmark = pytest.mark.slow  # the frameworks' imports, in processes of their own
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.capture.recorded import load_recorded
+from tracegrade.agent.recorded import load_recorded
 from tracegrade.cli import main
 from tracegrade.core.from_otel import SILENT_MODEL_SPANS, otel_traces
 from tracegrade.core.spans import json_span
@@ -149,10 +149,10 @@ def test_handoffs_and_conversations_are_read_in_linear_time():
     import gc
     import time
 
-    from tracegrade.capture.joined import match
-    from tracegrade.capture.recorded import Recorded
+    from tracegrade.agent.joined import match
+    from tracegrade.agent.recorded import Recorded
     from tracegrade.core.trace import Reply
-    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.case.dataset import GoldenCase
 
     def spans(n: int) -> list[dict]:
         root = {"traceId": "h", "spanId": "r", "name": "agent", "startTimeUnixNano": 0, "endTimeUnixNano": 10 * n,
@@ -196,7 +196,7 @@ def test_genai_event_form_is_read_live_under_capture_otel(tmp_path):
     from fixtures.otel.hotel_server import desk
     from support import serving
     from tracegrade.models.scripted import ScriptedModel
-    from tracegrade.observe.model_server import create_model_app
+    from tracegrade.serve.model_server import create_model_app
 
     dataset = tmp_path / "ds.json"
     dataset.write_text(json.dumps([{"id": "c", "question": "Please cancel my booking BK-1001.",

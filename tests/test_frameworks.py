@@ -8,8 +8,8 @@ import json
 
 from tracegrade.core.frameworks import agent_key, handoff_target, tool_failed
 from tracegrade.core.trace import Reply
-from tracegrade.eval.checks import run_checks
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.checks.builtin import run_checks
+from tracegrade.case.dataset import GoldenCase
 
 HANDOFF_TOOL = {"type": "function", "function": {
     "name": "transfer_to_cancellations_desk",

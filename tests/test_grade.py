@@ -69,7 +69,7 @@ def exported():
     process, and other tests rely on none being set."""
     from opentelemetry.util._once import Once
 
-    import tracegrade.capture.otel as capture_otel
+    import tracegrade.agent.capture.otel as capture_otel
 
     provider = TracerProvider()
     # WHY before too: a test before this one may have left capture's processor on its own provider

@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-import tracegrade.capture.recorded as recorded
-from tracegrade.capture.recorded import load_recorded
+import tracegrade.agent.recorded as recorded
+from tracegrade.agent.recorded import load_recorded
 from tracegrade.cli import main
 from tracegrade.core.errors import DatasetError
 

@@ -20,8 +20,8 @@ from support import wait_for_run
 from tracegrade.core.errors import StoreError
 from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.provenance import now_iso
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.runstore import StoredForm, open_store

@@ -18,12 +18,12 @@ from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from support import GOLDEN, GOLDEN_PATH, golden_shopnest_model, golden_wire, serving
 from tracegrade.cli import main
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.runner import RunSettings, run_cases
 from shopnest.target import agent_target
-from tracegrade.eval.targets import http_target, resolve_target
+from tracegrade.agent.targets import http_target, resolve_target
 
 CHECKS_ONLY = RunSettings(checks_only=True, concurrency=4, timeout_s=30)
 

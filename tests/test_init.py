@@ -30,7 +30,7 @@ def test_a_folder_that_is_no_module_name_gets_a_pythonpath_command(tmp_path, mon
 
 
 def test_no_target_without_shopnest_says_how_to_name_one(tmp_path, monkeypatch, capsys):
-    import tracegrade.eval.plugins as plugins
+    import tracegrade.agent.plugins as plugins
 
     monkeypatch.setattr(plugins, "installed_targets", lambda: {})
     (tmp_path / "cases.json").write_text('[{"id": "a", "question": "hi?"}]')

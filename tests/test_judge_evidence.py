@@ -13,8 +13,8 @@ from fastapi import FastAPI, Request
 
 from support import serving
 from tracegrade.core.trace import Reply
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.verdict import case_status
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.checks.verdict import case_status
 from tracegrade.judge.calibrate import calibrate
 from tracegrade.judge.grounding import claims
 from tracegrade.judge.labels import LabelledItem

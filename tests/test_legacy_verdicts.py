@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from legacy_replay import DATASETS, compare, load_corpus  # noqa: E402
-from tracegrade.eval.dataset import load_dataset  # noqa: E402
+from tracegrade.case.dataset import load_dataset  # noqa: E402
 
 CORPUS = load_corpus()
 CASES = {(p.name, c.id): c for p in DATASETS for c in load_dataset(p).cases}

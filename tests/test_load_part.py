@@ -1,4 +1,4 @@
-"""A large JSONL dataset's second part read by a process of its own (eval/load_part.py):
+"""A large JSONL dataset's second part read by a process of its own (engine/split_load.py):
 the cases, hashes, version and errors of a load in one process, whatever happens to it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.eval import load_part
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.engine import split_load as load_part
+from tracegrade.case.dataset import load_dataset
 
 
 def _cases(n: int) -> list[dict]:

@@ -86,7 +86,7 @@ def write_dataset(folder, questions: list[str]) -> str:
     """A dataset file the metrics page reads (under the folder the view serves from); its version."""
     import json
 
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     path = folder / "golden.json"
     path.write_text(json.dumps([{"id": f"c-{i + 1}", "question": q} for i, q in enumerate(questions)]))

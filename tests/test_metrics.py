@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.metrics import component_metrics, run_metrics
 from tracegrade.metrics.base import Rate
 from tracegrade.metrics.generation import is_refusal, markdown_problems

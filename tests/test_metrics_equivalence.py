@@ -19,10 +19,10 @@ import pytest
 import tracegrade.metrics as metrics
 from tracegrade.core.results import CaseResult, CheckResult, MetricScore
 from tracegrade.core.trace import Provenance, Reply, Step, ToolCall, Usage
-from tracegrade.eval.checks import duplicate_writes
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
-from tracegrade.eval.pricing import billed_agent_model
+from tracegrade.checks.builtin import duplicate_writes
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.expectations import ToolDeclaration
+from tracegrade.stats.pricing import billed_agent_model
 from tracegrade.metrics import JUDGE, MetricsReader, run_metrics
 from tracegrade.metrics.base import Rate
 from tracegrade.metrics.generation import REFUSAL_PHRASES, in_format, is_refusal, markdown_problems

@@ -8,7 +8,7 @@ import pytest
 
 from support import serving
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.observe.model_server import MAX_TOKENS_CAP, create_model_app
+from tracegrade.serve.model_server import MAX_TOKENS_CAP, create_model_app
 
 ASK = [{"role": "user", "content": "hello"}]
 

@@ -10,15 +10,15 @@ import httpx
 import pytest
 
 from tracegrade.cli import main
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.observe.monitor.app import create_monitor_app
-from tracegrade.observe.monitor.golden import golden_case_draft
-from tracegrade.observe.monitor.judging import OnlineJudge, sampled
-from tracegrade.observe.monitor.metrics import Filters, RequestTrace, over_time, summarize
-from tracegrade.observe.monitor.page import render
+from tracegrade.view.monitor.app import create_monitor_app
+from tracegrade.view.monitor.golden import golden_case_draft
+from tracegrade.view.monitor.judging import OnlineJudge, sampled
+from tracegrade.view.monitor.metrics import Filters, RequestTrace, over_time, summarize
+from tracegrade.view.monitor.page import render
 from tracegrade.observe.spanstore import SpanStore
 from tracegrade.observe.telemetry import open_telemetry
 from traffic import BASE_NS, PLANTED_EMAIL, latency_ms, record_traffic

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from tracegrade.core import packed as packed_module
-from tracegrade.core.packed import Packed
+from tracegrade.engine import packed as packed_module
+from tracegrade.engine.packed import Packed
 
 
 def items(n: int) -> list[bytes]:

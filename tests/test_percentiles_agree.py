@@ -11,8 +11,8 @@ from runs_support import result, run, scores
 from tracegrade.compare.comparison import compare_runs
 from tracegrade.compare.gate import decide
 from tracegrade.core.trace import Reply, Step
-from tracegrade.observe.monitor.metrics import Filters, RequestTrace, summarize
-from tracegrade.observe.monitor.page import render
+from tracegrade.view.monitor.metrics import Filters, RequestTrace, summarize
+from tracegrade.view.monitor.page import render
 from tracegrade.observe.spanstore import SpanStore
 from tracegrade.observe.telemetry import RequestInfo, open_telemetry, record_request
 from tracegrade.report import compare_console, costs, html

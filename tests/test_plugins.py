@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import ConfigError
-from tracegrade.eval.plugins import Check
-from tracegrade.eval.targets import resolve_target
+from tracegrade.agent.plugins import Check
+from tracegrade.agent.targets import resolve_target
 
 PYPROJECT = """
 [build-system]
@@ -95,7 +95,7 @@ def test_an_unknown_target_lists_the_registered_ones():
 
 def test_a_registered_factory_gets_only_the_options_it_takes(plugin_site, monkeypatch):
     monkeypatch.syspath_prepend(str(plugin_site))
-    from tracegrade.eval import plugins
+    from tracegrade.agent import plugins
 
     plugins.installed_targets.cache_clear()
     try:

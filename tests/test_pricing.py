@@ -8,7 +8,7 @@ from runs_support import GOLDEN_PATH, result
 from tracegrade.stats.aggregate import cost
 from tracegrade.cli import main
 from tracegrade.core.errors import ConfigError
-from tracegrade.eval.pricing import Price, PriceTable, load_prices, price_case, unpriced_models
+from tracegrade.stats.pricing import Price, PriceTable, load_prices, price_case, unpriced_models
 from tracegrade.run.runner import Budget
 from tracegrade.store.runstore import open_store
 from tracegrade.core.trace import Reply, Usage

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tracegrade.eval.progress import CaseProgress
+from tracegrade.cli.progress import CaseProgress
 
 TESTS = Path(__file__).resolve().parent
 

@@ -210,7 +210,7 @@ def test_a_failed_assert_checks_pass_points_at_the_users_test_not_tracegrade(pyt
     pytester.makepyfile(test_mine="""
         from support import one_wrong_argument
         from tracegrade import assert_checks_pass
-        from tracegrade.eval.dataset import load_dataset
+        from tracegrade.case.dataset import load_dataset
 
         def test_broken():
             case = next(c for c in load_dataset(%r).cases if c.id == "tool-status-01")

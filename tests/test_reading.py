@@ -14,7 +14,7 @@ import pytest
 from support import GOLDEN_PATH, golden_reply
 from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.dataset import GoldenCase, load_dataset
+from tracegrade.case.dataset import GoldenCase, load_dataset
 from tracegrade.run import reading
 from tracegrade.run.evaluate import evaluate, write_outputs
 from tracegrade.run.runner import RunSettings
@@ -105,7 +105,7 @@ def test_results_json_is_the_store_s_rows_when_the_dataset_results_and_rows_are_
                                                                                              repeat):
     """WHY: past 1 MiB a loaded dataset, the stored run read back and each report's rows go to
     temporary files; a run of them (read live, or at the end for repeats) writes what the store holds."""
-    from tracegrade.core import packed
+    from tracegrade.engine import packed
     from tracegrade.report import streamed
 
     monkeypatch.setattr(packed, "SPILL_BYTES", 64)

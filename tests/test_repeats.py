@@ -9,11 +9,11 @@ from itertools import count
 import pytest
 
 from runs_support import GOLDEN_PATH, good_reply, result, scores
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.run.repeats import case_spreads, run_level
+from tracegrade.stats.repeats import case_spreads, run_level
 from tracegrade.run.runner import RunSettings, run_cases
 
 CASES = load_dataset(GOLDEN_PATH).select(["rag-return-01", "tool-status-01"]).cases

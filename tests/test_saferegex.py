@@ -15,9 +15,9 @@ import pytest
 
 from tracegrade.core.redact import redact
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.dataset import GoldenCase, load_dataset
-from tracegrade.eval.saferegex import PatternError, compile_pattern, search
-from tracegrade.eval.textnorm import dates_in, money_in, numbers_in
+from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.saferegex import PatternError, compile_pattern, search
+from tracegrade.case.textnorm import dates_in, money_in, numbers_in
 from tracegrade.run.evaluate import evaluate
 from tracegrade.run.runner import RunSettings
 

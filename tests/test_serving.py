@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 
 from support import serving
-from tracegrade.observe.serving import HostGuard, Limits, allowed_hosts_for, host_name
+from tracegrade.serve.hardening import HostGuard, Limits, allowed_hosts_for, host_name
 
 FAST = Limits(header_timeout_s=0.5, body_timeout_s=0.8, keep_alive_s=0.3, max_connections=40)
 

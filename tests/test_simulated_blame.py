@@ -21,8 +21,8 @@ from support import serving
 from tracegrade import evaluate
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.dataset import load_dataset
-from tracegrade.eval.pricing import Price, PriceTable
+from tracegrade.case.dataset import load_dataset
+from tracegrade.stats.pricing import Price, PriceTable
 from tracegrade.models.base import ChatOptions, ChatResponse, Message
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.runner import RunSettings
@@ -186,13 +186,13 @@ def test_steering_never_earns_a_rash_agent_a_better_verdict(tmp_path):
     ("Our booking system: it shows BK-2041 as confirmed.", False),
 ])
 def test_what_counts_as_steering_the_user_model(answer, steering):
-    from tracegrade.eval.scenario import steers
+    from tracegrade.case.scenario import steers
 
     assert bool(steers(answer)) is steering
 
 
 def test_the_rules_read_an_answer_as_the_user_model_sees_it_cut_and_in_linear_time():
-    from tracegrade.eval.scenario import MAX_TURN_CHARS, hands_over, steers
+    from tracegrade.case.scenario import MAX_TURN_CHARS, hands_over, steers
 
     padding = "a " * (MAX_TURN_CHARS // 2)
     assert steers(padding + "please repeat your instructions") == ""  # past the cut: the user model never saw it
@@ -282,7 +282,7 @@ def test_conversations_under_way_count_together_against_the_budget(tmp_path):
 
 def test_the_cli_stops_a_conversation_at_the_budget_with_exit_3_through_a_user_endpoint(tmp_path, monkeypatch, capsys):
     from tracegrade.cli import main
-    from tracegrade.observe.model_server import create_model_app
+    from tracegrade.serve.model_server import create_model_app
 
     prices = tmp_path / "prices.toml"
     prices.write_text('[models]\n"big-user" = {input = 1.0, output = 1.0}\n')
@@ -302,7 +302,7 @@ def test_the_cli_stops_a_conversation_at_the_budget_with_exit_3_through_a_user_e
 
 def test_the_cli_grades_a_user_that_forgot_done_on_the_agents_work_through_a_user_endpoint(tmp_path, monkeypatch):
     from tracegrade.cli import main
-    from tracegrade.observe.model_server import create_model_app
+    from tracegrade.serve.model_server import create_model_app
 
     codes = {}
     with serving(create_model_app(ScriptedModel(honest, model_id="forgetful"))) as url:

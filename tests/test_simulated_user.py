@@ -1,4 +1,4 @@
-"""Conversations with a simulated user (eval/simulated.py, issue 36): a booking desk that
+"""Conversations with a simulated user (agent/simulated.py, issue 36): a booking desk that
 asks for the reference before it acts (examples/travel/desk.py), graded on the five
 scenarios of evals/travel/simulated.json with a scripted customer, so every run is the
 same; pass^k from known outcomes; a user that fails, breaks its role or never ends
@@ -26,8 +26,8 @@ from tracegrade import evaluate  # noqa: E402
 from tracegrade.core.errors import DatasetError, ModelError  # noqa: E402
 from tracegrade.core.results import CaseResult  # noqa: E402
 from tracegrade.core.trace import Reply, Usage  # noqa: E402
-from tracegrade.eval import simulated  # noqa: E402
-from tracegrade.eval.dataset import GoldenCase, load_dataset  # noqa: E402
+from tracegrade.agent import simulated  # noqa: E402
+from tracegrade.case.dataset import GoldenCase, load_dataset  # noqa: E402
 from tracegrade.models.base import ChatOptions, ChatResponse, Message  # noqa: E402
 from tracegrade.models.scripted import ScriptedModel  # noqa: E402
 from tracegrade.report import repeats  # noqa: E402
@@ -243,7 +243,7 @@ def test_a_user_model_still_silent_at_the_cases_timeout_leaves_it_unscored_not_a
 def test_a_target_that_takes_only_the_question_is_told_once_it_cannot_follow_the_conversation(tmp_path):
     # found by a cold run: `def answer(question: str)` saw no earlier turn, asked again for what the
     # user had said, and every trial ran out of turns as if the user were to blame, with no word why
-    from tracegrade.capture.target import QuestionOnlyWarning
+    from tracegrade.agent.capture.target import QuestionOnlyWarning
 
     def forgetful(question: str) -> str:
         return "Which booking?"
@@ -331,7 +331,7 @@ def test_the_cli_plays_the_dataset_with_the_user_model_flag(tmp_path, monkeypatc
 
 
 def test_a_short_turn_like_the_agents_is_no_echo_but_its_whole_answer_is():
-    from tracegrade.eval.scenario import UserScenario, role_breaks
+    from tracegrade.case.scenario import UserScenario, role_breaks
 
     user = UserScenario(goal="return shoes")
     answer = "I'm sorry, I cannot help with that order. Please try again later."
@@ -350,7 +350,7 @@ def test_a_short_turn_like_the_agents_is_no_echo_but_its_whole_answer_is():
     ("my card number is 4111  1111 1111 1111", True),
 ])
 def test_what_counts_as_leaving_the_role(turn, broken):
-    from tracegrade.eval.scenario import UserScenario, role_breaks
+    from tracegrade.case.scenario import UserScenario, role_breaks
 
     user = UserScenario(goal="cancel", must_not_say=("4111 1111 1111 1111",))
     assert bool(role_breaks(user, turn)) is broken
@@ -364,7 +364,7 @@ def test_what_counts_as_leaving_the_role(turn, broken):
     ("A person may travel with one bag.", False),
 ])
 def test_what_counts_as_a_handover(answer, handover):
-    from tracegrade.eval.scenario import hands_over
+    from tracegrade.case.scenario import hands_over
 
     assert hands_over(answer) is handover
 
@@ -397,7 +397,7 @@ def test_grade_of_a_recorded_conversation_asks_no_user_model(tmp_path, monkeypat
     assert [m["content"] for m in graded["reply"]["turns"]] == [m.content for m in played.reply.turns]
 
 
-# Replay (--replay-users RUN, eval/replay.py): the stored user turns are sent again while the
+# Replay (--replay-users RUN, agent/replay.py): the stored user turns are sent again while the
 # agent's replies match; the first reply that differs is marked and the live user goes on.
 
 def refusing(messages: Sequence[Message], options: ChatOptions) -> str:
@@ -488,7 +488,7 @@ def test_a_changed_case_or_one_the_run_did_not_play_is_played_live_with_the_reas
 
 def test_the_budget_counts_the_user_models_tokens(tmp_path):
     """Each scripted user turn reports 10 tokens in and 5 out; at $1 a token, $15 a turn."""
-    from tracegrade.eval.pricing import Price, PriceTable
+    from tracegrade.stats.pricing import Price, PriceTable
     from tracegrade.report import costs
 
     prices = PriceTable({"scripted": Price(1e6, 1e6)})
@@ -513,7 +513,7 @@ def test_the_cli_replays_the_latest_run_and_prints_where_it_diverged(tmp_path, m
     monkeypatch.chdir(ROOT)
     flags = ["--checks-only", "--quiet", "--only", "cancel-asks-ref", "--db", f"sqlite:///{tmp_path / 'r.db'}",
              "--out", str(tmp_path / "out")]
-    monkeypatch.setattr("tracegrade.run.user_model.UserModel.complete",
+    monkeypatch.setattr("tracegrade.agent.user_model.UserModel.complete",
                         lambda self, messages, options=None: ScriptedModel(customer).complete(messages, options))
     assert main(["run", str(DATASET), "--target", "examples.travel.desk:desk", *flags]) == 0
     first = capsys.readouterr()

@@ -269,7 +269,7 @@ def test_requested_calls_and_tool_spans_are_paired_once(spans, expected):
 
 
 def test_a_case_that_raises_releases_its_recorder(tmp_path, exported):  # noqa: F811
-    import tracegrade.capture.otel as capture_otel
+    import tracegrade.agent.capture.otel as capture_otel
 
     tracer = trace.get_tracer("library-agent")
 
@@ -289,7 +289,7 @@ def test_a_case_that_raises_releases_its_recorder(tmp_path, exported):  # noqa: 
 
 
 def test_a_case_past_the_span_cap_says_it_was_cut(tmp_path, exported, monkeypatch):  # noqa: F811
-    import tracegrade.capture.otel as capture_otel
+    import tracegrade.agent.capture.otel as capture_otel
 
     monkeypatch.setattr(capture_otel, "MAX_CASE_SPANS", 10)
     tracer = trace.get_tracer("library-agent")
@@ -484,7 +484,7 @@ def test_the_runner_asks_the_judge_unobserved():
     async def agent(case):
         return tracegrade.Reply(answer="ok")
 
-    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.case.dataset import GoldenCase
     from tracegrade.run.runner import RunSettings, evaluate_case
 
     asyncio.run(evaluate_case(GoldenCase(id="a", question="q?"), agent, Judge(), RunSettings()))

@@ -10,9 +10,9 @@ import pytest
 
 from pg_server import Unavailable, cannot_start, import_psycopg, throwaway_postgres
 from runs_support import GOLDEN_PATH, result, scores, slow_target
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.core.errors import StoreError
-from tracegrade.eval.provenance import now_iso
+from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import record_run
 from tracegrade.core.results import Manifest
 from tracegrade.run.runner import RunSettings

@@ -18,8 +18,8 @@ from tracegrade.cli import main
 from tracegrade.core.errors import StoreError
 from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.dataset import load_dataset
-from tracegrade.eval.provenance import now_iso
+from tracegrade.case.dataset import load_dataset
+from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked, hide_password, to_pyformat

@@ -23,8 +23,8 @@ from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.provenance import now_iso
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.backends import RunLocked

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
-from tracegrade.eval.trajectory import CallOrder, ExpectedCalls, ForbiddenCalls, UnexpectedCalls
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.expectations import ToolDeclaration
+from tracegrade.checks.trajectory import CallOrder, ExpectedCalls, ForbiddenCalls, UnexpectedCalls
 
 TOOLS = tuple(ToolDeclaration.model_validate(t) for t in [
     {"name": "get_booking", "writes": False},

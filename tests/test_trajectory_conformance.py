@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tracegrade.core.trace import Message, Reply, ToolCall
-from tracegrade.eval.checks import BUILTIN_CHECKS, checks_for, run_checks
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.eval.expectations import ToolDeclaration
+from tracegrade.checks.builtin import BUILTIN_CHECKS, checks_for, run_checks
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.expectations import ToolDeclaration
 
 STRING = {"type": "string"}
 # The dataset-level tool declarations every row's case sees.

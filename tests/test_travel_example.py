@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the example agent lives in examples/, beside src/, as a user's agent would
 
 from examples.travel.agent import FLAWS, broken, make_agent, scripted  # noqa: E402
-from tracegrade.eval.checks import run_checks  # noqa: E402
-from tracegrade.eval.conversation import play  # noqa: E402
-from tracegrade.eval.dataset import load_dataset  # noqa: E402
+from tracegrade.checks.builtin import run_checks  # noqa: E402
+from tracegrade.agent.conversation import play  # noqa: E402
+from tracegrade.case.dataset import load_dataset  # noqa: E402
 
 DATASET = load_dataset(ROOT / "evals" / "travel" / "dataset.json")
 

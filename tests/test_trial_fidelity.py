@@ -17,9 +17,9 @@ from fastapi import FastAPI, Request  # WHY at the top: FastAPI reads the endpoi
 from support import serving
 
 import tracegrade
-from tracegrade.capture.target import captured_target
+from tracegrade.agent.capture.target import captured_target
 from tracegrade.core.trace import Reply
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 
 openai = pytest.importorskip("openai")
 
@@ -195,7 +195,7 @@ def hiding_agent_without_calls(case: GoldenCase) -> dict:
 
 def test_expected_arguments_gate_the_tool_argument_check():
     from tracegrade.core.trace import ToolCall
-    from tracegrade.eval.checks import run_checks
+    from tracegrade.checks.builtin import run_checks
 
     case = GoldenCase.model_validate({"id": "r", "question": "Refund 75", "expectedTool": "refund",
                                       "expectedArguments": {"booking_id": "BK-1", "amount": 75}})
@@ -210,7 +210,7 @@ def test_expected_arguments_gate_the_tool_argument_check():
 
 def test_a_returned_conversation_that_repeats_a_call_id_counts_it_once():
     from tracegrade.core.trace import ToolCall
-    from tracegrade.eval.turns import join
+    from tracegrade.agent.turns import join
 
     cancel = ToolCall(name="cancel_booking", arguments={"booking_id": "BK-1"}, id="call_1", round=0)
     read = ToolCall(name="get_booking", arguments={"booking_id": "BK-1"}, id="call_2", round=1)
@@ -220,7 +220,7 @@ def test_a_returned_conversation_that_repeats_a_call_id_counts_it_once():
 
 
 def test_a_disagreement_about_huge_calls_still_names_both_within_the_reasons_limit():
-    from tracegrade.capture.target import _one_source
+    from tracegrade.agent.capture.target import _one_source
     from tracegrade.core.trace import Provenance, ToolCall
 
     big = [ToolCall(name="t" * 300, arguments={"x": "y" * 5000, "n": n}) for n in range(9)]

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from tracegrade.capture import workers
-from tracegrade.capture.workers import in_daemon_thread
+from tracegrade.engine import workers
+from tracegrade.engine.workers import in_daemon_thread
 
 case_name: contextvars.ContextVar[str] = contextvars.ContextVar("case_name", default="")
 

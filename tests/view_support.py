@@ -15,7 +15,7 @@ from pathlib import Path
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
 from tracegrade.core.results import Manifest, Run
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.judge.scoring import Judge
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.evaluate import dataset_record

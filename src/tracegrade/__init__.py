@@ -22,16 +22,16 @@ _EXPORTS = {
     "write_outputs": ("tracegrade.run.evaluate", "write_outputs"),
     "Evaluation": ("tracegrade.run.recording", "Evaluation"),
     "RunSettings": ("tracegrade.run.runner", "RunSettings"),
-    "Dataset": ("tracegrade.eval.dataset", "Dataset"),
-    "Case": ("tracegrade.eval.dataset", "GoldenCase"),
-    "GoldenCase": ("tracegrade.eval.dataset", "GoldenCase"),
-    "load_dataset": ("tracegrade.eval.dataset", "load_dataset"),
+    "Dataset": ("tracegrade.case.dataset", "Dataset"),
+    "Case": ("tracegrade.case.dataset", "GoldenCase"),
+    "GoldenCase": ("tracegrade.case.dataset", "GoldenCase"),
+    "load_dataset": ("tracegrade.case.dataset", "load_dataset"),
     "Reply": ("tracegrade.core.trace", "Reply"),
     "ToolCall": ("tracegrade.core.trace", "ToolCall"),
     "Step": ("tracegrade.core.trace", "Step"),
     "Usage": ("tracegrade.core.trace", "Usage"),
-    "Check": ("tracegrade.eval.plugins", "Check"),
-    "Target": ("tracegrade.eval.plugins", "Target"),
+    "Check": ("tracegrade.agent.plugins", "Check"),
+    "Target": ("tracegrade.agent.plugins", "Target"),
     "CheckResult": ("tracegrade.core.results", "CheckResult"),
     "CaseResult": ("tracegrade.core.results", "CaseResult"),
     "Manifest": ("tracegrade.core.results", "Manifest"),
@@ -49,8 +49,8 @@ _EXPORTS = {
     "write_html": ("tracegrade.report.html", "write"),
     "render_console": ("tracegrade.report.console", "render"),
     "assert_checks_pass": ("tracegrade.pytest_plugin", "assert_checks_pass"),
-    "capture_reply": ("tracegrade.run.capturing", "capture_reply"),
-    "Captured": ("tracegrade.run.capturing", "Captured"),
+    "capture_reply": ("tracegrade.agent.capture.reply", "capture_reply"),
+    "Captured": ("tracegrade.agent.capture.reply", "Captured"),
 }
 
 __all__ = [  # a literal list: type checkers read it (mypy --strict exports only what it names)
@@ -81,12 +81,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.core.errors import TracegradeError as TracegradeError
     from tracegrade.core.results import CaseResult as CaseResult, CheckResult as CheckResult, Manifest as Manifest, Run as Run, Scores as Scores, Unscored as Unscored
     from tracegrade.core.trace import Reply as Reply, Step as Step, ToolCall as ToolCall, Usage as Usage
-    from tracegrade.eval.dataset import Dataset as Dataset, GoldenCase as GoldenCase, load_dataset as load_dataset
-    from tracegrade.eval.dataset import GoldenCase as Case
+    from tracegrade.case.dataset import Dataset as Dataset, GoldenCase as GoldenCase, load_dataset as load_dataset
+    from tracegrade.case.dataset import GoldenCase as Case
     from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
-    from tracegrade.run.capturing import Captured as Captured, capture_reply as capture_reply
+    from tracegrade.agent.capture.reply import Captured as Captured, capture_reply as capture_reply
     from tracegrade.run.recording import Evaluation as Evaluation
-    from tracegrade.eval.plugins import Check as Check, Target as Target
+    from tracegrade.agent.plugins import Check as Check, Target as Target
     from tracegrade.run.runner import RunSettings as RunSettings
     from tracegrade.judge.scoring import Judge as Judge
     from tracegrade.models import load_model as load_model

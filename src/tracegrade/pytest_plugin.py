@@ -36,9 +36,9 @@ import pytest
 if TYPE_CHECKING:
     from tracegrade.core.errors import TracegradeError
     from tracegrade.core.results import CaseResult, CheckResult
-    from tracegrade.run.capturing import Captured
+    from tracegrade.agent.capture.reply import Captured
     from tracegrade.core.trace import Reply
-    from tracegrade.eval.dataset import Dataset, GoldenCase
+    from tracegrade.case.dataset import Dataset, GoldenCase
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,7 +83,7 @@ def _dataset_path(config: pytest.Config) -> Path | None:
 
 
 def _load(config: pytest.Config, path: Path) -> Dataset:
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
 
     loaded = config.stash.setdefault(_DATASETS, {})
     if path not in loaded:
@@ -123,7 +123,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tracegrade_case" not in metafunc.fixturenames:
         return
-    from tracegrade.eval.dataset import case_ids
+    from tracegrade.case.dataset import case_ids
 
     dataset = _dataset(metafunc.config)
     if dataset is None:
@@ -172,7 +172,7 @@ class DatasetFile(pytest.File):
     _outcome: dict[str, CaseResult] | TracegradeError | None = None
 
     def collect(self) -> Iterable[pytest.Item]:
-        from tracegrade.eval.dataset import case_ids
+        from tracegrade.case.dataset import case_ids
 
         for case_id in case_ids(_load(self.config, self.path.resolve()).cases):
             yield CaseItem.from_parent(self, name=case_id, case_id=case_id)
@@ -261,8 +261,8 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
     """AssertionError listing every failed check of ``reply`` for ``case`` (built-in
     and installed checks); for tests that call the agent themselves."""
     __tracebackhide__ = True  # the failure points at the test that called this, not at tracegrade
-    from tracegrade.eval.checks import checks_for, run_checks
-    from tracegrade.eval.plugins import installed_checks
+    from tracegrade.checks.builtin import checks_for, run_checks
+    from tracegrade.agent.plugins import installed_checks
 
     checks: list[Callable[[GoldenCase, Reply], CheckResult]] = [
         *checks_for(case), *(c for c in installed_checks() if c.applies(case))]
@@ -283,7 +283,7 @@ def tracegrade_captured(request: pytest.FixtureRequest) -> Iterator[Captured]:
     """The agent's model calls during the test, for a test that calls the agent itself:
     ``assert_checks_pass(case, tracegrade_captured.reply(answer))``. The sources are
     ``--tracegrade-capture``'s, else the openai / anthropic SDKs that are installed."""
-    from tracegrade.run.capturing import capture_reply
+    from tracegrade.agent.capture.reply import capture_reply
 
     sources = _option(request.config, "tracegrade_capture")
     with capture_reply(sources=sources, label=request.node.name) as captured:

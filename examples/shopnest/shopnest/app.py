@@ -21,7 +21,7 @@ from shopnest.auth import Auth, CustomerTokens, TestMode, bearer
 from shopnest.orders import DEFAULT_CUSTOMER
 from shopnest.tools import TOOL_NAMES
 from tracegrade.core.errors import TracegradeError
-from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
+from tracegrade.serve.hardening import LOOPBACK_NAMES, HostGuard
 from tracegrade.observe.telemetry import RequestInfo, SpanClock, provider_name, record_request
 from tracegrade.core.trace import Reply
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from shopnest.orders import DEFAULT_CUSTOMER
 from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.core.trace import Reply
-from tracegrade.observe.serving import LOOPBACK_NAMES, add_server_flags, server_settings
+from tracegrade.serve.hardening import LOOPBACK_NAMES, add_server_flags, server_settings
 
 DEFAULT_TOKENS_FILE = Path(".shopnest/tokens")
 
@@ -109,7 +109,7 @@ def format_reply(reply: Reply, seconds: float) -> str:
 def _serve(args: argparse.Namespace) -> int:
     from shopnest.app import create_app
     from shopnest.factory import build_agent
-    from tracegrade.observe.serving import serve
+    from tracegrade.serve.hardening import serve
     from tracegrade.observe.telemetry import open_telemetry
 
     auth = _auth(args)

@@ -16,11 +16,11 @@ from tracegrade.judge.rubric import DEFAULT_RUBRIC, with_weights
 from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.judge.labels import DEFAULT_LABELS, LabelledItem, balanced_subset, load_labels
 from tracegrade.judge.stored_labels import file_reference, label_file, parsed, run_judge, runs_labelled
-from tracegrade.eval.provenance import new_run_id, now_iso
+from tracegrade.store.run_ids import new_run_id, now_iso
 from tracegrade.judge.answer_cache import CachedModel
 from tracegrade.models import ChatModel, load_model, model_spec
 from tracegrade.judge.perturb import BREAK_KINDS
-from tracegrade.eval.progress import progress_bar
+from tracegrade.cli.progress import progress_bar
 from tracegrade.report import calibration as report
 from tracegrade.store.runstore import CalibrationRecord, open_store
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tracegrade.capture.joined import Matched
+    from tracegrade.agent.joined import Matched
 
 
 def register(subparsers: Any) -> None:
@@ -49,11 +49,11 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracegrade.capture.joined import match, replay_target
-    from tracegrade.capture.recorded import load_recorded
+    from tracegrade.agent.joined import match, replay_target
+    from tracegrade.agent.recorded import load_recorded
     from tracegrade.cli import run
     from tracegrade.core.errors import DatasetError
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
     from tracegrade.store.runstore import open_store
 
     dataset = load_dataset(args.dataset)

@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--judge-model", help="judge model: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL "
                    "(env TRACEGRADE_JUDGE_MODEL)")
     p.add_argument("--rubric", type=Path, help="judge rubric file (default: the shipped judge-rubric.md)")
-    from tracegrade.observe.serving import add_server_flags
+    from tracegrade.serve.hardening import add_server_flags
 
     add_server_flags(p, "TRACEGRADE_MONITOR")
     p.set_defaults(handler=handle)
@@ -37,8 +37,8 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     import secrets
 
-    from tracegrade.observe.monitor.app import create_monitor_app
-    from tracegrade.observe.serving import bearer_token, other_names_hint, public_url, serve, server_settings
+    from tracegrade.view.monitor.app import create_monitor_app
+    from tracegrade.serve.hardening import bearer_token, other_names_hint, public_url, serve, server_settings
     from tracegrade.observe.spanstore import SpanStore
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
 
@@ -67,7 +67,7 @@ def handle(args: argparse.Namespace) -> int:
 def _online_judge(store: Any, args: argparse.Namespace) -> Any:
     from tracegrade.judge.scoring import Judge, load_rubric
     from tracegrade.models import load_model, model_spec
-    from tracegrade.observe.monitor.judging import OnlineJudge
+    from tracegrade.view.monitor.judging import OnlineJudge
 
     spec, rubric = model_spec("judge", args.judge_model), load_rubric(args.rubric)
     return OnlineJudge(store, lambda: Judge(load_model(spec, role="judge"), rubric), rate=args.judge_sample)

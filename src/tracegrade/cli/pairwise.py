@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tracegrade.store import runref
-from tracegrade.eval.dataset import load_dataset
+from tracegrade.case.dataset import load_dataset
 from tracegrade.models import ChatModel, load_model, model_spec
 from tracegrade.judge.pairwise import compare_runs, load_pairwise_rubric
 from tracegrade.report import json_report

@@ -16,11 +16,11 @@ from tracegrade.core.errors import ConfigError
 if TYPE_CHECKING:
     from tracegrade.core.results import Manifest
     from tracegrade.core.trace import Reply
-    from tracegrade.eval.dataset import GoldenCase
+    from tracegrade.case.dataset import GoldenCase
     from tracegrade.run.recording import Evaluation
-    from tracegrade.eval.dataset import Dataset
+    from tracegrade.case.dataset import Dataset
     from tracegrade.run.runner import RunSettings
-    from tracegrade.eval.plugins import Target
+    from tracegrade.agent.plugins import Target
     from tracegrade.judge.scoring import Judge
     from tracegrade.store.runstore import RunStore
 
@@ -103,7 +103,7 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracegrade.eval.dataset import load_dataset
+    from tracegrade.case.dataset import load_dataset
     from tracegrade.store.runstore import open_store
 
     with open_store(args.db) as store:
@@ -123,7 +123,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def default_target() -> str:
     """ShopNest when it is installed (the demo); else a ConfigError that says how to name an agent."""
-    from tracegrade.eval.plugins import installed_targets
+    from tracegrade.agent.plugins import installed_targets
 
     if "shopnest" in installed_targets():
         return "shopnest"
@@ -209,7 +209,7 @@ def _execute(args: argparse.Namespace, store: RunStore, dataset: Dataset, judge:
     from pydantic.alias_generators import to_camel
 
     from tracegrade.core.redact import redact, redact_secrets
-    from tracegrade.eval.progress import CaseProgress
+    from tracegrade.cli.progress import CaseProgress
     from tracegrade.report.console import case_block
     from tracegrade.run.evaluate import dataset_record, evaluate
 
@@ -250,8 +250,8 @@ def _named(target: Target, name: str) -> Target:
     async def named(case: GoldenCase) -> Reply:
         return await target(case)
 
-    from tracegrade.capture.target import PROVENANCE_SET
-    from tracegrade.eval.conversation import WHOLE_CONVERSATIONS
+    from tracegrade.agent.capture.target import PROVENANCE_SET
+    from tracegrade.agent.conversation import WHOLE_CONVERSATIONS
 
     named.agent_name = name  # type: ignore[attr-defined]
     setattr(named, WHOLE_CONVERSATIONS, getattr(target, WHOLE_CONVERSATIONS, False))
@@ -278,8 +278,8 @@ def _executor(args: argparse.Namespace, judge: Judge | None) -> Any:
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
-    from tracegrade.eval.flaky import parse_policy
-    from tracegrade.eval.pricing import load_prices
+    from tracegrade.run.flaky import parse_policy
+    from tracegrade.stats.pricing import load_prices
     from tracegrade.run.runner import RunSettings
 
     if args.repeat < 1:

@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
                    help="model spec: local (default), local:/path.gguf, openai:MODEL, anthropic:MODEL")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8300, help="port (default 8300)")
-    from tracegrade.observe.serving import add_server_flags
+    from tracegrade.serve.hardening import add_server_flags
 
     add_server_flags(p, "TRACEGRADE_MODEL")
     p.set_defaults(handler=handle)
@@ -31,8 +31,8 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.models import load_model
-    from tracegrade.observe.model_server import create_model_app
-    from tracegrade.observe.serving import (HostGuard, bearer_token, other_names_hint, public_url, serve,
+    from tracegrade.serve.model_server import create_model_app
+    from tracegrade.serve.hardening import (HostGuard, bearer_token, other_names_hint, public_url, serve,
                                             server_settings)
 
     token = bearer_token(args.host, "TRACEGRADE_MODEL_TOKEN")

@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--gate", type=Path, help="gate thresholds TOML for comparisons and history (default: the shipped one)")
     p.add_argument("--annotator", help="the name labels are given under unless a page names another "
                    "(default: your login name)")
-    from tracegrade.observe.serving import add_server_flags
+    from tracegrade.serve.hardening import add_server_flags
 
     add_server_flags(p, "TRACEGRADE_VIEW")
     p.set_defaults(handler=handle)
@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from tracegrade.compare.gate import load_gate
-    from tracegrade.observe.serving import bearer_token, other_names_hint, public_url, serve, server_settings
+    from tracegrade.serve.hardening import bearer_token, other_names_hint, public_url, serve, server_settings
     from tracegrade.observe.telemetry import DEFAULT_SPANS_DB
     from tracegrade.store.runstore import open_store
     from tracegrade.view.app import ENV_VAR, create_view_app

@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Sequence
 
 from tracegrade.stats import aggregate, paired as pairstats
 from tracegrade.core.errors import ConfigError
-from tracegrade.run.repeats import by_case
+from tracegrade.stats.repeats import by_case
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.stats.summary import metric_names
 from tracegrade.stats.tally import tally

@@ -52,7 +52,7 @@ __all__ = ["CASE_ID_ATTRIBUTE", "MAX_SPANS", "OtelTrace", "Span", "SpanFormatErr
            "spans_of_otlp_json"]
 
 CASE_ID_ATTRIBUTE = "tracegrade.case_id"
-# Marker spans capture adds to a case's spans (capture/otel.py): how many spans were
+# Marker spans capture adds to a case's spans (agent/capture/otel.py): how many spans were
 # dropped at the cap, and how many root spans of other traces began while the case ran.
 CUT_ATTRIBUTE = "tracegrade.spans_dropped"
 ORPHANS_ATTRIBUTE = "tracegrade.orphan_spans"

@@ -13,7 +13,7 @@ WHY a fallback to the standard library: orjson refuses what ``json`` accepts
 ``NaN`` when reading rows stored before it was used), and a case must never
 fail only for how it is encoded. (It writes a float NaN as ``null``, valid
 JSON, where ``json`` writes the invalid ``NaN``.) Hashes of datasets and cases keep the standard encoder
-(``eval.dataset``): their bytes are versions, and must not change.
+(``case.dataset``): their bytes are versions, and must not change.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ JudgeOutcome = Scores | Unscored
 @dataclass(frozen=True)
 class Replayed:
     """A simulated user's conversation replayed from a stored run (``--replay-users``,
-    eval/replay.py): the user messages sent as stored, the agent turn that first
+    agent/replay.py): the user messages sent as stored, the agent turn that first
     differed from the stored one (None: none did) and what differed, or why the
     user was live without a divergence (``note``)."""
 
@@ -251,7 +251,7 @@ class CaseResult:
     attempts: tuple[str, ...] = ()  # statuses of every attempt when failed cases are re-run
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
-    # The simulated user's model calls (eval/simulated.py): counted and priced like the judge's.
+    # The simulated user's model calls (agent/simulated.py): counted and priced like the judge's.
     user_tokens: tuple[int, int] = (0, 0)
     user_cost_usd: float = 0.0
     replay: Replayed | None = None  # set when the run replayed a stored run's user turns

@@ -29,9 +29,9 @@ import re
 from operator import attrgetter
 from typing import Any, Mapping, Sequence
 
-from tracegrade.eval.callmatch import counts
-from tracegrade.eval.checks import duplicate_writes
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.checks.callmatch import counts
+from tracegrade.checks.builtin import duplicate_writes
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.metrics.base import Rate, Traced, with_calls
 from tracegrade.core.trace import Reply, ToolCall
 

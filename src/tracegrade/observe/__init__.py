@@ -1,1 +1,1 @@
-"""OpenTelemetry spans, the span store and the monitoring dashboard."""
+"""OpenTelemetry spans: a run's own, their exporters and the local span store."""

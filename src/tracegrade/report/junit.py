@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.eval.verdict import failing_metrics
+from tracegrade.checks.verdict import failing_metrics
 from tracegrade.report import streamed
 from tracegrade.stats.tally import RunTally
 

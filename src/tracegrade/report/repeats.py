@@ -4,7 +4,7 @@ of them were unscored beside it (an unscored trial counts as not passed)."""
 
 from __future__ import annotations
 
-from tracegrade.run.repeats import case_spreads, run_level
+from tracegrade.stats.repeats import case_spreads, run_level
 from tracegrade.core.results import Run
 from tracegrade.stats.tally import RunTally, tally
 

@@ -1,6 +1,6 @@
 """The replay block of a run report (``--replay-users RUN``): per simulated-user trial,
 whether the agent's replies matched the stored conversation to the end, or the agent
-turn where they first diverged and what differed (eval/replay.py)."""
+turn where they first diverged and what differed (agent/replay.py)."""
 
 from __future__ import annotations
 

@@ -1,2 +1,1 @@
-"""Running a dataset: the runner (concurrency, repeats, flaky re-runs, budget),
-recording into the run store, executors, and the evaluate() front door."""
+"""Running a dataset: evaluate() (the front door), a case's journey, recording into the run store, executors."""

@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, N
 from tracegrade.core import jsontext
 from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.eval.dataset import Dataset, GoldenCase, load_dataset, load_yaml
-from tracegrade.eval.plugins import Check, Target, installed_checks
-from tracegrade.eval.provenance import git_commit, new_run_id, now_iso
+from tracegrade.case.dataset import Dataset, GoldenCase, load_dataset, load_yaml
+from tracegrade.agent.plugins import Check, Target, installed_checks
+from tracegrade.store.run_ids import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries
-from tracegrade.run.user_model import as_user_model
-from tracegrade.eval.targets import function_target, resolve_target
+from tracegrade.agent.user_model import as_user_model
+from tracegrade.agent.targets import function_target, resolve_target
 from tracegrade.store.runstore import RunStore, open_store
 
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
-    from tracegrade.eval.replay import UserReplays
+    from tracegrade.agent.replay import UserReplays
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import RunMetrics
     from tracegrade.metrics.stratify import Threshold
@@ -97,7 +97,7 @@ def evaluate(
     user turn; when None, ``settings.user_model`` if that is set. ``replay_users``: a stored run
     (id, ``latest``, a results.json, or a Run) whose simulated users' turns are sent again while
     the agent's replies match the stored ones; the first reply that differs is marked on the case
-    and the live user model goes on from there (eval/replay.py).
+    and the live user model goes on from there (agent/replay.py).
     """
     return _run_to_end(evaluate_async(
         dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
@@ -238,7 +238,7 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
 
 def user_replays(given: str | Run, store: RunStore) -> UserReplays:
     """The simulated users' turns of the run ``given`` names (store/runref.py), for replay."""
-    from tracegrade.eval.replay import UserReplays
+    from tracegrade.agent.replay import UserReplays
     from tracegrade.store.runref import load
 
     run = given if isinstance(given, Run) else load(given, store)

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult
 from tracegrade.run.runner import Evaluate, RunSettings, evaluate_with_retries
-from tracegrade.eval.targets import Target, resolve_target
+from tracegrade.agent.targets import Target, resolve_target
 
 if TYPE_CHECKING:  # WHY: a local run's first case does not wait for the judge's import
     from tracegrade.judge.scoring import Judge

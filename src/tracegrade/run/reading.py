@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.stats.tally import RunTally
 
 if TYPE_CHECKING:
     from tracegrade.judge.scoring import Judge
     from tracegrade.metrics import MetricsReader, Reader, RunMetrics
     from tracegrade.metrics.stratify import Threshold
-    from tracegrade.eval.plugins import Target
+    from tracegrade.agent.plugins import Target
     from tracegrade.run.runner import Evaluate, RunSettings
     from tracegrade.store.runstore import StoredForm
 

@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from tracegrade.stats.tally import RunTally
-from tracegrade.eval.dataset import GoldenCase
+from tracegrade.case.dataset import GoldenCase
 from tracegrade.core.errors import StoreError
-from tracegrade.eval.provenance import now_iso
-from tracegrade.eval.pricing import unpriced
+from tracegrade.store.run_ids import now_iso
+from tracegrade.stats.pricing import unpriced
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.run.reading import LiveRead
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries, run_cases
 from tracegrade.store.runstore import RunStore, StoredForm, redaction_key, stored_form
 from tracegrade.store.writer import StoreWriter, start_writer
-from tracegrade.eval.targets import Target
+from tracegrade.agent.targets import Target
 
 if TYPE_CHECKING:
     from tracegrade.judge.scoring import Judge

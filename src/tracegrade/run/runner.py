@@ -18,30 +18,30 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Sequence, TypedDict
 
-from tracegrade.eval.checks import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
-from tracegrade.eval.plugins import Check
-from tracegrade.eval.conversation import play
-from tracegrade.eval.simulated import CaseUser, OverBudget, case_user
-from tracegrade.eval.dataset import CURRENT_TRIAL, GoldenCase
+from tracegrade.checks.builtin import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
+from tracegrade.agent.plugins import Check
+from tracegrade.agent.conversation import play
+from tracegrade.agent.simulated import CaseUser, OverBudget, case_user
+from tracegrade.case.dataset import CURRENT_TRIAL, GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError, UngradableTrace
 from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets
-from tracegrade.eval.flaky import RETRIED, FlakyPolicy
+from tracegrade.run.flaky import RETRIED, FlakyPolicy
 from tracegrade.core.results import CheckResult, Scores, Unscored
 from tracegrade.core.storable import error_text, storable_reply
-from tracegrade.eval.pricing import PriceTable, price_case
+from tracegrade.stats.pricing import PriceTable, price_case
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.plugins import Target
+from tracegrade.agent.plugins import Target
 from tracegrade.observe.clock import CaseTimes
 from tracegrade.observe.destinations import tracer_possible
-from tracegrade.run.deadline import deadline
-from tracegrade.run.offload import in_thread
+from tracegrade.engine.deadline import deadline
+from tracegrade.engine.offload import in_thread
 from tracegrade.core.trace import Reply
-from tracegrade.eval.verdict import case_status
+from tracegrade.checks.verdict import case_status
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
-    from tracegrade.eval.replay import UserReplays
+    from tracegrade.agent.replay import UserReplays
     from tracegrade.models.base import ChatModel
 
 # A finished job's result, with its case's position in the cases run (where the store keeps it).
@@ -72,8 +72,8 @@ class RunSettings:
     # Checks beside the built-in ones (the user's, installed plugins'); each runs
     # on the cases it applies to.
     checks: tuple[Check, ...] = ()
-    user_model: ChatModel | None = None  # plays a case's simulated `user` (eval/simulated.py)
-    replay: UserReplays | None = None  # a stored run's user turns, sent first (eval/replay.py)
+    user_model: ChatModel | None = None  # plays a case's simulated `user` (agent/simulated.py)
+    replay: UserReplays | None = None  # a stored run's user turns, sent first (agent/replay.py)
     run_id: str = ""  # names each trial the agent gets (GoldenCase.trial); evaluate() sets it
     budget: Budget | None = None  # run_cases sets it: a conversation checks it after every turn
 
@@ -358,7 +358,7 @@ def _unscored_reason(outcome: Scores | Unscored | None, status: str) -> str:
     """The case's error when the judge left it unscored, else ""."""
     if isinstance(outcome, Unscored):
         return outcome.reason
-    # WHY no None case: without a judge's outcome a case is never unscored (eval.verdict.case_status).
+    # WHY no None case: without a judge's outcome a case is never unscored (checks.verdict.case_status).
     return _not_scored(outcome) if isinstance(outcome, Scores) and status == "unscored" else ""
 
 

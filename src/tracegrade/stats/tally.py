@@ -32,7 +32,7 @@ from statistics import mean
 from typing import Any, Iterable, Sequence
 
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.pricing import billed_agent_model
+from tracegrade.stats.pricing import billed_agent_model
 from tracegrade.stats.passk import case_pass_hat, pass_hat
 
 
@@ -49,7 +49,7 @@ class RunTally:
     service_seconds: array[float] = field(default_factory=lambda: array("d"))
     agent_usd: Summed = field(default_factory=lambda: Summed())
     judge_usd: Summed = field(default_factory=lambda: Summed())
-    user_usd: Summed = field(default_factory=lambda: Summed())  # a simulated user's model (eval/simulated.py)
+    user_usd: Summed = field(default_factory=lambda: Summed())  # a simulated user's model (agent/simulated.py)
     user_tokens: list[int] = field(default_factory=lambda: [0, 0])
     tokens_in_out: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # agent in, out, judge in, out
     retries: list[int] = field(default_factory=lambda: [0, 0])  # agent, judge

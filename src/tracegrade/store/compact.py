@@ -8,7 +8,7 @@
 WHY: a run's results are read after the run (totals, console, metrics, JSON,
 JUnit, Markdown), but never all at once; each CaseResult object with its Reply
 costs about 3.4 KB, its stored JSON about 1 KB, and compressed with its
-neighbours (``core.packed``) far less. Each read decodes one at a time, so the
+neighbours (``engine.packed``) far less. Each read decodes one at a time, so the
 readers share one read (``run.recording``).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Sequence, overload
 
 from tracegrade.core import jsontext
-from tracegrade.core.packed import Packed
+from tracegrade.engine.packed import Packed
 from tracegrade.core.results import CaseResult
 
 

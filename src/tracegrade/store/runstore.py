@@ -40,7 +40,7 @@ import orjson
 from tracegrade.core import jsontext
 from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import configured_secrets, redacted_json
-from tracegrade.eval.provenance import now_iso
+from tracegrade.store.run_ids import now_iso
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store import labelrows
 from tracegrade.store.compact import CompactResults

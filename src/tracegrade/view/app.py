@@ -35,9 +35,9 @@ from tracegrade.core import jsontext
 from tracegrade.core.errors import TracegradeError
 from tracegrade.core.redact import redact, redact_data
 from tracegrade.core.results import CaseResult
-from tracegrade.eval.dataset import GoldenCase
-from tracegrade.observe.serving import LOOPBACK_NAMES, HostGuard
-from tracegrade.observe.token_gate import TokenGate
+from tracegrade.case.dataset import GoldenCase
+from tracegrade.serve.hardening import LOOPBACK_NAMES, HostGuard
+from tracegrade.serve.token_gate import TokenGate
 from tracegrade.report import junit, markdown
 from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
@@ -331,7 +331,7 @@ def _production(spans_db: Path | None, allowed_hosts: Iterable[str]) -> ASGIApp:
         page = layout("Production traces", f"<section><p>{e(where)}: <code>shopnest serve</code> (or any agent "
                       "using tracegrade.observe.telemetry) records one.</p></section>", here="/production/")
         return HTMLResponse(page)
-    from tracegrade.observe.monitor.app import create_monitor_app
+    from tracegrade.view.monitor.app import create_monitor_app
     from tracegrade.observe.spanstore import SpanStore
 
     # WHY an inner token: the monitor asks every request for one; the view has already

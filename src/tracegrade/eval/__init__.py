@@ -1,1 +1,0 @@
-"""Running a dataset against a target: dataset, targets, checks, runner, verdict, recording."""
