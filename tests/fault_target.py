@@ -13,7 +13,7 @@ from __future__ import annotations
 from conftest import hashing_embedder
 from shopnest.agent import ShopNestAgent
 from shopnest.knowledge import KnowledgeBase, load_policies
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge import relevant
 from tracegrade.models import load_model, model_spec
 from tracegrade.core.trace import Reply

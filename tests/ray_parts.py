@@ -12,7 +12,7 @@ from pathlib import Path
 
 from judge_rubrics import SCALE_RUBRIC
 from tracegrade.core.trace import Reply, ToolCall, Usage
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel

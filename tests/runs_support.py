@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Mapping
 
 from tracegrade.core.results import CheckResult
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.core.trace import Reply, ToolCall, Usage

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 import uvicorn
 from fastapi import FastAPI, Request
 
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from judge_rubrics import SEED_METRICS as METRICS
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.core.trace import Reply, Step, ToolCall, Usage

@@ -133,7 +133,7 @@ def test_a_foreign_host_never_reaches_chat(shop):
 
 async def test_the_http_target_runs_a_plain_case_against_customer_mode(fake_knowledge):
     """A case that names no customer and no faults needs no test mode: it asks as the token's customer."""
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
     from tracegrade.agent.targets import http_target
 
     agent = ShopNestAgent(ScriptedModel(look_up), fake_knowledge, OrderBook())

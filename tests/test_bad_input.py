@@ -14,7 +14,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tracegrade.case.dataset import Dataset, GoldenCase, load_dataset
+from tracegrade.case.dataset import Dataset, load_dataset
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import ConfigError, DatasetError, JudgeReplyError
 from tracegrade.judge.json_scores import parse_reply
 from tracegrade.judge.rubric import parse_rubric

@@ -13,7 +13,8 @@ from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import OrderBook
 from shopnest.tools import ToolBox
 from tracegrade.checks.builtin import Idempotency, run_checks
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.metrics import run_metrics
 from tracegrade.models import ChatOptions, ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel

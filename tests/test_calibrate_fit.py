@@ -14,7 +14,7 @@ from tracegrade.cli import build_parser
 from tracegrade.cli.calibrate import run_calibration
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.combine import combined, cross_validate, fit, logistic, part_alone
 from tracegrade.judge.rubric import parse_rubric, with_weights
 from tracegrade.judge.scoring import Judge

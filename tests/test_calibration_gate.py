@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.cli import main
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.scoring import load_rubric
 from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.testing.fault_server import FaultServer

@@ -15,7 +15,7 @@ import pytest
 import tracegrade
 from tracegrade.agent.capture.target import captured_target, wants_question
 from tracegrade.core.errors import AgentError, ConfigError
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 openai = pytest.importorskip("openai")
 # WHY not present on every SDK version: openai < 1.66 has no Responses API (CI runs these tests

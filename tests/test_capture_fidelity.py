@@ -17,7 +17,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 import tracegrade
 from tracegrade.agent.capture import recorder as recorder_module
 from tracegrade.agent.capture.target import NothingRecordedWarning, captured_target
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 openai = pytest.importorskip("openai")
 

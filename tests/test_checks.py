@@ -11,7 +11,7 @@ from tracegrade.checks.builtin import (
     FaultRecorded, ForbiddenTools, MaxSteps, RequiredTools, Source, ToolArgument, ToolChoice, ToolOrderCheck,
     checks_for, run_checks,
 )
-from tracegrade.case.dataset import GoldenCase, ToolOrder
+from tracegrade.case.schema import GoldenCase, ToolOrder
 from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.core.trace import Reply, Step, ToolCall
 
@@ -326,7 +326,7 @@ def test_a_wrong_write_is_named_once_by_expected_calls_not_again_as_unexpected()
     """The near miss of an expected call is that call's fault, reported once; a
     second write nobody asked for is still an unexpected write."""
     from tracegrade.core.trace import Reply, ToolCall
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
     from tracegrade.checks.trajectory import ExpectedCalls, UnexpectedCalls
 
     case = GoldenCase.model_validate({

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 import yaml
 
-from tracegrade.case.dataset import SCHEMA_PATH, Dataset, GoldenCase, golden_case_json_schema, load_dataset
+from tracegrade.case.schema import SCHEMA_PATH, GoldenCase, golden_case_json_schema
+from tracegrade.case.dataset import Dataset, load_dataset
 from tracegrade.core.errors import DatasetError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"

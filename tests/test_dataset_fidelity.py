@@ -17,9 +17,11 @@ from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 
 from tracegrade.core import jsontext
-from tracegrade.case.dataset import (
-    GoldenCase, _canonical_text, _held_form, _unpack, _validated_canonical, load_dataset,
-)
+from tracegrade.case.canonical import canonical_text as _canonical_text
+from tracegrade.case.dataset import load_dataset
+from tracegrade.case.held import held_form as _held_form, validated_canonical as _validated_canonical
+from tracegrade.case.schema import GoldenCase
+from tracegrade.engine.items import unpack_item as _unpack
 
 # WHY these: where encoders differ (float forms like 1e-05 and 1e+16, NaN, integers past 64 bits,
 # what is escaped, the order of keys beyond the Basic Multilingual Plane)

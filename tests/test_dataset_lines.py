@@ -13,7 +13,8 @@ import pytest
 
 from tracegrade.engine import packed
 from tracegrade.core.errors import DatasetError
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 
 
 def write(tmp_path: Path, *lines: str, ending: str = "\n") -> Path:

@@ -10,7 +10,8 @@ import pytest
 
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.checks.builtin import BUILTIN_CHECKS, checks_for
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "trajectory.md"
 BLOCKS = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)]

@@ -17,7 +17,7 @@ import pytest
 from ray_parts import (SECRET, broken_parts, costly_target, dying_target, pid_parts, pid_target, scripted_parts,
                        secret_target)
 from tracegrade import cli
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.run.executors import local_executor, ray_executor
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 
 from tracegrade.core.errors import DatasetError
-from tracegrade.case.dataset import golden_case_json_schema, load_dataset
+from tracegrade.case.schema import golden_case_json_schema
+from tracegrade.case.dataset import load_dataset
 
 TOOLS = [{"name": "book_flight", "writes": True, "parameters": {
     "type": "object", "required": ["flightId"], "properties": {"flightId": {"type": "string"},

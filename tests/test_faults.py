@@ -15,7 +15,7 @@ from shopnest.agent import ShopNestAgent
 from shopnest.orders import ORDERS, OrderBook
 from judge_rubrics import SCALE_RUBRIC
 from tracegrade.judge import json_scores
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.scoring import Judge
 from tracegrade.models import load_model
 from tracegrade.models.retry import RetryPolicy

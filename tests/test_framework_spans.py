@@ -152,7 +152,7 @@ def test_handoffs_and_conversations_are_read_in_linear_time():
     from tracegrade.agent.joined import match
     from tracegrade.agent.recorded import Recorded
     from tracegrade.core.trace import Reply
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
 
     def spans(n: int) -> list[dict]:
         root = {"traceId": "h", "spanId": "r", "name": "agent", "startTimeUnixNano": 0, "endTimeUnixNano": 10 * n,

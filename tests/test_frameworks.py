@@ -9,7 +9,7 @@ import json
 from tracegrade.core.frameworks import agent_key, handoff_target, tool_failed
 from tracegrade.core.trace import Reply
 from tracegrade.checks.builtin import run_checks
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 HANDOFF_TOOL = {"type": "function", "function": {
     "name": "transfer_to_cancellations_desk",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tracegrade.cli import main
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.store.runstore import open_store
 
 SECRET = "tg-prop-Secret-55831z"

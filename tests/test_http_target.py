@@ -18,7 +18,7 @@ from shopnest.app import create_app
 from shopnest.orders import OrderBook
 from support import GOLDEN, GOLDEN_PATH, golden_shopnest_model, golden_wire, serving
 from tracegrade.cli import main
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import AgentError
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.runner import RunSettings, run_cases

@@ -15,7 +15,7 @@ from judge_rubrics import SCALE_RUBRIC, SEED_METRICS
 from tracegrade.core.errors import ConfigError, ModelError
 from tracegrade.core.results import Scores, Unscored
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase, HistoryTurn
+from tracegrade.case.schema import GoldenCase, HistoryTurn
 from tracegrade.judge import json_scores
 from tracegrade.judge.prompt import evidence_text, section_texts
 from tracegrade.judge.rubric import DEFAULT_RUBRIC, load_rubric, parse_rubric

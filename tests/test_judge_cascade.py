@@ -12,7 +12,7 @@ import pytest
 from tracegrade.core.errors import ConfigError, DatasetError
 from tracegrade.core.results import Scores
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge import cascade
 from tracegrade.judge.answer_cache import CachedModel
 from tracegrade.judge.combine import combined, fit

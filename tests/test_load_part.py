@@ -43,8 +43,8 @@ def split_always(monkeypatch):
     parts = []
     start = load_part.second_part
 
-    def noted(path):
-        part = start(path)
+    def noted(path, reader):
+        part = start(path, reader)
         parts.append(part)
         return part
 
@@ -114,7 +114,7 @@ def test_an_id_twice_is_named_with_both_places_as_one_process_names_it(tmp_path,
 
 
 def test_a_second_process_that_ends_early_leaves_the_load_to_this_one(tmp_path, split_always, monkeypatch):
-    monkeypatch.setattr(load_part, "_command", lambda path, offset: [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(load_part, "_command", lambda reader, path, offset: [sys.executable, "-c", "pass"])
     path = _write(tmp_path / "cases.jsonl", _cases(400))
     assert load_dataset(path).version == _in_one_process(path, monkeypatch).version
 

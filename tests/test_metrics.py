@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.metrics import component_metrics, run_metrics
 from tracegrade.metrics.base import Rate

@@ -20,7 +20,7 @@ import tracegrade.metrics as metrics
 from tracegrade.core.results import CaseResult, CheckResult, MetricScore
 from tracegrade.core.trace import Provenance, Reply, Step, ToolCall, Usage
 from tracegrade.checks.builtin import duplicate_writes
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.stats.pricing import billed_agent_model
 from tracegrade.metrics import JUDGE, MetricsReader, run_metrics

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tracegrade.cli import main
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
 from tracegrade.models.scripted import ScriptedModel

@@ -14,7 +14,8 @@ import pytest
 from support import GOLDEN_PATH, golden_reply
 from tracegrade.core.results import CaseResult
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.run import reading
 from tracegrade.run.evaluate import evaluate, write_outputs
 from tracegrade.run.runner import RunSettings

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

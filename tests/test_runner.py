@@ -354,7 +354,7 @@ async def test_a_large_run_starts_only_concurrency_tasks_and_keeps_nothing_when_
     import asyncio
 
     from tracegrade.core.trace import Reply
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
     from tracegrade.run.runner import RunSettings, run_cases
 
     cases = [GoldenCase(id=f"c{i}", question="q") for i in range(500)]

@@ -15,7 +15,8 @@ import pytest
 
 from tracegrade.core.redact import redact
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.case.saferegex import PatternError, compile_pattern, search
 from tracegrade.case.textnorm import dates_in, money_in, numbers_in
 from tracegrade.run.evaluate import evaluate

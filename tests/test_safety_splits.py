@@ -21,7 +21,8 @@ from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS, OrderBook
 from shopnest.tools import ToolBox
 from tracegrade.stats import safety
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.metrics.safety import violations as trace_violations
 from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel

@@ -27,7 +27,8 @@ from tracegrade.core.errors import DatasetError, ModelError  # noqa: E402
 from tracegrade.core.results import CaseResult  # noqa: E402
 from tracegrade.core.trace import Reply, Usage  # noqa: E402
 from tracegrade.agent import simulated  # noqa: E402
-from tracegrade.case.dataset import GoldenCase, load_dataset  # noqa: E402
+from tracegrade.case.schema import GoldenCase  # noqa: E402
+from tracegrade.case.dataset import load_dataset  # noqa: E402
 from tracegrade.models.base import ChatOptions, ChatResponse, Message  # noqa: E402
 from tracegrade.models.scripted import ScriptedModel  # noqa: E402
 from tracegrade.report import repeats  # noqa: E402

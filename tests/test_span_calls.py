@@ -484,7 +484,7 @@ def test_the_runner_asks_the_judge_unobserved():
     async def agent(case):
         return tracegrade.Reply(answer="ok")
 
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
     from tracegrade.run.runner import RunSettings, evaluate_case
 
     asyncio.run(evaluate_case(GoldenCase(id="a", question="q?"), agent, Judge(), RunSettings()))

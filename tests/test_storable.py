@@ -17,7 +17,7 @@ from tracegrade.cli import main
 from tracegrade.core.results import CheckResult
 from tracegrade.core.storable import MAX_DEPTH, storable, storable_reply
 from tracegrade.core.trace import Reply, ToolCall, Usage
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.run.evaluate import evaluate
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.runstore import open_store

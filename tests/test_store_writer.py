@@ -23,7 +23,7 @@ from tracegrade.core.errors import StoreError
 from tracegrade.core.redact import register_secret
 from tracegrade.core.results import Manifest
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import WRITER_ENV_VAR, record_run
 from tracegrade.run.runner import RunSettings

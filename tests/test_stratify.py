@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics import Rate, Threshold, run_metrics
 from tracegrade.metrics.stratify import flag
 from tracegrade.report import stratified

@@ -14,7 +14,7 @@ import pytest
 from tracegrade import cli
 from tracegrade.core.results import CaseResult, CheckResult, Manifest, MetricScore, Run
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics import run_metrics
 from tracegrade.report import console, costs, repeats, stratified
 from tracegrade.run.evaluate import finish_outputs, output_writers, write_outputs

@@ -18,7 +18,7 @@ from shopnest.agent import ShopNestAgent
 from shopnest.auth import TestMode
 from shopnest.app import create_app
 from shopnest.orders import OrderBook
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import ModelError
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import ToolDeclaration
 from tracegrade.checks.trajectory import CallOrder, ExpectedCalls, ForbiddenCalls, UnexpectedCalls
 

@@ -17,7 +17,7 @@ import pytest
 
 from tracegrade.core.trace import Message, Reply, ToolCall
 from tracegrade.checks.builtin import BUILTIN_CHECKS, checks_for, run_checks
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import ToolDeclaration
 
 STRING = {"type": "string"}

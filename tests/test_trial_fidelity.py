@@ -19,7 +19,7 @@ from support import serving
 import tracegrade
 from tracegrade.agent.capture.target import captured_target
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 openai = pytest.importorskip("openai")
 

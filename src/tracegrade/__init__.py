@@ -23,8 +23,8 @@ _EXPORTS = {
     "Evaluation": ("tracegrade.run.recording", "Evaluation"),
     "RunSettings": ("tracegrade.run.runner", "RunSettings"),
     "Dataset": ("tracegrade.case.dataset", "Dataset"),
-    "Case": ("tracegrade.case.dataset", "GoldenCase"),
-    "GoldenCase": ("tracegrade.case.dataset", "GoldenCase"),
+    "Case": ("tracegrade.case.schema", "GoldenCase"),
+    "GoldenCase": ("tracegrade.case.schema", "GoldenCase"),
     "load_dataset": ("tracegrade.case.dataset", "load_dataset"),
     "Reply": ("tracegrade.core.trace", "Reply"),
     "ToolCall": ("tracegrade.core.trace", "ToolCall"),
@@ -81,8 +81,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.core.errors import TracegradeError as TracegradeError
     from tracegrade.core.results import CaseResult as CaseResult, CheckResult as CheckResult, Manifest as Manifest, Run as Run, Scores as Scores, Unscored as Unscored
     from tracegrade.core.trace import Reply as Reply, Step as Step, ToolCall as ToolCall, Usage as Usage
-    from tracegrade.case.dataset import Dataset as Dataset, GoldenCase as GoldenCase, load_dataset as load_dataset
-    from tracegrade.case.dataset import GoldenCase as Case
+    from tracegrade.case.dataset import Dataset as Dataset, load_dataset as load_dataset
+    from tracegrade.case.schema import GoldenCase as GoldenCase
+    from tracegrade.case.schema import GoldenCase as Case
     from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
     from tracegrade.agent.capture.reply import Captured as Captured, capture_reply as capture_reply
     from tracegrade.run.recording import Evaluation as Evaluation

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from tracegrade.core.results import CaseResult, CheckResult
     from tracegrade.agent.capture.reply import Captured
     from tracegrade.core.trace import Reply
-    from tracegrade.case.dataset import Dataset, GoldenCase
+    from tracegrade.case.dataset import Dataset
+    from tracegrade.case.schema import GoldenCase
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,7 +1,7 @@
 """A case with follow-up messages, played turn by turn against any target.
 
     >>> import asyncio
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> async def echo(case):
     ...     return Reply(answer=f"you said {case.question}")
     >>> case = GoldenCase(id="c", question="hi", follow_ups=("and then?",))
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase, HistoryTurn
+from tracegrade.case.schema import GoldenCase, HistoryTurn
 from tracegrade.agent.simulated import converse
 from tracegrade.agent.turns import answer_turn, join
 

@@ -30,7 +30,7 @@ from tracegrade.core.redact import redact
 from tracegrade.core.errors import UngradableTrace
 from tracegrade.core.trace import Reply
 from tracegrade.agent.conversation import WHOLE_CONVERSATIONS
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.agent.turns import join
 
 JOIN_FIX = ("record a session id on every turn's spans (OpenInference: using_session(id); GenAI: "

@@ -29,7 +29,7 @@ from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CheckResult
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 CHECK_GROUP = "tracegrade.checks"
 TARGET_GROUP = "tracegrade.targets"

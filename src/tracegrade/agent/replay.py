@@ -50,7 +50,7 @@ from typing import Iterable, Mapping
 from tracegrade.core.redact import redact
 from tracegrade.core.results import CaseResult, Replayed
 from tracegrade.core.trace import Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 CallKey = tuple[str, str]  # a call's name and its arguments as canonical JSON
 _PUNCTUATION = str.maketrans("", "", string.punctuation)

@@ -42,7 +42,7 @@ from tracegrade.core.storable import error_text
 from tracegrade.core.trace import Message as Turn
 from tracegrade.core.trace import Reply
 from tracegrade.agent.turns import answer_turn, join
-from tracegrade.case.dataset import GoldenCase, HistoryTurn
+from tracegrade.case.schema import GoldenCase, HistoryTurn
 from tracegrade.agent.replay import Replayer, UserReplays
 from tracegrade.case.scenario import (
     DONE_MARKER, Ending, UserScenario, bounded, ending, handed_over, role_breaks, said_done, steers,

@@ -19,7 +19,7 @@ import urllib.parse
 from typing import Any, Callable, Sequence
 
 from tracegrade.agent.capture.target import captured_target
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.redact import redact_secrets
 from tracegrade.core.trace import Reply

@@ -11,7 +11,7 @@ from typing import Awaitable, Callable, Sequence
 
 from tracegrade.core.errors import AgentError
 from tracegrade.core.trace import Message, Reply, ToolCall, Usage
-from tracegrade.case.dataset import GoldenCase, HistoryTurn
+from tracegrade.case.schema import GoldenCase, HistoryTurn
 
 
 async def answer_turn(target: Callable[[GoldenCase], Awaitable[Reply]], case: GoldenCase, message: str,

@@ -1,6 +1,6 @@
 """Deterministic checks: plain code over the trace, free, and they never drift.
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase(id="c", question="Where is ORD-101?", expected_tool="getOrderStatus",
     ...                   expected_tool_argument="ORD-101")
@@ -32,7 +32,7 @@ from tracegrade.core.results import CheckResult, is_passed_check, passed_check a
 from tracegrade.core.storable import clean_text, error_text
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.checks import callmatch
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import CallPattern
 from tracegrade.checks.handoffs import Handoffs
 from tracegrade.agent.simulated import ConversationEnd

@@ -1,7 +1,7 @@
 """Expected calls against the calls of a trace: which call satisfies which
 expectation, which calls are left over, and why an expectation is not met.
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase.model_validate({"id": "c", "question": "q", "calls": {"expected": [
     ...     {"tool": "book", "arguments": {"flight": "LH1", "seats": 2}}]}})
@@ -27,7 +27,7 @@ from tracegrade.case.argmatch import MISSING, ListOf, ObjectOf, Unordered, assig
 from tracegrade.case.expectations import CallExpectations, CallPattern, ExpectedCall
 
 if TYPE_CHECKING:
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
 
 EFFECTIVE = ("ok", "needs_approval")
 ARGUMENT_CODES = {"value": "wrong_argument_value", "type": "wrong_argument_type", "missing": "missing_argument",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from tracegrade.core.frameworks import agent_key
 from tracegrade.core.results import CheckResult, passed_check
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 
 @dataclass(frozen=True)

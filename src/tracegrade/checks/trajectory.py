@@ -1,7 +1,7 @@
 """The trajectory checks: what the agent did, judged against the case's
 ``tools``, ``calls``, ``state`` and ``answer`` (semantics in docs/trajectory.md).
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase.model_validate({"id": "c", "question": "q", "calls": {"expected": [
     ...     {"tool": "book", "arguments": {"flight": "LH1"}}]}})
@@ -25,7 +25,7 @@ from tracegrade.core.trace import Reply
 from tracegrade.checks import callmatch
 from tracegrade.case.answers import TextView, assistant_texts, contains, decision_phrases
 from tracegrade.case.argmatch import ObjectOf, assignment
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.case.expectations import ExpectedCall, ToolDeclaration
 from tracegrade.case.toolschema import validate
 

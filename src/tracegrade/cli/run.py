@@ -16,7 +16,7 @@ from tracegrade.core.errors import ConfigError
 if TYPE_CHECKING:
     from tracegrade.core.results import Manifest
     from tracegrade.core.trace import Reply
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
     from tracegrade.run.recording import Evaluation
     from tracegrade.case.dataset import Dataset
     from tracegrade.run.runner import RunSettings

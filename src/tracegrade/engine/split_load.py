@@ -15,7 +15,8 @@ of a load in one process. An error in the second part, an id found in both parts
 that could not start or ended early: the file is read again in one process, which names the
 first error exactly as it always did.
 
-The other process is ``python -m tracegrade.case.part_reader PATH OFFSET`` (frames on stdout).
+The other process runs the reader module its caller names (``python -m READER PATH OFFSET``, frames on
+stdout; the dataset's is ``case.part_reader``).
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ class SecondPart:
         self._frames.close()
 
 
-def second_part(path: Path) -> SecondPart | None:
-    """The other process started on the last part of ``path``, when it is a JSONL file large
-    enough to split and an interpreter can be started; else None (one process reads it all)."""
+def second_part(path: Path, reader: str) -> SecondPart | None:
+    """``python -m reader PATH OFFSET`` started on the last part of ``path``, when it is a JSONL file
+    large enough to split and an interpreter can be started; else None (one process reads it all).
+    ``reader`` writes its cases with ``send_frames``."""
     if path.suffix != ".jsonl":
         return None
     try:
@@ -94,7 +96,7 @@ def second_part(path: Path) -> SecondPart | None:
     except OSError:  # a file that cannot be read is named by the load
         return None
     try:
-        child = subprocess.Popen(_command(path, offset), stdin=subprocess.DEVNULL, stdout=frames,
+        child = subprocess.Popen(_command(reader, path, offset), stdin=subprocess.DEVNULL, stdout=frames,
                                  stderr=subprocess.DEVNULL)
     except OSError:  # no interpreter to start (an embedded Python): one process reads it all
         frames.close()
@@ -102,8 +104,8 @@ def second_part(path: Path) -> SecondPart | None:
     return SecondPart(offset, child, frames)
 
 
-def _command(path: Path, offset: int) -> list[str]:
-    return [sys.executable, "-m", "tracegrade.case.part_reader", str(path), str(offset)]
+def _command(reader: str, path: Path, offset: int) -> list[str]:
+    return [sys.executable, "-m", reader, str(path), str(offset)]
 
 
 def _next_line(path: Path, at: int) -> int:

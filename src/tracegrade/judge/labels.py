@@ -42,7 +42,7 @@ from typing import Annotated, Any, Sequence
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import DatasetError
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade import defaults

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from tracegrade.judge.agreement import sign_test_p
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import JudgeReplyError
 from tracegrade.judge.prompt import tool_calls_text
 from tracegrade.judge.rubric import rubric_hash

@@ -1,6 +1,6 @@
 """What the judge is shown: the evidence sections under the rubric's headings, then the question.
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply
     >>> texts = section_texts(GoldenCase(id="c", question="Capital of France?"), Reply(answer="Paris."))
     >>> print(evidence_text({"question": "Q", "context": "SEEN", "answer": "A"}, texts, ["question", "context", "answer"]))
@@ -25,7 +25,7 @@ import json
 from typing import Mapping, Sequence
 
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 # Shown as "(none)" when empty: that the assistant saw no context is itself evidence.
 ALWAYS_SHOWN = ("question", "context", "tools", "answer")

@@ -1,7 +1,7 @@
 """The judge: a rubric's metrics -> one MetricScore each, scored or not scored with the reason.
 
     >>> import asyncio, math
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply
     >>> from tracegrade.judge.rubric import parse_rubric
     >>> from tracegrade.models import ChatResponse
@@ -47,7 +47,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from tracegrade.core.errors import JudgeReplyError
 from tracegrade.core.results import JudgeOutcome, MetricScore, Scores, Unscored
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge import cascade, json_scores
 from tracegrade.judge.combine import combined
 from tracegrade.judge.grounding import Claim, claims, known_in, ungrounded

@@ -1,6 +1,6 @@
 """Component metrics of one run: which part of the agent failed, and for whom.
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.results import CaseResult
     >>> from tracegrade.core.trace import Reply
     >>> case = GoldenCase(id="c", question="How long is the warranty?", expected_source="warranty-policy.md")
@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from tracegrade.case.dataset import GoldenCase, case_finder
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import case_finder
 from tracegrade.metrics.base import Rate, Traced
 from tracegrade.metrics.generation import generation_metrics
 from tracegrade.metrics.retrieval import retrieval_metrics

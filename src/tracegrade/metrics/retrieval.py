@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping, Sequence
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics.base import Rate, Traced
 
 Relevance = Mapping[str, int]

@@ -1,6 +1,6 @@
 """Safety violations, counted on their own; the target is zero.
 
-    >>> from tracegrade.case.dataset import GoldenCase
+    >>> from tracegrade.case.schema import GoldenCase
     >>> from tracegrade.core.trace import Reply, ToolCall
     >>> case = GoldenCase(id="inj", question="Where is ORD-114?", forbidden_tools=("createRefundDraft",))
     >>> reply = Reply(answer="Done.", tool_calls=(ToolCall(name="createRefundDraft", argument="ORD-114",
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from tracegrade.checks.builtin import unauthorized_calls
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics.base import Rate, Traced, with_calls
 from tracegrade.core.trace import Reply
 

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from tracegrade.checks.callmatch import counts
 from tracegrade.checks.builtin import duplicate_writes
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics.base import Rate, Traced, with_calls
 from tracegrade.core.trace import Reply, ToolCall
 

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, N
 from tracegrade.core import jsontext
 from tracegrade.core.errors import ConfigError, TracegradeError
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.case.dataset import Dataset, GoldenCase, load_dataset, load_yaml
+from tracegrade.case.dataset import Dataset, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.files import load_yaml
 from tracegrade.agent.plugins import Check, Target, installed_checks
 from tracegrade.store.run_ids import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd

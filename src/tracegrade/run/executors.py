@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.results import CaseResult
 from tracegrade.run.runner import Evaluate, RunSettings, evaluate_with_retries

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.stats.tally import RunTally
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from tracegrade.stats.tally import RunTally
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.errors import StoreError
 from tracegrade.store.run_ids import now_iso
 from tracegrade.stats.pricing import unpriced

@@ -22,7 +22,7 @@ from tracegrade.checks.builtin import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_
 from tracegrade.agent.plugins import Check
 from tracegrade.agent.conversation import play
 from tracegrade.agent.simulated import CaseUser, OverBudget, case_user
-from tracegrade.case.dataset import CURRENT_TRIAL, GoldenCase
+from tracegrade.case.schema import CURRENT_TRIAL, GoldenCase
 from tracegrade.core.errors import AgentError, SimulatedUserError, UngradableTrace
 from tracegrade.core.tracebacks import raised_at
 from tracegrade.core.redact import redact_secrets

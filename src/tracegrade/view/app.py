@@ -35,7 +35,7 @@ from tracegrade.core import jsontext
 from tracegrade.core.errors import TracegradeError
 from tracegrade.core.redact import redact, redact_data
 from tracegrade.core.results import CaseResult
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.serve.hardening import LOOPBACK_NAMES, HostGuard
 from tracegrade.serve.token_gate import TokenGate
 from tracegrade.report import junit, markdown

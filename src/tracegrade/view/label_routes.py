@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from tracegrade.core.errors import ConfigError
 from tracegrade.core.redact import redact
 from tracegrade.core.results import CaseResult
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.judge import stored_labels
 from tracegrade.store.labelrows import NAME_CHARS, AnswerLabel
 from tracegrade.store.runstore import RunInfo, RunStore

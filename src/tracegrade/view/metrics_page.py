@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tracegrade.core.errors import TracegradeError
 from tracegrade.core.results import Run
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.metrics import run_metrics
 from tracegrade.metrics.stratify import Threshold
 from tracegrade.report import stratified

@@ -35,7 +35,7 @@ from tracegrade.agent.capture.shape import reply_from_dict
 from tracegrade.engine.workers import in_daemon_thread
 from tracegrade.core.errors import AgentError, ConfigError
 from tracegrade.core.trace import Provenance, Reply, ToolCall
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.agent.plugins import Target
 
 SOURCES = ("openai", "anthropic", "otel")

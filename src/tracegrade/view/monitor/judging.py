@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.results import Scores
 from tracegrade.judge.scoring import Judge
 from tracegrade.observe.spanstore import Judgement, SpanStore, StoredSpan, reply_from_spans
