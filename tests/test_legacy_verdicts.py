@@ -3,7 +3,7 @@
 ``bench/results/legacy-replay.json.gz`` holds replies for every case of the
 golden dataset and the benchmark (the mock agent's traces, the real model's
 recorded answers, systematic variants) with the verdicts the checks gave
-before the trajectory work (``bench/legacy_replay.py record``). Replayed now,
+before the trajectory work (``bench/checks/legacy_replay.py record``). Replayed now,
 every verdict of every check that existed then must be the same, except the
 one change the trajectory rules ask for, which the test states and checks:
 
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "checks"))
 
 from legacy_replay import DATASETS, compare, load_corpus  # noqa: E402
 from tracegrade.case.dataset import load_dataset  # noqa: E402

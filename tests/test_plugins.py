@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.core.errors import ConfigError
-from tracegrade.agent.plugins import Check
+from tracegrade.checks.plugins import Check
 from tracegrade.agent.targets import resolve_target
 
 PYPROJECT = """
@@ -96,12 +96,13 @@ def test_an_unknown_target_lists_the_registered_ones():
 def test_a_registered_factory_gets_only_the_options_it_takes(plugin_site, monkeypatch):
     monkeypatch.syspath_prepend(str(plugin_site))
     from tracegrade.agent import plugins
+    from tracegrade.checks import plugins as check_plugins
 
     plugins.installed_targets.cache_clear()
     try:
         target = resolve_target("echo", greeting="Hi", agent_model=None, prompt_version="v9")
         assert target.model_id == "echo-1"
-        check = [c for c in plugins.installed_checks.__wrapped__() if c.name == "polite"][0]
+        check = [c for c in check_plugins.installed_checks.__wrapped__() if c.name == "polite"][0]
         assert isinstance(check, Check)
     finally:
         plugins.installed_targets.cache_clear()

@@ -150,7 +150,7 @@ def full_sort(items, done, metric=""):
 
 
 def test_the_queue_ranks_a_run_once_and_each_press_only_walks_to_its_item():
-    """bench/label_queue.py: on a 10,000-answer run each key press sorted all 50,000 items again
+    """bench/serve/label_queue.py: on a 10,000-answer run each key press sorted all 50,000 items again
     (1.4 s a press); now they are ranked once and a press walks to the item it shows."""
     import random
 

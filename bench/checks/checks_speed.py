@@ -1,7 +1,7 @@
 """Deterministic checks alone: case-checks per second on one core.
 
-    python bench/checks_speed.py [--dataset evals/benchmark.json] [--results results.json] [--cases 100000]
-    python bench/checks_speed.py --dataset evals/travel/dataset.json --target examples.travel.agent:scripted
+    python bench/checks/checks_speed.py [--dataset evals/benchmark.json] [--results results.json] [--cases 100000]
+    python bench/checks/checks_speed.py --dataset evals/travel/dataset.json --target examples.travel.agent:scripted
 
 The cases are the benchmark dataset (``evals/benchmark.json``, else the golden
 dataset), replicated to ``--cases``. Each case's trace is taken from a results
@@ -28,7 +28,7 @@ from tracegrade.checks.builtin import run_checks
 from tracegrade.case.dataset import GoldenCase, load_dataset
 from tracegrade.core.trace import Reply
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_dataset() -> Path:
@@ -44,6 +44,8 @@ def traces_from_results(cases: Sequence[GoldenCase], path: Path) -> list[tuple[G
 def traces_from_mock(cases: Sequence[GoldenCase]) -> list[tuple[GoldenCase, Reply]]:
     from shopnest.agent import ShopNestAgent, Turn
     from shopnest.knowledge import KnowledgeBase, load_policies
+
+    sys.path.insert(0, str(ROOT / "bench" / "run"))  # throughput.py: the mock's in-process answers
     from throughput import InstantModel, keyword_embedder
 
     agent = ShopNestAgent(InstantModel("instant-agent"), KnowledgeBase(load_policies(), keyword_embedder))

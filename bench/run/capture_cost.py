@@ -1,6 +1,6 @@
 """What it costs to put a trace together, against its size: the growth shows whether it is linear.
 
-    python bench/capture_cost.py --part spans [--sizes 1000,2000,4000,8000,16000]
+    python bench/run/capture_cost.py --part spans [--sizes 1000,2000,4000,8000,16000]
 
 ``--part spans``: an OTLP JSON file of one trace written and read back the way
 ``tracegrade grade`` reads it (``load_recorded``: parse, check every field, one Reply
@@ -17,9 +17,9 @@ per trace), in four shapes:
 Each row prints the spans, the seconds and the microseconds per span: linear cost
 keeps the last column flat as N doubles.
 
-    python bench/capture_cost.py --part rounds [--sizes 50,100,200]
-    python bench/capture_cost.py --part chunks [--sizes 1,5,10,20]
-    python bench/capture_cost.py --part overhead [--sizes 64]
+    python bench/run/capture_cost.py --part rounds [--sizes 50,100,200]
+    python bench/run/capture_cost.py --part chunks [--sizes 1,5,10,20]
+    python bench/run/capture_cost.py --part overhead [--sizes 64]
 
 ``--part rounds``: one case of an openai-SDK tool loop that sends its whole history
 every round, N rounds, with ``--capture openai`` (recorded and put together into a

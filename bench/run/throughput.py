@@ -1,8 +1,8 @@
 """Harness throughput, overhead and memory: `tracegrade run` against a mock model.
 
-    python bench/throughput.py [--sizes 200,1000,10000] [--latencies 0,200] [--concurrency 32] [--agent one-call]
+    python bench/run/throughput.py [--sizes 200,1000,10000] [--latencies 0,200] [--concurrency 32] [--agent one-call]
 
-For each latency it starts ``bench/mock_openai.py`` on loopback; for each size
+For each latency it starts ``bench/run/mock_openai.py`` on loopback; for each size
 it writes N synthetic cases and runs ``tracegrade run`` on them in a fresh
 process (so each peak RSS is that run's own): the deterministic checks and one
 judge call per case, agent and judge both on the mock. Per run it reports the
@@ -163,7 +163,7 @@ AGENTS = {"shopnest": "throughput:shopnest_on_mock", "one-call": "throughput:one
 
 
 class MockServer:
-    """bench/mock_openai.py in its own process (so it has its own core and GIL)."""
+    """bench/run/mock_openai.py in its own process (so it has its own core and GIL)."""
 
     def __init__(self, latency_ms: float) -> None:
         self.process = subprocess.Popen(

@@ -30,7 +30,7 @@ _EXPORTS = {
     "ToolCall": ("tracegrade.core.trace", "ToolCall"),
     "Step": ("tracegrade.core.trace", "Step"),
     "Usage": ("tracegrade.core.trace", "Usage"),
-    "Check": ("tracegrade.agent.plugins", "Check"),
+    "Check": ("tracegrade.checks.plugins", "Check"),
     "Target": ("tracegrade.agent.plugins", "Target"),
     "CheckResult": ("tracegrade.core.results", "CheckResult"),
     "CaseResult": ("tracegrade.core.results", "CaseResult"),
@@ -87,7 +87,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
     from tracegrade.agent.capture.reply import Captured as Captured, capture_reply as capture_reply
     from tracegrade.run.recording import Evaluation as Evaluation
-    from tracegrade.agent.plugins import Check as Check, Target as Target
+    from tracegrade.agent.plugins import Target as Target
+    from tracegrade.checks.plugins import Check as Check
     from tracegrade.run.runner import RunSettings as RunSettings
     from tracegrade.judge.scoring import Judge as Judge
     from tracegrade.models import load_model as load_model

@@ -263,7 +263,7 @@ def assert_checks_pass(case: GoldenCase, reply: Reply) -> None:
     and installed checks); for tests that call the agent themselves."""
     __tracebackhide__ = True  # the failure points at the test that called this, not at tracegrade
     from tracegrade.checks.builtin import checks_for, run_checks
-    from tracegrade.agent.plugins import installed_checks
+    from tracegrade.checks.plugins import installed_checks
 
     checks: list[Callable[[GoldenCase, Reply], CheckResult]] = [
         *checks_for(case), *(c for c in installed_checks() if c.applies(case))]

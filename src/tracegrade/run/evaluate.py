@@ -25,7 +25,8 @@ from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.case.dataset import Dataset, load_dataset
 from tracegrade.case.schema import GoldenCase
 from tracegrade.case.files import load_yaml
-from tracegrade.agent.plugins import Check, Target, installed_checks
+from tracegrade.agent.plugins import Target
+from tracegrade.checks.plugins import Check, installed_checks
 from tracegrade.store.run_ids import git_commit, new_run_id, now_iso
 from tracegrade.run.recording import Evaluation, record_run, spent_usd
 from tracegrade.run.runner import Budget, Evaluate, RunSettings, evaluate_with_retries

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Sequence, TypedDict
 
 from tracegrade.checks.builtin import CALL_CHECKS, UNSTATED_CALL_CHECKS, checks_for, run_checks
-from tracegrade.agent.plugins import Check
+from tracegrade.checks.plugins import Check
 from tracegrade.agent.conversation import play
 from tracegrade.agent.simulated import CaseUser, OverBudget, case_user
 from tracegrade.case.schema import CURRENT_TRIAL, GoldenCase
