@@ -44,7 +44,7 @@ async def answer(case):
 PY
 "$venv/tracegrade" --help >/dev/null
 "$venv/tracegrade" init
-"$python" "$repo/bench/mock_openai.py" --latency-ms 0 --port 0 >"$work/mock.log" 2>&1 &
+"$python" "$repo/bench/run/mock_openai.py" --latency-ms 0 --port 0 >"$work/mock.log" 2>&1 &
 mock=$!
 trap 'kill $mock 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening "$work/mock.log" && break; sleep 0.1; done

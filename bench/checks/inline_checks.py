@@ -1,6 +1,6 @@
 """How long the built-in checks of one case take on the event loop, by reply size.
 
-    python bench/inline_checks.py [--chars 8000,30000]
+    python bench/checks/inline_checks.py [--chars 8000,30000]
 
 One case with a tool-schema ``pattern`` and a ``$regex`` (``^(a+)+$``) on its call's
 argument, and ``$money``, ``$date`` and ``$number`` expectations on its answer; the

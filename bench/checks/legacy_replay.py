@@ -1,7 +1,7 @@
 """Replays stored replies through the checks: the old fields keep their verdicts.
 
-    python bench/legacy_replay.py record   # once, on the code before a change to the checks
-    python bench/legacy_replay.py check    # on the code after it: prints every verdict that moved
+    python bench/checks/legacy_replay.py record   # once, on the code before a change to the checks
+    python bench/checks/legacy_replay.py check    # on the code after it: prints every verdict that moved
 
 ``record`` builds a corpus of replies for every case of the golden dataset and
 the benchmark, runs the checks of the code as it is, and writes replies and
@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "bench" / "results" / "legacy-replay.json.gz"
 DATASETS = (ROOT / "evals" / "golden-dataset.json", ROOT / "evals" / "benchmark.json")
 WRITE = "createRefundDraft"
@@ -54,7 +54,7 @@ def recorded_answers() -> dict[str, set[str]]:
 
 
 def mock_replies(cases: list[Any]) -> list[Any]:
-    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.insert(0, str(ROOT / "bench" / "run"))  # throughput.py
     from shopnest.agent import ShopNestAgent, Turn
     from shopnest.knowledge import KnowledgeBase, load_policies
     from throughput import InstantModel, keyword_embedder

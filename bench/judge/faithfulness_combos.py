@@ -1,6 +1,6 @@
 """Ways to combine faithfulness's parts, measured on stored judge runs: no model call.
 
-    python bench/faithfulness_combos.py \\
+    python bench/judge/faithfulness_combos.py \\
         dialogue=bench/results/judge-labels-dialogue.json:evals/judge-labels/dialogue.json \\
         travel=bench/results/judge-labels-travel.json:evals/judge-labels/travel.json \\
         general=bench/results/judge-labels-general.json:evals/judge-labels/general.json
@@ -25,7 +25,7 @@ Items whose faithfulness was not scored (failed call, n/a) are left out and coun
 overlap parts with the code checked out now, through ``Judge.score`` on that one item
 with a stand-in model that answers the faithfulness question with the stored P(yes).
 WHY one item at a time: runs stored by older code carry older code parts, and a lookup
-of the item by its answer text inside the prompt (bench/judge_labels_replay.py) finds
+of the item by its answer text inside the prompt (bench/judge/judge_labels_replay.py) finds
 the wrong item when an answer in the evidence's words is a substring of the evidence.
 """
 

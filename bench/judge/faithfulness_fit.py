@@ -1,6 +1,6 @@
 """Faithfulness's parts combined by fit (judge/combine.py), per domain, from stored judge runs: no model call.
 
-    python bench/faithfulness_fit.py --rubric bench/judge-rubric-labelled.md \\
+    python bench/judge/faithfulness_fit.py --rubric bench/judge/judge-rubric-labelled.md \\
         dialogue=bench/results/judge-labels-dialogue.json:evals/judge-labels/dialogue.json \\
         travel=bench/results/judge-labels-travel.json:evals/judge-labels/travel.json \\
         general=bench/results/judge-labels-general.json:evals/judge-labels/general.json

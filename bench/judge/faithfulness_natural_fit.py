@@ -1,14 +1,14 @@
 """Faithfulness's weights fitted with public natural replies beside the project's own labelled sets.
 
-    python bench/faithfulness_natural_fit.py --answers /tmp/tg48-faithdial-parts.log /tmp/tg48-own-fill.log \\
+    python bench/judge/faithfulness_natural_fit.py --answers /tmp/tg48-faithdial-parts.log /tmp/tg48-own-fill.log \\
         faithdial=../shared/judge-labels/faithdial-audit.jsonl:natural \\
         dialogue=evals/judge-labels/dialogue.json:natural \\
         travel=evals/judge-labels/travel.json general=evals/judge-labels/general.json \\
         --held-out shopnest=src/tracegrade/defaults/human-labels.json
 
-No model call: every answer's P(yes) comes from the logs of bench/judge_fill_cache.py
+No model call: every answer's P(yes) comes from the logs of bench/judge/judge_fill_cache.py
 (the shipped faithfulness question, as a run asks it), its code and overlap parts from
-the code checked out now (bench/cached_parts.py).
+the code checked out now (bench/judge/cached_parts.py).
 
 The rule (issue 48): on every natural domain the value is at least its best single
 part's AUC; on every constructed one at most 0.05 under its best part. Candidates:
@@ -193,7 +193,7 @@ def report(domains: Sequence[Domain], extra: Sequence[Domain], rubric_weights: W
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("domains", nargs="+", metavar="NAME=LABELS[:natural]")
-    parser.add_argument("--answers", nargs="+", required=True, metavar="LOG", help="bench/judge_fill_cache.py logs")
+    parser.add_argument("--answers", nargs="+", required=True, metavar="LOG", help="bench/judge/judge_fill_cache.py logs")
     parser.add_argument("--held-out", nargs="*", default=[], metavar="NAME=LABELS")
     parser.add_argument("--rubric", help="the rubric whose weights are 'now' (default: the shipped one)")
     parser.add_argument("--json", help="also write the candidates and the choice here")

@@ -1,6 +1,6 @@
 """Faithfulness asked per sentence of the answer, against the shipped one question per answer.
 
-    python bench/faithfulness_per_sentence.py [--domains dialogue travel general] [--limit N] \
+    python bench/judge/faithfulness_per_sentence.py [--domains dialogue travel general] [--limit N] \
         [--claims] [--question TEXT] [--no-sentences] [--out bench/results/faithfulness-per-sentence.json]
 
 Issue 22 asks for a per-claim or per-sentence question "where it measures

@@ -1,6 +1,6 @@
-"""A fill log written before bench/judge_fill_cache.py logged parts, with each answer's P(yes) added.
+"""A fill log written before bench/judge/judge_fill_cache.py logged parts, with each answer's P(yes) added.
 
-    python bench/fill_log_parts.py /tmp/tg48-faithdial-fill.log /tmp/tg48-judge-answers.jsonl > /tmp/tg48-faithdial-parts.log
+    python bench/judge/fill_log_parts.py /tmp/tg48-faithdial-fill.log /tmp/tg48-judge-answers.jsonl > /tmp/tg48-faithdial-parts.log
 
 The answer cache holds the model's answers in the order they were asked; the log's lines
 with ``asked=1`` (and the first run's, which a repeated run found in the cache) are in the

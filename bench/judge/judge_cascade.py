@@ -1,7 +1,7 @@
 """The cascade's figures: how often faithfulness needs the model, its prompt tokens and calls, and its AUC.
 
-    python bench/judge_cascade.py --answers /tmp/tg48-faithdial-parts.log /tmp/tg48-own-fill.log \\
-        --before bench/judge-rubric-before-48.md --after src/tracegrade/defaults/judge-rubric.md \\
+    python bench/judge/judge_cascade.py --answers /tmp/tg48-faithdial-parts.log /tmp/tg48-own-fill.log \\
+        --before bench/judge/judge-rubric-before-48.md --after src/tracegrade/defaults/judge-rubric.md \\
         faithdial=../shared/judge-labels/faithdial-audit.jsonl:natural \\
         dialogue=evals/judge-labels/dialogue.json:natural \\
         travel=evals/judge-labels/travel.json general=evals/judge-labels/general.json \\
@@ -10,7 +10,7 @@
 No model call. Every labelled answer is judged as a run judges it (``Judge.score``, not
 calibration's ask-everything), by each rubric, through a stand-in model that answers the
 faithfulness question with the P(yes) the local model gave it (the logs of
-bench/judge_fill_cache.py) and counts the calls; the prompt tokens of a call are the
+bench/judge/judge_fill_cache.py) and counts the calls; the prompt tokens of a call are the
 ones that question evaluated when the local model was asked it (a cold prompt but for
 the system message, one question per answer). Per labelled set and rubric: the share of
 answers the model was asked about, model calls and prompt tokens per answer, the AUC
@@ -49,7 +49,7 @@ from tracegrade.models.scripted import ScriptedModel
 def as_run(domain: Domain, rubric: Rubric, use_cascade: bool) -> dict[str, Any]:
     """Each answer judged as a run judges it: its value, whether the model was asked. Prompt tokens
     per answer over the answers whose tokens were measured (> 0). WHY: a set whose P(yes) came from
-    an older run has its tokens measured on a random sample (bench/judge_fill_cache.py --limit)."""
+    an older run has its tokens measured on a random sample (bench/judge/judge_fill_cache.py --limit)."""
     values, asked, tokens, measured = [], 0, 0, 0
     timed = [r for r in domain.rows if r.item.id in SECONDS]
     seconds = 0.0

@@ -1,6 +1,6 @@
 """Ask the local judge a labels file's questions once, into an answer cache: later fits replay it.
 
-    python bench/judge_fill_cache.py ../shared/judge-labels/faithdial-audit.jsonl \\
+    python bench/judge/judge_fill_cache.py ../shared/judge-labels/faithdial-audit.jsonl \\
         --metrics faithfulness --cache /tmp/tracegrade-judge-answers.jsonl --log /tmp/faithdial-fill.log
 
 Every labelled answer is judged as `tracegrade calibrate` judges it (``ask_decided``:

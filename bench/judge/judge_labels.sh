@@ -1,12 +1,12 @@
 #!/bin/sh
 # The default judge (local model) on the judge's own labelled answers (evals/judge-labels),
 # one calibration per file, each recorded with the command and `uptime` before and after.
-#   sh bench/judge_labels.sh [travel general travel-noref general-noref]
+#   sh bench/judge/judge_labels.sh [travel general travel-noref general-noref]
 # SUFFIX=-x: writes bench/results/judge-labels-NAME-x.* (a second measurement beside the first).
-# RUBRIC=bench/judge-rubric-labelled.md: the shipped rubric cut to the labelled metrics
-# (bench/rubric_subset.py; the same prompts, so the same values, in fewer calls).
+# RUBRIC=bench/judge/judge-rubric-labelled.md: the shipped rubric cut to the labelled metrics
+# (bench/judge/rubric_subset.py; the same prompts, so the same values, in fewer calls).
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python}
 for name in ${*:-travel general travel-noref general-noref}; do
   out=bench/results/judge-labels-$name${SUFFIX:-}

@@ -1,6 +1,6 @@
 """Re-score stored judge-model answers with the current code, and print the calibration.
 
-    python bench/judge_labels_replay.py bench/results/judge-labels-travel.json evals/judge-labels/travel.json \
+    python bench/judge/judge_labels_replay.py bench/results/judge-labels-travel.json evals/judge-labels/travel.json \
         [--rubric FILE] [--out bench/results/judge-labels-travel-replay.txt]
 
 Reads the model's P(yes) per item and metric (the ``model`` part each scored metric

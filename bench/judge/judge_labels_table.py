@@ -1,6 +1,6 @@
-"""The judge's figures on its own labels, from `tracegrade calibrate --json` results (bench/judge_labels.sh).
+"""The judge's figures on its own labels, from `tracegrade calibrate --json` results (bench/judge/judge_labels.sh).
 
-    python bench/judge_labels_table.py bench/results/judge-labels-travel.json evals/judge-labels/travel.json ...
+    python bench/judge/judge_labels_table.py bench/results/judge-labels-travel.json evals/judge-labels/travel.json ...
 
 Per metric: cross-validated balanced accuracy and share of good answers failed
 first, then AUC of the metric and of each part alone, on all answers and on the

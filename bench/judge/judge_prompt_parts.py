@@ -1,6 +1,6 @@
 """Where the judge's prompt tokens per answer come from: each question's new tokens by part, no forward pass.
 
-    python bench/judge_prompt_parts.py [--limit N] [--rubric FILE] [--interleave N] [--out FILE]
+    python bench/judge/judge_prompt_parts.py [--limit N] [--rubric FILE] [--interleave N] [--out FILE]
 
 Replays the judge a run uses (``Judge(model, load_rubric())``) over the shipped
 human labels on a stand-in model that answers every question "Yes" and keeps

@@ -1,13 +1,13 @@
 """Every prompt the judge sends for each labelled set, to compare two versions of the judge byte for byte.
 
-    PYTHONPATH=<a checkout of the version before>/src python bench/judge_prompts.py --root <that checkout> --out before.json
-    python bench/judge_prompts.py --out after.json
-    python bench/judge_prompts.py --compare before.json after.json
+    PYTHONPATH=<a checkout of the version before>/src python bench/judge/judge_prompts.py --root <that checkout> --out before.json
+    python bench/judge/judge_prompts.py --out after.json
+    python bench/judge/judge_prompts.py --compare before.json after.json
 
 Plays each labelled answer through ``Judge(..., ask_decided=True)`` as ``tracegrade
 calibrate`` does (every question asked), on a stand-in model that answers "Yes"
 and keeps the messages: the judge's own labelled sets (evals/judge-labels, with
-the bench rubrics bench/judge_labels.sh uses) and the shipped human labels (the
+the bench rubrics bench/judge/judge_labels.sh uses) and the shipped human labels (the
 shipped rubric). No model is loaded. An answer whose prompts are the same in both
 files is scored the same by both versions, so its figures need no new measurement.
 """
@@ -27,9 +27,9 @@ from tracegrade.judge.scoring import Judge, load_rubric
 from tracegrade.models import ChatOptions, ChatResponse, Message
 
 YES = ChatResponse(text="Yes", top_logprobs=((("Yes", math.log(0.9)), ("No", math.log(0.1))),))
-SETS = {"travel": "bench/judge-rubric-labelled.md", "general": "bench/judge-rubric-labelled.md",
-        "dialogue": "bench/judge-rubric-labelled.md", "travel-noref": "bench/judge-rubric-correctness.md",
-        "general-noref": "bench/judge-rubric-correctness.md", "human": None}
+SETS = {"travel": "bench/judge/judge-rubric-labelled.md", "general": "bench/judge/judge-rubric-labelled.md",
+        "dialogue": "bench/judge/judge-rubric-labelled.md", "travel-noref": "bench/judge/judge-rubric-correctness.md",
+        "general-noref": "bench/judge/judge-rubric-correctness.md", "human": None}
 
 
 class Kept:
@@ -70,7 +70,7 @@ def compare(before: dict[str, list[list[str]]], after: dict[str, list[list[str]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2],
                         help="the checkout whose labelled sets and bench rubrics are read (default: this one)")
     parser.add_argument("--out", type=Path, help="write every answer's prompts as JSON")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))

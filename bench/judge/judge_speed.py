@@ -1,6 +1,6 @@
 """The judge on the local model: seconds per answer, prompt tokens evaluated, and what the cache saved.
 
-    python bench/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime auto|ik|xllamacpp]
+    python bench/judge/judge_speed.py [--limit N] [--rubric FILE] [--no-cache] [--runtime auto|ik|xllamacpp]
                                 [--concurrency N] [--out FILE]
 
 Loads the embedded Qwen GGUF with xllamacpp (one slot, as a judge-only process

@@ -1,6 +1,6 @@
 """Rubric variants on the shipped human labels: per metric AUC and same-question pairs ordered.
 
-    python bench/judge_variants.py bench/judge-variants.json [NAME ...] > bench/results/judge-variants.txt
+    python bench/judge/judge_variants.py bench/judge/judge-variants.json [NAME ...] > bench/results/judge-variants.txt
 
 Loads the embedded local model once and, for each rubric in the JSON file (name
 -> rubric text), scores all 55 labelled answers with ``Judge(model, rubric)``

@@ -1,11 +1,11 @@
 """The shipped rubric cut to some of its metrics, every other word unchanged.
 
-    python bench/rubric_subset.py faithfulness correctness hallucinationFree > bench/judge-rubric-labelled.md
+    python bench/judge/rubric_subset.py faithfulness correctness hallucinationFree > bench/judge/judge-rubric-labelled.md
 
 WHY: a metric's value depends only on its own prompt (instructions, its sections
 under the same headings, its question) and the metrics it requires, so a rubric
 holding only the labelled metrics scores them exactly as the shipped one does,
-with fewer model calls per answer (bench/judge_labels.sh on a shared machine).
+with fewer model calls per answer (bench/judge/judge_labels.sh on a shared machine).
 """
 
 from __future__ import annotations

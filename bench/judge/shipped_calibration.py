@@ -1,6 +1,6 @@
 """A `tracegrade calibrate --json` result as the shipped calibration (src/tracegrade/defaults/calibration-local.json).
 
-    python bench/shipped_calibration.py RESULT.json "measured DATE (what changed)" bench/results/FILE.txt
+    python bench/judge/shipped_calibration.py RESULT.json "measured DATE (what changed)" bench/results/FILE.txt
 
 Keeps every field a run reads (per metric: mayGate, whyNot, thresholds) and what the
 docs quote, drops the per-item scores (``items``: the labelled answers' own values,
@@ -14,7 +14,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-SHIPPED = Path(__file__).resolve().parent.parent / "src" / "tracegrade" / "defaults" / "calibration-local.json"
+SHIPPED = Path(__file__).resolve().parents[2] / "src" / "tracegrade" / "defaults" / "calibration-local.json"
 
 
 def main(result_path: str, what: str, source: str) -> None:

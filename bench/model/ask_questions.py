@@ -1,6 +1,6 @@
 """Measure ShopNest's real agent on 12 seed-style questions.
 
-    python bench/ask_questions.py [--agent-model SPEC] [--out FILE]
+    python bench/model/ask_questions.py [--agent-model SPEC] [--out FILE]
 
 Prints, for each question, the wall and CPU seconds it took, the tools the agent called and
 whether they match the expected call; then p50/p95 seconds per question and the

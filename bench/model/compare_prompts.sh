@@ -3,11 +3,11 @@
 # per ShopNest prompt version, then `tracegrade compare previous latest`.
 # Writes bench/results/compare-prompts.txt (and compare-prompts.md, the
 # Markdown comment) with the date, machine, commit and load average.
-#   bench/compare_prompts.sh            # v1 (baseline) then terse (candidate)
+#   bench/model/compare_prompts.sh            # v1 (baseline) then terse (candidate)
 # --concurrency 1: the local model serves one request at a time, so with more
 # cases in flight a case's time would include its wait for the model.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export TRACEGRADE_DB=sqlite:///.tracegrade/compare-prompts.db
 out=bench/results/compare-prompts.txt
 mkdir -p bench/results

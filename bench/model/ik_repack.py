@@ -1,13 +1,13 @@
 """ik_llama.cpp's prompt speed with the weights mapped as stored or repacked at load, by prompt length.
 
-    python bench/ik_repack.py [--repack] [--flash-attn] [--repeat 5]
+    python bench/model/ik_repack.py [--repack] [--flash-attn] [--repeat 5]
 
 Loads the embedded GGUF with ik_llama.cpp (2 threads, as models/next_token.py does),
 then evaluates prompts of 14, 40, 100 and 140 tokens (cut from README.md's tokens, the
 cache cleared before each) and prints the median milliseconds and tokens a second of
 each length, and the load time. Run it once without and once with ``--repack`` (in
 turn, nothing else running) to compare the two loads; ``--flash-attn`` turns on flash
-attention. WHY not bench/judge_speed.py alone: this times the kernels without the
+attention. WHY not bench/judge/judge_speed.py alone: this times the kernels without the
 judge's prompts, cache and Python around them.
 """
 
@@ -66,7 +66,7 @@ def main() -> None:
     start = time.perf_counter()
     api, model, context = load(args.repack, args.flash_attn)
     print(f"loaded in {time.perf_counter() - start:.2f} s (repack={args.repack}, flash_attn={args.flash_attn})")
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     tokens = model.tokenize(text)
     evaluate(api, context, tokens[:32])  # warm-up
     for length in LENGTHS:

@@ -1,7 +1,7 @@
 """The local model through tracegrade: speed against the runtime, latency, prompt caching.
 
-    python bench/local_model.py [--questions 6] [--pin-slots] [--out bench/results/local-model.json]
-    python bench/local_model.py --tokens-only --questions 12   # only the tokens/s comparison
+    python bench/model/local_model.py [--questions 6] [--pin-slots] [--out bench/results/local-model.json]
+    python bench/model/local_model.py --tokens-only --questions 12   # only the tokens/s comparison
 
 CPU-heavy (minutes on 2 cores): run it once, on a quiet machine. It loads the
 embedded Qwen GGUF with xllamacpp and the real ShopNest agent (MiniLM retrieval),
@@ -48,7 +48,7 @@ from tracegrade.models.local import LocalModel
 from tracegrade.models.weights import MODEL_ID, default_model_path
 from tracegrade.run.runner import RunSettings, evaluate_case
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_server(slots: int) -> Any:

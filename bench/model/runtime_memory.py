@@ -1,6 +1,6 @@
 """What the judge's second runtime costs in memory: RSS and PSS before and after each runtime loads.
 
-    python bench/runtime_memory.py
+    python bench/model/runtime_memory.py
 
 One process, the embedded model: an agent-style call (xllamacpp), then a judge
 question (ik_llama.cpp, models/next_token.py). xllamacpp maps the weights file;

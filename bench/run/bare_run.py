@@ -1,7 +1,7 @@
 """The peer setup's agent alone, no harness: each question of a cases file asked with
 ``plain_agent.answer``, ``--concurrency`` at a time, the answers thrown away.
 
-    python bench/bare_run.py CASES.json [--concurrency 32]
+    python bench/run/bare_run.py CASES.json [--concurrency 32]
 
 The floor under any harness that runs this agent in one process: its imports (the
 openai SDK), its CPU per call and the model's latency. ``peer_limit.py --bare`` times it.

@@ -2,7 +2,7 @@
 # Runs `tracegrade run ARGS...` and saves its report with the date, machine,
 # commit, command, wall time and load average, so a number in the README can
 # be traced back to how it was measured.
-#   bench/benchmark.sh checks-only evals/benchmark.json --checks-only
+#   bench/run/benchmark.sh checks-only evals/benchmark.json --checks-only
 # writes bench/results/benchmark-checks-only.txt (stderr, with the progress bar, to .log).
 set -u
 name=$1; shift

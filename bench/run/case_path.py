@@ -1,7 +1,7 @@
 """What one case costs the runner alone: the agent call, checks, deadline, capture scope, verdict.
 
-    python bench/case_path.py [--cases 20000] [--target async|sync]
-    python bench/case_path.py --instructions [--target async|sync]
+    python bench/run/case_path.py [--cases 20000] [--target async|sync]
+    python bench/run/case_path.py --instructions [--target async|sync]
 
 Runs ``run_cases`` (32 workers, checks only, no store, no metrics) over ``large_run.py``'s
 cases with its target that answers at once, twice in one process, and prints the CPU time a

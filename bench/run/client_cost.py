@@ -1,6 +1,6 @@
 """CPU per request of the HTTP clients an OpenAI-compatible provider could use.
 
-    python bench/client_cost.py [--requests 3000] [--concurrency 32] [--latency-ms 0]
+    python bench/run/client_cost.py [--requests 3000] [--concurrency 32] [--latency-ms 0]
 
 Starts the mock (0 ms latency by default) and sends the same agent request, 32
 at a time, through: tracegrade's lean ``OpenAIHTTPModel`` (the ``openai:``
@@ -12,7 +12,7 @@ redirects, Content-Length bodies only). It prints the client process's CPU
 milliseconds per request: at 2.8 requests per case, this is most of what a
 `tracegrade run` over HTTP costs per case.
 
-``--latency-ms 200`` is the regime of ``bench/throughput.py``: every response
+``--latency-ms 200`` is the regime of ``bench/run/throughput.py``: every response
 then wakes the client on its own, and a request costs about twice what it does
 at 0 ms, where the answers arrive in batches.
 """

@@ -1,9 +1,9 @@
 """A golden run with the OTLP collector down, against the same run with telemetry off.
 
-    python bench/dead_collector.py [--latency-ms 1000] [--reps 3] [--concurrency 4]
+    python bench/run/dead_collector.py [--latency-ms 1000] [--reps 3] [--concurrency 4]
 
 Runs `tracegrade run evals/golden-dataset.json` (ShopNest's agent on
-``bench/mock_openai.py``, one judge call per case, the target of
+``bench/run/mock_openai.py``, one judge call per case, the target of
 ``throughput.py``) in a fresh process per run, the modes interleaved:
 
 - ``off``: ``TRACEGRADE_SPANS_DB=off`` and no collector: no span is built (an eval run's default);
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from throughput import AGENTS, BENCH, MockServer
 
-GOLDEN = BENCH.parent / "evals" / "golden-dataset.json"
+GOLDEN = BENCH.parents[1] / "evals" / "golden-dataset.json"
 MODES = ("off", "store", "dead")
 
 

@@ -1,7 +1,7 @@
 """Issue 23's "Done when", run as a user runs it: ``tracegrade run --checks-only`` in a
 fresh process, then ``report`` and ``history`` on the stored run.
 
-    python bench/hostile_run.py [--limit-s 120]
+    python bench/run/hostile_run.py [--limit-s 120]
 
 Run 1 (bounded work): a case whose dataset ``$regex`` and tool-schema ``pattern``
 are ``^(a+)+$`` against 5,000 ``a``s and a ``!`` (catastrophic backtracking for

@@ -1,6 +1,6 @@
 """A large checks-only run: does memory stay flat and speed constant with the number of cases?
 
-    python bench/large_run.py [--sizes 1000,10000,100000] [--concurrency 32] [--target sync|async]
+    python bench/run/large_run.py [--sizes 1000,10000,100000] [--concurrency 32] [--target sync|async]
 
 For each size it writes N cases to a JSONL file (five question templates, each
 case with an expected tool and argument, so every check runs) and runs

@@ -1,6 +1,6 @@
 """CPU a result of the run's read as cases commit: the metrics and the tally, fed one result at a time.
 
-    python bench/metrics_read.py [--results 20000] [--gc]
+    python bench/run/metrics_read.py [--results 20000] [--gc]
 
 Builds N results of ``large_run.py``'s cases (each case decoded and its bench reply made
 before the clock starts, with its checks, as a checks-only run hands them over) and times

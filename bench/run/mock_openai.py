@@ -1,6 +1,6 @@
 """An OpenAI-compatible chat server on loopback with a fixed latency, for benchmarks.
 
-    python bench/mock_openai.py --latency-ms 200 [--port 0]
+    python bench/run/mock_openai.py --latency-ms 200 [--port 0]
 
 It prints ``listening on http://127.0.0.1:PORT/v1`` once bound, then answers
 ``POST /v1/chat/completions`` after exactly the configured latency:

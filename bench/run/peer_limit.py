@@ -1,7 +1,7 @@
 """The peer setup against its physical limit: `tracegrade run` as a user runs it, process start to exit.
 
-    python bench/peer_limit.py [--cases 1000] [--latency-ms 200] [--concurrency 32] [--judge] [--repeat 3]
-    python bench/peer_limit.py --serve DIR [--port 8765] [--latency-ms 200]
+    python bench/run/peer_limit.py [--cases 1000] [--latency-ms 200] [--concurrency 32] [--judge] [--repeat 3]
+    python bench/run/peer_limit.py --serve DIR [--port 8765] [--latency-ms 200]
 
 N cases, an agent of the plain kind a user writes (``plain_agent.py``: the openai
 SDK, one chat call, the answer returned) on ``mock_openai.py`` answering in

@@ -1,10 +1,10 @@
 """What ``--executor ray`` costs before the first case and after the last one, on one machine.
 
-    python bench/ray_startup.py [--repeat 3] [--workers N]
+    python bench/run/ray_startup.py [--repeat 3] [--workers N]
 
 In a fresh process each time, as ``tracegrade run --executor ray`` does it: the
 import of ray, ``init_ray`` (a local Ray instance), the actors built from the
-recipe the CLI ships for ``bench/throughput.py``'s target (checks only) until
+recipe the CLI ships for ``bench/run/throughput.py``'s target (checks only) until
 each answers, and the exit (actors killed, Ray shut down). Prints each part's
 median in seconds and the machine's load (``os.getloadavg``) before and after.
 """

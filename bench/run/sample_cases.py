@@ -1,6 +1,6 @@
 """Prints `--only ID` flags for a stratified sample of evals/benchmark.json.
 
-    tracegrade run evals/benchmark.json $(python bench/sample_cases.py)
+    tracegrade run evals/benchmark.json $(python bench/run/sample_cases.py)
 
 Per split: the smoke cases, then evenly spaced cases (every k-th by id) until the
 split has its quota. Deterministic, so the sample is the same on every machine.
@@ -32,5 +32,5 @@ def sample(path: Path, quota: dict[str, int] = QUOTA) -> list[str]:
 
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "evals" / "benchmark.json"
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "evals" / "benchmark.json"
     print(" ".join(f"--only {case_id}" for case_id in sample(path)))

@@ -1,6 +1,6 @@
 """How fast tracegrade starts: the CLI's help, and process start to the first call of the agent.
 
-    python bench/startup.py [--repeat 10]
+    python bench/run/startup.py [--repeat 10]
 
 For each command it runs a fresh process ``--repeat`` times and reports the
 median and the fastest wall time; then it runs ``tracegrade run`` on a

@@ -1,6 +1,6 @@
 """What `tracegrade view`'s label queue costs a person labelling answers by keyboard.
 
-    python bench/label_queue.py [--answers 30] [--labels 20] [--passes 3] [--undos 1] [--json FILE]
+    python bench/serve/label_queue.py [--answers 30] [--labels 20] [--passes 3] [--undos 1] [--json FILE]
 
 1. Records one run of ``--answers`` answers with judge scores into a fresh
    SQLite store, the way the view's tests record theirs (tests/view_support.py:
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+ROOT = BENCH.parents[1]
 sys.path[:0] = [str(BENCH), str(ROOT / "tests")]
 
 from view_pages import child_env, free_port, wait_up  # noqa: E402

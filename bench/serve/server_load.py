@@ -1,6 +1,6 @@
 """ShopNest's server under load: many concurrent /chat, then a flood of idle connections.
 
-    python bench/server_load.py [--concurrent 500] [--idle 20000]
+    python bench/serve/server_load.py [--concurrent 500] [--idle 20000]
 
 The server is ``tests/load_app.py`` (the real ShopNest app and agent loop, in
 test mode, on a scripted model that does two tool lookups with 0-20 ms
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILES = 65536
 
 

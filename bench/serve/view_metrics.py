@@ -1,10 +1,10 @@
 """How long `tracegrade view` takes to serve the metrics page of a large run,
 once, again, and to four requests at once.
 
-    python bench/view_metrics.py [--cases 100000] [--keep DIR] [--only one|four]
+    python bench/serve/view_metrics.py [--cases 100000] [--keep DIR] [--only one|four]
 
 Records a checks-only run of ``--cases`` cases into a SQLite store in a
-temporary folder (bench/view_pages.py's ``record_run``: ``tracegrade run``
+temporary folder (bench/serve/view_pages.py's ``record_run``: ``tracegrade run``
 with traced replies, the dataset file beside it, so the page computes every
 component metric), or reuses the one recorded in ``--keep DIR``. Then, each
 time in a fresh ``tracegrade view`` process over a real socket:

@@ -1,9 +1,9 @@
 """How long `tracegrade view` takes to serve the pages of a large run.
 
-    python bench/view_pages.py [--cases 10000] [--repeat 5]
+    python bench/serve/view_pages.py [--cases 10000] [--repeat 5]
 
 Records one checks-only run of ``--cases`` cases into a fresh SQLite store
-the way a user would (``tracegrade run`` with bench/large_run.py's cases and
+the way a user would (``tracegrade run`` with bench/run/large_run.py's cases and
 ``traced_target``: its reply plus four steps, ~2 KB of context, and a wrong
 argument in every seventh case), starts ``tracegrade view`` on it in its own process, and times each
 page from the request to the last byte of the answer over a real socket
@@ -29,7 +29,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
+RUN = BENCH.parent / "run"  # large_run.py: the cases and their target
+sys.path.insert(0, str(RUN))
 
 from large_run import trivial_target, write_cases  # noqa: E402
 
@@ -87,8 +88,8 @@ def record_run(folder: Path, cases: int) -> tuple[str, str]:
 
 
 def child_env() -> dict[str, str]:
-    """This process's import path (absolute: the children run in another folder) plus bench/."""
-    paths = [str(BENCH), *(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    """This process's import path (absolute: the children run in another folder) plus bench/run/."""
+    paths = [str(RUN), *(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 

@@ -17,7 +17,7 @@ from tracegrade.core.trace import ToolCall, ToolStatus
 NOT_FOUND = "Order not found"
 ORDER_ID = {"type": "string", "description": "The order id exactly as the customer wrote it"}
 
-# WHY these descriptions: measured on bench/ask_questions.py, the local model
+# WHY these descriptions: measured on bench/model/ask_questions.py, the local model
 # picked getDeliveryDate for "where is my order" until each tool said when to use it.
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("getOrderStatus",
