@@ -166,7 +166,7 @@ def test_a_checks_only_run_reaches_its_first_case_without_the_judge_metrics_or_c
         from tracegrade import Reply
 
         async def answer(case):
-            heavy = ("tracegrade.judge.scoring", "tracegrade.models", "tracegrade.metrics", "tracegrade.report.json_report",
+            heavy = ("tracegrade.judge.scoring", "tracegrade.models", "tracegrade.metrics", "tracegrade.outputs.json_report",
                      "tracegrade.report.html", "numpy", "rich", "aiohttp", "httpx", "opentelemetry.sdk.trace")
             print("LOADED", sorted(m for m in heavy if m in sys.modules), file=sys.stderr)
             return Reply(answer="ok")

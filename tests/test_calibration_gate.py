@@ -70,7 +70,7 @@ def test_a_checks_only_run_has_no_judge_to_warn_about(tmp_path, capsys):
 
 def test_compare_warns_about_an_uncalibrated_judge_and_require_calibrated_refuses(tmp_path, capsys):
     from runs_support import result, run, scores
-    from tracegrade.report import json_report
+    from tracegrade.outputs import json_report
 
     paths = []
     for name in ("base", "cand"):

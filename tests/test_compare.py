@@ -10,7 +10,7 @@ import pytest
 
 from runs_support import GOLDEN_PATH, result, run, scores
 from tracegrade.cli import main
-from tracegrade.report import json_report
+from tracegrade.outputs import json_report
 from tracegrade.store.runstore import open_store
 
 GATE_FAST = "[statistics]\nbootstrap_resamples = 200\n"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tracegrade.core.results import CheckResult
-from tracegrade.report import json_report
+from tracegrade.outputs import json_report
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.core.trace import Reply, Step, ToolCall
 
@@ -60,7 +60,7 @@ def test_case_json_matches_asdict():
 def test_rows_come_out_whole_and_in_order_across_batches_and_past_the_spill():
     import io
 
-    from tracegrade.report.streamed import Rows
+    from tracegrade.outputs.streamed import Rows
 
     rows = Rows()
     written = [f"row {n} " + "é" * (n % 7) + "x" * 20_000 + "\n" for n in range(Rows.BATCH * 2 + 5)]  # ~2.6 MB: spilled

@@ -12,7 +12,7 @@ from tracegrade.cli.pairwise import run_pairwise
 from tracegrade.core.errors import ConfigError, JudgeReplyError
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.judge.pairwise import compare_runs, pair_messages, parse_preference, resolve
-from tracegrade.report import json_report
+from tracegrade.outputs import json_report
 from tracegrade.report.pairwise import render
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.core.trace import Reply, ToolCall

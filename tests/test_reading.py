@@ -17,7 +17,8 @@ from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.case.schema import GoldenCase
 from tracegrade.case.dataset import load_dataset
 from tracegrade.run import reading
-from tracegrade.run.evaluate import evaluate, write_outputs
+from tracegrade.outputs.files import write_outputs
+from tracegrade.run.evaluate import evaluate
 from tracegrade.run.runner import RunSettings
 from tracegrade.store.runstore import open_store
 
@@ -107,7 +108,7 @@ def test_results_json_is_the_store_s_rows_when_the_dataset_results_and_rows_are_
     """WHY: past 1 MiB a loaded dataset, the stored run read back and each report's rows go to
     temporary files; a run of them (read live, or at the end for repeats) writes what the store holds."""
     from tracegrade.engine import packed
-    from tracegrade.report import streamed
+    from tracegrade.outputs import streamed
 
     monkeypatch.setattr(packed, "SPILL_BYTES", 64)
     monkeypatch.setattr(streamed.Rows, "SPILL_BYTES", 64)

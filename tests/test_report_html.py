@@ -10,7 +10,8 @@ from tracegrade.cli import main
 from tracegrade.cli.report import load_run
 from tracegrade.core.errors import TracegradeError
 from judge_rubrics import SEED_METRICS as METRICS
-from tracegrade.report import html, json_report
+from tracegrade.report import html
+from tracegrade.outputs import json_report
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.store.runstore import open_store
 from tracegrade.core.trace import Reply, ToolCall

@@ -6,7 +6,7 @@ import pytest
 
 from runs_support import result, run
 from tracegrade.core.results import CheckResult
-from tracegrade.report.markdown import to_markdown
+from tracegrade.outputs.markdown import to_markdown
 
 HOSTILE_TOOL = "<img src=x onerror=alert(document.cookie)>"
 

@@ -17,7 +17,8 @@ from tracegrade.cli import main
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS, SHIPPED_METRICS
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.report import console, json_report, junit, markdown
+from tracegrade.report import console
+from tracegrade.outputs import json_report, junit, markdown
 from tracegrade.core.results import Manifest, Run
 from tracegrade.run.runner import RunSettings, evaluate_case, run_cases
 

@@ -17,7 +17,7 @@ from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics import run_metrics
 from tracegrade.report import console, costs, repeats, stratified
-from tracegrade.run.evaluate import finish_outputs, output_writers, write_outputs
+from tracegrade.outputs.files import finish_outputs, output_writers, write_outputs
 from tracegrade.stats import aggregate, summary as list_summary
 from tracegrade.stats.tally import RunTally, tally
 from tracegrade.store import compact

@@ -16,7 +16,8 @@ from tracegrade.judge.scoring import Judge
 from tracegrade.metrics import run_metrics
 from tracegrade.models import ChatResponse
 from tracegrade.models.scripted import ScriptedModel
-from tracegrade.report import console, html, markdown, stratified
+from tracegrade.report import console, html, stratified
+from tracegrade.outputs import markdown
 from tracegrade.report.compare_markdown import to_markdown as compare_markdown
 from tracegrade.run.runner import RunSettings, run_cases
 

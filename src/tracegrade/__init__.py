@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "evaluate": ("tracegrade.run.evaluate", "evaluate"),
     "evaluate_async": ("tracegrade.run.evaluate", "evaluate_async"),
-    "write_outputs": ("tracegrade.run.evaluate", "write_outputs"),
+    "write_outputs": ("tracegrade.outputs.files", "write_outputs"),
     "Evaluation": ("tracegrade.run.recording", "Evaluation"),
     "RunSettings": ("tracegrade.run.runner", "RunSettings"),
     "Dataset": ("tracegrade.case.dataset", "Dataset"),
@@ -43,9 +43,9 @@ _EXPORTS = {
     "RunStore": ("tracegrade.store.runstore", "RunStore"),
     "open_store": ("tracegrade.store.runstore", "open_store"),
     "TracegradeError": ("tracegrade.core.errors", "TracegradeError"),
-    "write_results_json": ("tracegrade.report.json_report", "write"),
-    "write_junit": ("tracegrade.report.junit", "write"),
-    "write_summary_markdown": ("tracegrade.report.markdown", "write"),
+    "write_results_json": ("tracegrade.outputs.json_report", "write"),
+    "write_junit": ("tracegrade.outputs.junit", "write"),
+    "write_summary_markdown": ("tracegrade.outputs.markdown", "write"),
     "write_html": ("tracegrade.report.html", "write"),
     "render_console": ("tracegrade.report.console", "render"),
     "assert_checks_pass": ("tracegrade.pytest_plugin", "assert_checks_pass"),
@@ -84,7 +84,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.case.dataset import Dataset as Dataset, load_dataset as load_dataset
     from tracegrade.case.schema import GoldenCase as GoldenCase
     from tracegrade.case.schema import GoldenCase as Case
-    from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async, write_outputs as write_outputs
+    from tracegrade.outputs.files import write_outputs as write_outputs
+    from tracegrade.run.evaluate import evaluate as evaluate, evaluate_async as evaluate_async
     from tracegrade.agent.capture.reply import Captured as Captured, capture_reply as capture_reply
     from tracegrade.run.recording import Evaluation as Evaluation
     from tracegrade.agent.plugins import Target as Target
@@ -95,7 +96,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: an explicit re-e
     from tracegrade.pytest_plugin import assert_checks_pass as assert_checks_pass
     from tracegrade.report.console import render as render_console
     from tracegrade.report.html import write as write_html
-    from tracegrade.report.json_report import write as write_results_json
-    from tracegrade.report.junit import write as write_junit
-    from tracegrade.report.markdown import write as write_summary_markdown
+    from tracegrade.outputs.json_report import write as write_results_json
+    from tracegrade.outputs.junit import write as write_junit
+    from tracegrade.outputs.markdown import write as write_summary_markdown
     from tracegrade.store.runstore import RunStore as RunStore, open_store as open_store

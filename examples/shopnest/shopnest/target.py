@@ -9,7 +9,7 @@ from typing import Awaitable, Callable
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER
 from tracegrade.core.trace import Reply
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 
 
 def make_target(agent_model: str | None = None, prompt_version: str | None = None,

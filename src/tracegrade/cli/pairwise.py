@@ -13,7 +13,7 @@ from tracegrade.store import runref
 from tracegrade.case.dataset import load_dataset
 from tracegrade.models import ChatModel, load_model, model_spec
 from tracegrade.judge.pairwise import compare_runs, load_pairwise_rubric
-from tracegrade.report import json_report
+from tracegrade.outputs import json_report
 from tracegrade.report import pairwise as report
 from tracegrade.core.results import Run
 from tracegrade.store.runstore import open_store

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from tracegrade.core.results import CaseResult, MetricScore, Run
 from tracegrade.stats.tally import RunTally, tally
-from tracegrade.report.labels import dataset_label
+from tracegrade.outputs.labels import dataset_label
 
 RULE = "=" * 60
 # WHY caps: the final report is read by a person; a run of 100,000 failed cases printed

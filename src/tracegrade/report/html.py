@@ -22,7 +22,7 @@ from pathlib import Path
 from tracegrade.core.redact import redact
 from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
-from tracegrade.report.labels import dataset_label
+from tracegrade.outputs.labels import dataset_label
 from tracegrade.core.results import CaseResult, MetricScore, Run
 from tracegrade.checks.verdict import failing_metrics
 from tracegrade.stats.aggregate import latency

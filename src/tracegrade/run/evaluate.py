@@ -17,7 +17,7 @@ import contextlib
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, NamedTuple, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, Sequence, TypeAlias
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import ConfigError, TracegradeError
@@ -37,17 +37,14 @@ from tracegrade.store.runstore import RunStore, open_store
 if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with the API
     from tracegrade.agent.replay import UserReplays
     from tracegrade.judge.scoring import Judge
-    from tracegrade.metrics import RunMetrics
     from tracegrade.metrics.stratify import Threshold
     from tracegrade.models.base import ChatModel
-    from tracegrade.report import json_report
-    from tracegrade.report.streamed import CaseWriter
-    from tracegrade.stats.tally import RunTally
+    from tracegrade.outputs.files import OutputWriters
+    from tracegrade.outputs.streamed import CaseWriter
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
 NAME_READ_BYTES = 16 * 2**20  # a dataset file read a second time for its declared name only up to this size
 JudgeLike: TypeAlias = "Judge | str | None"
-OUTPUT_FILES = ("results.json", "junit.xml", "summary.md")
 
 
 def evaluate(
@@ -225,6 +222,8 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
     def outputs() -> tuple[CaseWriter, ...]:  # made after the first case: the report code loads after it
         if out is None:
             return ()
+        from tracegrade.outputs.files import output_writers
+
         writers[:] = [output_writers(manifest)]  # WHY in place: a read begun live and left to the end starts anew
         return writers[0].per_result()
 
@@ -235,6 +234,8 @@ async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., 
                                       thresholds=thresholds)
     if out is None:
         return evaluation
+    from tracegrade.outputs.files import finish_outputs
+
     return replace(evaluation, files=finish_outputs(writers[0], evaluation.run, evaluation.summary,
                                                     evaluation.metrics, out))
 
@@ -375,45 +376,3 @@ def resumable(store: RunStore, run_id: str, cases: Dataset, judge: Judge | None)
     if judge is not None and judge.rubric_hash != manifest.rubric_hash:
         raise ConfigError(f"run {manifest.run_id} used rubric {manifest.rubric_hash}, this one is {judge.rubric_hash}")
     return manifest
-
-
-def write_outputs(run: Run, folder: Path, cases: Sequence[GoldenCase] = ()) -> list[Path]:
-    """``results.json``, ``junit.xml`` and ``summary.md`` of ``run`` under ``folder/RUN_ID``,
-    from one read of its results (which also gives the metrics in ``results.json``)."""
-    from tracegrade.metrics import run_metrics
-    from tracegrade.stats.tally import RunTally
-
-    writers, summary = output_writers(run.manifest), RunTally()
-    metrics = run_metrics(run.results, cases, readers=(summary, *writers.per_result()))
-    return list(finish_outputs(writers, run, summary, metrics, Path(folder)))
-
-
-class OutputWriters(NamedTuple):
-    """The writers of a run's files, in OUTPUT_FILES order."""
-
-    results: json_report.Writer  # fed by finish_outputs, from the stored rows
-    junit: CaseWriter
-    summary: CaseWriter
-
-    def per_result(self) -> tuple[CaseWriter, ...]:
-        """The writers to feed every result of the run's one read."""
-        return self.junit, self.summary
-
-
-def output_writers(manifest: Manifest) -> OutputWriters:
-    from tracegrade.report import json_report, junit, markdown
-
-    return OutputWriters(json_report.Writer(manifest), junit.Writer(manifest), markdown.Writer(manifest))
-
-
-def finish_outputs(writers: OutputWriters, run: Run, summary: RunTally, metrics: RunMetrics,
-                   folder: Path) -> tuple[Path, ...]:
-    """The files of ``writers`` under ``folder/RUN_ID``, each whole or not at all: results.json
-    with the cases of ``run`` as stored, the others as fed."""
-    from tracegrade.report import json_report
-    from tracegrade.report.streamed import Ending, write_file
-
-    json_report.feed(writers.results, run.results)
-    ending = Ending(run.manifest, summary, metrics.to_json())
-    base = folder / run.manifest.run_id
-    return tuple(write_file(writer, ending, base / name) for writer, name in zip(writers, OUTPUT_FILES))

@@ -38,7 +38,7 @@ from tracegrade.core.results import CaseResult
 from tracegrade.case.schema import GoldenCase
 from tracegrade.serve.hardening import LOOPBACK_NAMES, HostGuard
 from tracegrade.serve.token_gate import TokenGate
-from tracegrade.report import junit, markdown
+from tracegrade.outputs import junit, markdown
 from tracegrade.store import runref
 from tracegrade.store.runstore import STRUCTURE_KEYS, RunInfo, RunStore
 from tracegrade.view import calibration_page, case_page, compare_page, history_page, metrics_page, run_page, runs_page

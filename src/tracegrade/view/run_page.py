@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Sequence
 
 from tracegrade.report.htmlpage import card
-from tracegrade.report.labels import dataset_label
+from tracegrade.outputs.labels import dataset_label
 from tracegrade.store.runstore import RunInfo
 from tracegrade.view.caseindex import FAILED, STATUSES, CaseIndex, CaseRow, Filters, Page, preview
 from tracegrade.view.runs_page import cost_of

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.checks.verdict import failing_metrics
-from tracegrade.report import streamed
+from tracegrade.outputs import streamed
 from tracegrade.stats.tally import RunTally
 
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence, TextIO
 
 from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.report import streamed
+from tracegrade.outputs import streamed
 from tracegrade.stats.tally import RunTally
 from tracegrade.store.compact import CompactResults
 

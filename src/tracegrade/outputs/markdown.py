@@ -15,8 +15,8 @@ from typing import TextIO
 
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.checks.verdict import failing_metrics
-from tracegrade.report import streamed
-from tracegrade.report.labels import dataset_label
+from tracegrade.outputs import streamed
+from tracegrade.outputs.labels import dataset_label
 from tracegrade.stats.tally import RunTally
 
 
