@@ -6,24 +6,27 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "tracegrade"
 
-# Sub-packages from the bottom up, as DESIGN.md draws them: a module may import
-# its own layer and the ones below, never one above.
-LAYERS = [
-    {"core", "defaults", "schemas"},            # the types: trace, results, errors
-    {"models"},                                 # chat model providers
-    {"eval", "capture"},                        # dataset, targets, checks, verdict, plugins
-    {"judge", "stats", "metrics", "store", "observe"},  # judging, numbers, the run store, spans
-    {"run"},                                    # the runner and evaluate(): composes the above
-    {"compare", "report", "view.monitor"},   # reading runs: gates, reports, the dashboard
-    {"view"},                                   # the web UI over runs and traces: composes the readers
-    {"cli", "testing", "pytest_plugin"},        # the command line, the pytest plugin; test servers
-]
+DESIGN = SRC.parents[1] / "DESIGN.md"
+
+
+def design_layers(text: str) -> list[set[str]]:
+    """The folders of each layer, from the bottom up, as DESIGN.md's map lists them: the rows
+    ``| N | `core/` `defaults/` | ... |`` of its section "The map"."""
+    section = text.split("## The map", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| *(\d+) *\| *([^|]+)\|", section, re.M)
+    assert [int(n) for n, _ in rows] == list(range(len(rows))), "DESIGN.md's map numbers its layers 0, 1, 2, ..."
+    return [set(re.findall(r"`([a-z_]+)(?:/|\.py)`", folders)) for _, folders in rows]
+
+
+# Sub-packages from the bottom up: a module may import its own layer and the ones below, never one above.
+LAYERS = design_layers(DESIGN.read_text(encoding="utf-8"))
 
 
 def module_name(path: Path) -> str:
@@ -76,15 +79,23 @@ def graph(imports=top_level_imports) -> dict[str, set[str]]:
     return edges
 
 
+def folder_of(module: str) -> str:
+    """The top-level folder (or module, such as ``pytest_plugin``) of the package that holds ``module``."""
+    return module.split(".")[1] if "." in module else module
+
+
 def layer_of(module: str) -> int | None:
-    """The layer of the longest listed sub-package that holds ``module``."""
-    inside = module.split(".")[1:]
-    for depth in range(len(inside), 0, -1):
-        prefix = ".".join(inside[:depth])
-        for index, layer in enumerate(LAYERS):
-            if prefix in layer:
-                return index
-    return None
+    """The layer DESIGN.md's map puts ``module``'s folder in."""
+    return next((index for index, layer in enumerate(LAYERS) if folder_of(module) in layer), None)
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Which folder imports which, every import counted (functions' and TYPE_CHECKING's too)."""
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph(all_imports).items():
+        if name != "tracegrade":
+            edges.setdefault(folder_of(name), set()).update(folder_of(t) for t in targets if folder_of(t) != folder_of(name))
+    return edges
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
@@ -113,6 +124,24 @@ def test_there_is_no_import_cycle_even_through_imports_inside_functions():
     assert find_cycle(graph(all_imports)) is None
 
 
+def test_no_folder_imports_a_folder_that_imports_it():
+    assert find_cycle(folder_graph()) is None
+
+
+def test_the_map_in_design_md_names_every_folder_once():
+    named = [folder for layer in LAYERS for folder in layer]
+    on_disk = {p.name for p in SRC.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    on_disk |= {p.stem for p in SRC.glob("*.py") if p.stem != "__init__"}
+    assert len(named) == len(set(named)), "a folder is in two layers of DESIGN.md's map"
+    assert set(named) == on_disk
+
+
+def test_the_map_reader_and_the_layer_rule_catch_a_wrong_map():
+    text = "## The map\n| 0 | `core/` |\n| 1 | `run/` `cli.py` |\n## Next\n| 2 | `x/` |\n"
+    assert design_layers(text) == [{"core"}, {"run", "cli"}]
+    assert folder_of("tracegrade.run.runner") == "run" and folder_of("tracegrade.pytest_plugin") == "pytest_plugin"
+
+
 def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
@@ -124,9 +153,9 @@ def test_the_harness_never_imports_the_example_agent():
     assert offenders == []
 
 
-def test_arrows_only_point_down_the_layers():
+def test_arrows_only_point_down_the_layers_even_from_inside_functions_and_type_checking():
     wrong = []
-    for name, targets in graph().items():
+    for name, targets in graph(all_imports).items():
         mine = layer_of(name)
         for target in targets:
             theirs = layer_of(target)
