@@ -1,6 +1,6 @@
 """Faithfulness's parts of every labelled answer, from the P(yes) bench/judge/judge_fill_cache.py logged: no model call.
 
-Shared by bench/judge/faithfulness_natural_fit.py and bench/judge_cascade.py. A fill log's
+Shared by bench/judge/faithfulness_natural_fit.py and bench/judge/judge_cascade.py. A fill log's
 line per answer holds the model's P(yes) (``faithfulness.model=``) and the prompt tokens
 its question evaluated; the code and overlap parts are computed by ``Judge.score`` with
 the code checked out now, through a stand-in model that answers the faithfulness
