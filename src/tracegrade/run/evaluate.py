@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Mapping, ParamSpec, Sequence, TypeAlias, TypeVar
 
 from tracegrade.core import jsontext
 from tracegrade.core.errors import ConfigError, TracegradeError
@@ -43,67 +44,10 @@ if TYPE_CHECKING:  # the metrics and the judge are imported when used, not with 
     from tracegrade.outputs.streamed import CaseWriter
 
 DatasetLike = Dataset | str | Path | Sequence[GoldenCase]
+P = ParamSpec("P")
+R = TypeVar("R")
 NAME_READ_BYTES = 16 * 2**20  # a dataset file read a second time for its declared name only up to this size
 JudgeLike: TypeAlias = "Judge | str | None"
-
-
-def evaluate(
-    dataset: DatasetLike,
-    target: Target | Callable[..., Any] | str,
-    *,
-    target_options: Mapping[str, str | None] | None = None,
-    judge: JudgeLike = "local",
-    checks: Iterable[Check] = (),
-    settings: RunSettings = RunSettings(),
-    store: RunStore | str | None = None,
-    resume: str | None = None,
-    out: str | Path | None = None,
-    budget_usd: float | None = None,
-    executor: Evaluate = evaluate_with_retries,
-    on_start: Callable[[Manifest], None] | None = None,
-    on_result: Callable[[CaseResult], None] | None = None,
-    record: Mapping[str, Any] | None = None,
-    telemetry: bool = False,
-    on_finish: Callable[[Evaluation], None] | None = None,
-    capture: Sequence[str] = (),
-    flag_thresholds: Sequence[str] = (),
-    user_model: ChatModel | str | None = None,
-    replay_users: str | Run | None = None,
-) -> Run:
-    """Evaluate ``target`` on every case of ``dataset`` and return the stored Run.
-
-    ``dataset``: a Dataset, a file path, or a list of cases. ``target``: an
-    async callable ``case -> Reply``, or a name (a registered target,
-    ``module:function``, an ``http(s)://`` URL) built with ``target_options``
-    (e.g. ``{"agent_model": "openai:gpt-4o-mini"}``). ``judge``: a Judge, a model
-    spec (``"local"``, ``"openai:MODEL"``, ...) or None for checks only.
-    ``checks`` run beside the built-in and installed ones on the cases they
-    apply to. ``store``: a RunStore or URL (default ``$TRACEGRADE_DB``, else
-    ``.tracegrade/runs.db``). ``resume``: a stored run id to finish. ``out``:
-    a folder for ``results.json``, ``junit.xml`` and ``summary.md``.
-    ``record``: extra facts for the manifest's settings (the CLI's flags).
-    ``on_start`` sees the manifest before the first case (its run id is what
-    ``resume`` takes); ``on_result`` sees each case as it is stored;
-    ``on_finish`` sees the Evaluation at the end (the run's tally, component
-    metrics and files, from the one read of the store that made them).
-    ``telemetry``: record the run's spans (OTLP when configured; see docs/observability.md).
-    ``capture``: record the agent's model calls per case and build its Reply from
-    them: "openai", "anthropic" (the SDKs) and/or "otel" (its GenAI/OpenInference
-    spans); the target may then take the question and return only the answer
-    (docs/agents.md). ``flag_thresholds``: where the FLAGS section flags a group, over the
-    defaults, as ``"passRate>=0.9"`` or ``"tools.duplicateSideEffects<=0"`` (flags never fail a run).
-    ``user_model``: the model that plays a case's simulated ``user`` (docs/trajectory.md): a
-    ChatModel or a spec (default ``$TRACEGRADE_USER_MODEL``, else local), loaded at the first
-    user turn; when None, ``settings.user_model`` if that is set. ``replay_users``: a stored run
-    (id, ``latest``, a results.json, or a Run) whose simulated users' turns are sent again while
-    the agent's replies match the stored ones; the first reply that differs is marked on the case
-    and the live user model goes on from there (agent/replay.py).
-    """
-    return _run_to_end(evaluate_async(
-        dataset, target, target_options=target_options, judge=judge, checks=checks, settings=settings, store=store, resume=resume, out=out,
-        budget_usd=budget_usd, executor=executor, on_start=on_start, on_result=on_result, record=record,
-        telemetry=telemetry, on_finish=on_finish, capture=capture, flag_thresholds=flag_thresholds,
-        user_model=user_model, replay_users=replay_users))
 
 
 def named_target(spec: str, capture: Sequence[str], options: Mapping[str, str]) -> Target:
@@ -133,7 +77,18 @@ def raised_at(exc: BaseException) -> str:
     return f"{chosen[0][0]}:{chosen[0][1]}" if chosen else "an unknown place"
 
 
-def _run_to_end(work: Coroutine[Any, Any, Run]) -> Run:
+def blocking(run_async: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
+    """``run_async`` as a function that runs it to its end: the same signature, written once."""
+
+    @functools.wraps(run_async)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return _run_to_end(run_async(*args, **kwargs))
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def _run_to_end(work: Coroutine[Any, Any, R]) -> R:
     """Run ``work`` on a new event loop. WHY a thread when a loop already runs
     here (a notebook, an async web handler): asyncio.run refuses to nest, and a
     user of the sync API should not have to know which kind of caller they are."""
@@ -149,26 +104,61 @@ async def evaluate_async(
     dataset: DatasetLike,
     target: Target | Callable[..., Any] | str,
     *,
-    target_options: Mapping[str, str | None] | None = None,
     judge: JudgeLike = "local",
-    checks: Iterable[Check] = (),
-    settings: RunSettings = RunSettings(),
+    capture: Sequence[str] = (),
     store: RunStore | str | None = None,
-    resume: str | None = None,
     out: str | Path | None = None,
+    settings: RunSettings = RunSettings(),
+    checks: Iterable[Check] = (),
+    user_model: ChatModel | str | None = None,
+    target_options: Mapping[str, str | None] | None = None,
+    resume: str | None = None,
     budget_usd: float | None = None,
-    executor: Evaluate = evaluate_with_retries,
+    flag_thresholds: Sequence[str] = (),
+    replay_users: str | Run | None = None,
+    telemetry: bool = False,
+    record: Mapping[str, Any] | None = None,
     on_start: Callable[[Manifest], None] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
-    record: Mapping[str, Any] | None = None,
-    telemetry: bool = False,
     on_finish: Callable[[Evaluation], None] | None = None,
-    capture: Sequence[str] = (),
-    flag_thresholds: Sequence[str] = (),
-    user_model: ChatModel | str | None = None,
-    replay_users: str | Run | None = None,
+    executor: Evaluate = evaluate_with_retries,
 ) -> Run:
-    """The async twin of :func:`evaluate`, for callers already in an event loop."""
+    """Evaluate ``target`` on every case of ``dataset`` and return the stored Run. ``evaluate``
+    takes the same arguments and blocks until the run ends; ``evaluate_async`` is awaited.
+
+    - ``dataset``: a Dataset, a file path, or a list of cases.
+    - ``target``: an async callable ``case -> Reply``, or a name (a registered target,
+      ``module:function``, an ``http(s)://`` URL) built with ``target_options``.
+
+    The keywords, in the order a user reaches for them:
+
+    - ``judge``: a Judge, a model spec (``"local"``, ``"openai:MODEL"``, ...) or None for checks only.
+    - ``capture``: record the agent's model calls per case and build its Reply from them:
+      "openai", "anthropic" (the SDKs) and/or "otel" (its GenAI/OpenInference spans); the
+      target may then take the question and return only the answer (docs/agents.md).
+    - ``store``: a RunStore or URL (default ``$TRACEGRADE_DB``, else ``.tracegrade/runs.db``).
+    - ``out``: a folder for ``results.json``, ``junit.xml`` and ``summary.md``.
+    - ``settings``: concurrency, timeout, repeats, flaky re-runs, prices (RunSettings).
+    - ``checks``: run beside the built-in and installed ones on the cases they apply to.
+    - ``user_model``: the model that plays a case's simulated ``user`` (docs/trajectory.md): a
+      ChatModel or a spec (default ``$TRACEGRADE_USER_MODEL``, else local), loaded at the first
+      user turn; when None, ``settings.user_model`` if that is set.
+    - ``target_options``: options a named target is built with
+      (e.g. ``{"agent_model": "openai:gpt-4o-mini"}``).
+    - ``resume``: a stored run id to finish.
+    - ``budget_usd``: stop the run once it has spent this much.
+    - ``flag_thresholds``: where the FLAGS section flags a group, over the defaults, as
+      ``"passRate>=0.9"`` or ``"tools.duplicateSideEffects<=0"`` (flags never fail a run).
+    - ``replay_users``: a stored run (id, ``latest``, a results.json, or a Run) whose simulated
+      users' turns are sent again while the agent's replies match the stored ones; the first
+      reply that differs is marked on the case and the live user model goes on from there.
+    - ``telemetry``: record the run's spans (OTLP when configured; docs/observability.md).
+    - ``record``: extra facts for the manifest's settings (the CLI's flags).
+    - ``on_start`` sees the manifest before the first case (its run id is what ``resume``
+      takes); ``on_result`` sees each case as it is stored; ``on_finish`` sees the Evaluation
+      at the end (the run's tally, component metrics and files, from one read of the store).
+    - ``executor``: how a case is run (local by default; ``run.executors`` for Ray).
+    """
     cases = as_dataset(dataset)
     # WHY only when given: the metrics load after the first case (a checks-only run starts sooner)
     thresholds = parse_thresholds(flag_thresholds) if flag_thresholds else None
@@ -200,6 +190,9 @@ async def evaluate_async(
     if on_finish is not None:
         on_finish(evaluation)
     return evaluation.run
+
+
+evaluate = blocking(evaluate_async, "evaluate")
 
 
 async def _record(cases: Dataset, agent: Target, target: Target | Callable[..., Any] | str, judge: Judge | None, settings: RunSettings,
