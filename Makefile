@@ -36,10 +36,8 @@ test-deps: setup
 	@bash scripts/test-deps.sh
 
 # WHY two workers, each taking whole files (--dist loadfile, so a file's fixtures load once):
-# the suite is mostly one core's work; 2,408 tests took 289 s this way, 297 s on three; after round
-# three 2,415 took 191 s on a quiet machine, after round four 2,443 took 222 s (316 s of CPU) on a
-# nearly quiet one, after round five 2,463 took 143-154 s from clean clones (bench/README.md,
-# "The test suite's time").
+# the suite is mostly one core's work, and a third worker was slower (bench/README.md, the
+# test suite's time).
 # WHY tests/conftest.py changes the scheduler: files that load the same model or heavy library are one unit of work.
 # WHY --no-loadscope-reorder: the files go out in the order collected, those with a slow test
 # first (tests/conftest.py); xdist's own order, most tests first, sent the long files last.

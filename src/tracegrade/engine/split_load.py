@@ -13,7 +13,7 @@ read its own part; held in memory, the frames would be most of the load's peak.
 Nothing changes for a reader: the cases, their order, their hashes and the version are those
 of a load in one process. An error in the second part, an id found in both parts or a process
 that could not start or ended early: the file is read again in one process, which names the
-first error exactly as it always did.
+first error exactly as a load in one process does.
 
 The other process runs the reader module its caller names (``python -m READER PATH OFFSET``, frames on
 stdout; the dataset's is ``case.part_reader``).

@@ -209,7 +209,7 @@ class Judge:
         return any(c.kind in spec.veto for c in missing)
 
     def _capped(self, spec: MetricSpec, value: float) -> float:
-        """A vetoed value: under the threshold, in the same order as before (values are 0..1)."""
+        """A vetoed value: under the threshold, in the order the unvetoed values had (values are 0..1)."""
         return value * (self.thresholds.get(spec.name, spec.threshold) - VETO_MARGIN)
 
     def _said(self, spec: MetricSpec, parts: Sequence[tuple[str, float]], missing: Sequence[Claim],

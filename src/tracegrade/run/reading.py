@@ -13,7 +13,7 @@ out as the read after the run made them.
 A result that finishes before an earlier one waits for it. A run whose order cannot be
 followed as it goes (resumed: earlier sessions' cases are in the store; repeats: the store
 orders a case's repetitions together), or whose waiting results pass ``WAITING``, is read
-from the store at the end, as before (``usable`` says which).
+from the store at the end (``usable`` says which).
 """
 
 from __future__ import annotations

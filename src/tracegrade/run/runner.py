@@ -1,6 +1,6 @@
 """Runs cases concurrently and contains each case's failure.
 
-One idiom: a task group bounded by a semaphore. A case is the boundary where an
+One idiom: ``concurrency`` workers in a task group, pulling jobs. A case is the boundary where an
 exception becomes data: an agent error, a timeout or a judge failure fails (or
 unscores) that case with the reason, and the run goes on.
 

@@ -6,9 +6,8 @@
     (1, 0.5, 1.0)
 
 WHY one accumulator: a stored run's results are held compressed and decoded
-on every read (``store.compact``). The end of a run used to read each one
-about 87 times, a pass per metric, per report and per total: 13 s of a
-1,000-case run's profile. A RunTally reads each result once (``add``) and
+on every read (``store.compact``), and a pass per metric, per report and per
+total read each one about 87 times (bench/README.md). A RunTally reads each result once (``add``) and
 keeps only counts, ids and per-case numbers (a few MB at 100,000 cases, not
 the decoded results); the report functions over a list in ``stats.summary``
 and ``stats.aggregate`` are this tally's views.

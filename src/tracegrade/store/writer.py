@@ -9,7 +9,7 @@ cases. Here the run hands each group of finished cases over as ``CaseResult.to_j
 (a C pickle of plain values: a sixth of the stored form's cost), and this process redacts,
 encodes and commits them in one transaction, exactly as ``RunStore.save_cases`` would, then
 answers with each case's stored form. A case is reported (progress, reports) only once that
-answer says its transaction committed, as before.
+answer says its transaction committed.
 
 Durable and whole as in the thread: one transaction per group, in SQLite's WAL with
 ``synchronous=FULL``. The writer holds the run's lock with the run (it inherits the lock's
