@@ -88,8 +88,8 @@ def record_run(folder: Path, cases: int) -> tuple[str, str]:
 
 
 def child_env() -> dict[str, str]:
-    """This process's import path (absolute: the children run in another folder) plus bench/run/."""
-    paths = [str(RUN), *(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    """This process's import path (absolute: the children run in another folder) plus bench/serve/ and bench/run/."""
+    paths = [str(BENCH), str(RUN), *(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
