@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from tracegrade.core import jsontext
 from tracegrade.core.results import CaseResult
 from tracegrade.case.schema import GoldenCase
+from tracegrade.engine.in_order import InOrder
 from tracegrade.stats.tally import RunTally
 
 if TYPE_CHECKING:
@@ -46,12 +47,10 @@ class LiveRead:
         self._readers, self._thresholds = readers, thresholds
         self._cases = cases
         self._running: dict[str, GoldenCase] = {}  # each job's case, from its start to its commit
-        self._waiting: dict[int, tuple[CaseResult, GoldenCase | None]] = {}
-        self._next = 0  # the position the read goes on from
+        self._line: InOrder[tuple[CaseResult, GoldenCase | None]] = InOrder(self._feed, self.WAITING)
         self._summary = RunTally(repeated=False)  # WHY: a run read as it goes is one of one repetition
         self._metrics: MetricsReader | None = None  # made at the first result: the metrics load after it
         self.fed = 0
-        self.usable = True
 
     def noting(self, evaluate: Evaluate) -> Evaluate:
         """``evaluate`` that notes which case each job ran, so its result is read with it."""
@@ -68,24 +67,23 @@ class LiveRead:
         """``result`` (at ``position`` in the dataset) is in the store as ``form``: read it now,
         or once every case before it is."""
         case = self._running.pop(result.case_id, None)
-        if not self.usable:
-            return
-        self._waiting[position] = (as_stored(result, form), case)
-        while self._next in self._waiting:
-            self._feed(*self._waiting.pop(self._next))
-            self._next += 1
-        if len(self._waiting) > self.WAITING:
-            self.usable, self._waiting = False, {}
+        if self.usable:
+            self._line.put(position, (as_stored(result, form), case))
+
+    @property
+    def usable(self) -> bool:
+        """Whether the read made as the run went holds every result (else the store is read at the end)."""
+        return not self._line.overflowed
 
     def finish(self) -> tuple[RunTally, RunMetrics]:
         """The tally and metrics of every result committed (those after a case that never
         finished, a budget stop, read now in their order)."""
-        for position in sorted(self._waiting):
-            self._feed(*self._waiting.pop(position))
+        for waiting in self._line.rest():
+            self._feed(waiting)
         return self._summary, self._reader().finish()
 
-    def _feed(self, result: CaseResult, case: GoldenCase | None) -> None:
-        self._reader().add(result, case)
+    def _feed(self, item: tuple[CaseResult, GoldenCase | None]) -> None:
+        self._reader().add(*item)
         self.fed += 1
 
     def _reader(self) -> MetricsReader:
