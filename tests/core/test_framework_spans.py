@@ -5,16 +5,16 @@ one call the agent made is read as that call, whichever framework made it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from places import ROOT, TESTS
 from tracegrade.agent.recorded import load_recorded
 from tracegrade.cli import main
 from tracegrade.core.from_otel import SILENT_MODEL_SPANS, otel_traces
 from tracegrade.core.spans import json_span
 
-FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+FIXTURES = TESTS / "fixtures" / "otel"
 CANCEL = ("cancel_booking", {"booking_id": "BK-1001"}, "booking BK-1001 is cancelled")
 ANSWER = "Done: booking BK-1001 is cancelled."
 
@@ -201,7 +201,7 @@ def test_genai_event_form_is_read_live_under_capture_otel(tmp_path):
     dataset = tmp_path / "ds.json"
     dataset.write_text(json.dumps([{"id": "c", "question": "Please cancel my booking BK-1001.",
                                     "calls": {"forbidden": [{"tool": "cancel_booking"}]}}]))
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     with serving(create_model_app(ScriptedModel(desk, model_id="scripted-desk"))) as url:
         env = {**os.environ, "OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "local",
                "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")])}
