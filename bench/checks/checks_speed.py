@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Sequence
 
 from tracegrade.checks.builtin import run_checks
-from tracegrade.case.dataset import GoldenCase, load_dataset
+from tracegrade.case.schema import GoldenCase
+from tracegrade.case.dataset import load_dataset
 from tracegrade.core.trace import Reply
 
 ROOT = Path(__file__).resolve().parents[2]

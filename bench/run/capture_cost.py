@@ -181,7 +181,7 @@ def _one_case_seconds(agent: Callable[[str], str], capture: tuple[str, ...]) -> 
     import asyncio
 
     from tracegrade.agent.capture.target import captured_target
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
 
     case = GoldenCase(id="bench", question="look it up")
     target = captured_target(agent, capture)
@@ -251,7 +251,7 @@ def overhead_part(sizes: list[int]) -> None:
     import openai
 
     import tracegrade
-    from tracegrade.case.dataset import GoldenCase
+    from tracegrade.case.schema import GoldenCase
 
     async def slow(request: Any) -> Any:
         await asyncio.sleep(0.2)

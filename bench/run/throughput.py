@@ -48,7 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tracegrade.case.dataset import GoldenCase
+from tracegrade.case.schema import GoldenCase
 from tracegrade.core.trace import Reply
 
 BENCH = Path(__file__).resolve().parent
