@@ -95,7 +95,7 @@ def end_process(code: int) -> NoReturn:
     registered with ``atexit`` run (logging's flush, an exporter's last batch, coverage), and
     every file still open for writing is flushed, the standard streams last. What is skipped
     is freeing every object and module one by one: 0.3 s of a 10 s run with the openai SDK
-    imported (bench/peer_limit.py), the same every run. When a thread that the interpreter
+    imported (bench/run/peer_limit.py), the same every run. When a thread that the interpreter
     would wait for is still running (not a daemon), Python exits as usual (``sys.exit``)."""
     import atexit
     import os

@@ -6,7 +6,7 @@ the ``openai:`` model client and of HTTP targets.
 
 WHY aiohttp and not httpx: measured on the same mock endpoint, 32 requests in
 flight, a bare httpx POST costs ~2.0 ms of CPU per request and a bare aiohttp
-POST ~0.19 ms (``bench/client_cost.py``); at ~3 requests per case, httpx's
+POST ~0.19 ms (``bench/run/client_cost.py``); at ~3 requests per case, httpx's
 connection pool and anyio layers were most of the harness's CPU per case.
 
 A session belongs to one event loop. Each loop gets its own, closed when the

@@ -22,7 +22,7 @@ the same at P(yes) 0 and 1) leaves nearly every answer open; but where every
 content word of a reply is in the evidence, or almost none is, the model's
 answer rarely changes the value's rank among other answers. ``fit`` picks the
 narrowest band whose values keep every labelled domain's AUC within ``tolerance``
-of asking the model always (bench/judge_cascade.py measures it).
+of asking the model always (bench/judge/judge_cascade.py measures it).
 ``TRACEGRADE_JUDGE_CASCADE=off`` asks the model on every answer
 (``enabled``); a rubric without ``cascade`` does too.
 """

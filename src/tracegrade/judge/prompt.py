@@ -51,7 +51,7 @@ def tool_calls_text(reply: Reply) -> str:
 
     WHY a call's form and not its JSON, and the status only when it is not "ok": the
     braces, the bullet and "-> [ok]" told the model nothing and cost ~5 prompt tokens a
-    call on every question that shows the tools (bench/README.md, "The judge on the local model").
+    call on every question that shows the tools (`git show 1b5ab6e:bench/README.md`, "The judge on the local model").
     """
     return "\n".join(f"{c.name}({_arguments(c.arguments)}){'' if c.status == 'ok' else f' [{c.status}]'}: {c.result}"
                      for c in reply.tool_calls)

@@ -76,7 +76,7 @@ def relevant_parts(answer: str, sections: Mapping[str, str], max_words: int | No
     # WHY stop at the first passage that does not fit, not fill the rest of the budget with
     # smaller ones further down: those were a source line, a title, a passage about something
     # else; ranked below the one left out, they carry less than it would, and cost tokens
-    # on every answer (bench/README.md, "The judge on the local model").
+    # on every answer (`git show 1b5ab6e:bench/README.md`, "The judge on the local model").
     for index in (i for i in order if i not in kept):
         size = len(units[index][1].split())
         if words + size > max_words:

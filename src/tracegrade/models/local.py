@@ -214,7 +214,7 @@ class LocalModel:
             # WHY two slots: llama.cpp gives a request the slot whose cached prompt
             # it most resembles, so the agent's prompts (same rules) and the judge's
             # (same rubric) each keep their prefix warm instead of evicting each other;
-            # bench/local_model.py measured 15% fewer prompt tokens to evaluate.
+            # bench/model/local_model.py measured 15% fewer prompt tokens to evaluate.
             # Requests still run one at a time (the lock); each slot keeps n_ctx.
             params.n_ctx = self._n_ctx * 2
             params.n_batch = 512

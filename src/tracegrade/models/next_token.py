@@ -3,7 +3,7 @@
 A judge question is one forward pass over the prompt's new tokens and a look at
 the last position's distribution; nothing is generated. ik_llama.cpp (a fork of
 llama.cpp with its own CPU matrix kernels) evaluated prompt tokens about 1.5x
-as fast as the xllamacpp build on one AVX2 CPU (`python bench/judge_speed.py`
+as fast as the xllamacpp build on one AVX2 CPU (`python bench/judge/judge_speed.py`
 with and without `--runtime xllamacpp`) and no faster on an AVX-512 one: which
 runtime answers is picked per machine (models/runtime_choice.py).
 Only that one-token question runs here: generation, tools and JSON stay on
@@ -166,7 +166,7 @@ def _repacked_model(model_class: Any, api: Any, path: Path) -> Any:
     WHY: on 2 AVX2 cores a question's prompt tokens went from ~50 to ~70 a second (1.4x;
     1.8x on the short follow-up questions), for ~2 s more at load and the model's ~1 GB
     read into memory rather than mapped (repacking rewrites the weights, which a read-only
-    mapping cannot hold): bench/README.md, "Round seven: the weights repacked at load"."""
+    mapping cannot hold): `git show 1b5ab6e:bench/README.md`, "Round seven: the weights repacked at load"."""
     class Repacked(model_class):  # type: ignore[misc]
         def __init__(self) -> None:  # WHY not super().__init__: it offers no repack option
             api.llama_backend_init()

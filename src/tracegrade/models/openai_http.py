@@ -6,7 +6,7 @@ aiohttp session (``tracegrade.core.http``), no SDK.
 
 WHY not the ``openai`` SDK by default: it costs ~3 ms of CPU per request on
 the event loop's one thread, httpx alone ~2 ms, aiohttp ~0.2 ms
-(bench/client_cost.py); at concurrency 32 that CPU, not the endpoint, set the pace. The SDK stays
+(bench/run/client_cost.py); at concurrency 32 that CPU, not the endpoint, set the pace. The SDK stays
 available as ``openai-sdk:MODEL``. Same contract as the SDK path: timeouts,
 bounded jittered retries on 408/409/429/5xx, timeouts and dropped connections,
 ``Retry-After`` honoured, the key redacted from every error.

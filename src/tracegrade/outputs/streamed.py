@@ -48,7 +48,7 @@ class Rows:
     """A report's rows, kept in a temporary file (in memory while small) until its head is written."""
 
     # WHY 1 MiB: three reports' rows held to it in memory were the last thing a large run's peak
-    # grew with (at 4 MiB: 107 MB at 10,000 checks-only cases, 101 MB at 1 MiB; bench/README.md)
+    # grew with (at 4 MiB: 107 MB at 10,000 checks-only cases, 101 MB at 1 MiB; `git show 1b5ab6e:bench/README.md`)
     SPILL_BYTES = 1024 * 1024
 
     # Rows passed to the file at once. WHY: the spooled file asks its text stream for its position

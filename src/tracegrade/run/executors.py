@@ -143,7 +143,7 @@ def init_ray(num_cpus: int | None = None) -> None:
     # WHY the path through the environment Ray's processes inherit, not a runtime_env:
     # a runtime_env makes every actor wait for a worker set up for it (about 1 s on
     # 2 cores) instead of taking one of the workers Ray starts ahead (measured with
-    # bench/ray_startup.py). Without the interpreter's own folders: every process of
+    # bench/run/ray_startup.py). Without the interpreter's own folders: every process of
     # it has them already, in their place after the standard library.
     own = tuple(os.path.join(prefix, "") for prefix in {sys.prefix, sys.base_prefix})
     paths = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p) and not os.path.join(p, "").startswith(own))

@@ -290,7 +290,7 @@ CheckFunction = Callable[[GoldenCase, Reply], CheckResult]
 # Replies up to this many characters are checked on the event loop when only the
 # built-in checks run: their work is linear (RE2, bounded patterns), and a thread
 # hop per case cost a large checks-only run about a sixth of its CPU time. Measured
-# at this size (bench/inline_checks.py): 11 ms at most, for a case with $regex,
+# at this size (bench/checks/inline_checks.py): 11 ms at most, for a case with $regex,
 # $money, $date and $number expectations over 16,000 characters of digits.
 INLINE_CHARS = 16_000
 

@@ -7,7 +7,7 @@
 
 WHY one accumulator: a stored run's results are held compressed and decoded
 on every read (``store.compact``), and a pass per metric, per report and per
-total read each one about 87 times (bench/README.md). A RunTally reads each result once (``add``) and
+total read each one about 87 times (`git show 1b5ab6e:bench/README.md`). A RunTally reads each result once (``add``) and
 keeps only counts, ids and per-case numbers (a few MB at 100,000 cases, not
 the decoded results); the report functions over a list in ``stats.summary``
 and ``stats.aggregate`` are this tally's views.
