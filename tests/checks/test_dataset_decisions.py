@@ -8,16 +8,15 @@ here by reading them against the case.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from tracegrade.core.trace import Reply
 from tracegrade.case.answers import stated_decisions
 from tracegrade.checks.builtin import AnswerDecision, checks_for
 from tracegrade.case.dataset import load_dataset
 
-ROOT = Path(__file__).resolve().parents[1]
 CASES = {c.id: c for name in ("golden-dataset.json", "benchmark.json")
          for c in load_dataset(ROOT / "evals" / name).cases}
 DECIDED = sorted(i for i, c in CASES.items() if c.answer is not None and c.answer.decision is not None)

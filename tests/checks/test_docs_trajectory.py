@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from tracegrade.core.trace import Reply, ToolCall
 from tracegrade.checks.builtin import BUILTIN_CHECKS, checks_for
 from tracegrade.case.schema import GoldenCase
 from tracegrade.case.dataset import load_dataset
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "trajectory.md"
+DOC = ROOT / "docs" / "trajectory.md"
 BLOCKS = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)]
 HEADER = next(b for b in BLOCKS if "tools" in b and "cases" in b)
 CASES = {b["id"]: b for b in BLOCKS if "id" in b}

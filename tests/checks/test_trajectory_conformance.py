@@ -10,11 +10,11 @@ apply to the case).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from places import ROOT
 from tracegrade.core.trace import Message, Reply, ToolCall
 from tracegrade.checks.builtin import BUILTIN_CHECKS, checks_for, run_checks
 from tracegrade.case.schema import GoldenCase
@@ -508,7 +508,7 @@ def test_the_table_has_at_least_80_rows_and_covers_every_rule():
 def test_every_failure_code_of_the_docs_table_is_produced_by_a_row():
     """docs/trajectory.md's failure-code table, for the trajectory checks: each code
     is some row's verdict, so a check that stopped producing it fails a row."""
-    table = Path(__file__).resolve().parents[1].joinpath("docs", "trajectory.md").read_text(encoding="utf-8")
+    table = ROOT.joinpath("docs", "trajectory.md").read_text(encoding="utf-8")
     section = table.split("## Failure codes", 1)[1].split("\n\n", 2)[1]
     codes = set(re.findall(r"`([a-z_]+)`", "".join(line.split("|")[2] for line in section.splitlines()[2:])))
     produced = {row[4] for row in ROWS}

@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from places import ROOT
 sys.path.insert(0, str(ROOT / "bench" / "checks"))
 
 from legacy_replay import DATASETS, compare, load_corpus  # noqa: E402
