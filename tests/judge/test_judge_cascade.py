@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from places import TESTS
 from tracegrade.core.errors import ConfigError, DatasetError
 from tracegrade.core.results import Scores
 from tracegrade.core.trace import Reply
@@ -22,7 +23,7 @@ from tracegrade.judge.scoring import Judge
 from tracegrade.models import ChatOptions, ChatResponse, Message
 from tracegrade.models.scripted import ScriptedModel
 
-SAMPLE = Path(__file__).parent / "fixtures" / "faithdial" / "sample.jsonl"
+SAMPLE = TESTS / "fixtures" / "faithdial" / "sample.jsonl"
 WEIGHTS = "{bias: -4.0, model: 2.0, code: 1.0, overlap: 4.0}"
 CASCADE = "{model: 0.3, low: 0.2, high: 0.8}"
 EVIDENCE = "The museum opens at nine and closes at five. Entry is free on Sundays."
