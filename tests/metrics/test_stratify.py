@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from places import ROOT
 from tracegrade.case.schema import GoldenCase
 from tracegrade.metrics import Rate, Threshold, run_metrics
 from tracegrade.metrics.stratify import flag
@@ -94,10 +95,9 @@ def test_a_wrong_flag_threshold_names_the_metrics_there_are():
 
 def test_the_docs_table_is_the_defaults():
     import re
-    from pathlib import Path
 
     from tracegrade.metrics.stratify import THRESHOLDS
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text()
+    doc = (ROOT / "docs" / "metrics.md").read_text()
     table = {m: f"{op} {v}" for m, op, v in re.findall(r"\| `([\w.@]+)` \| ([<>]=) ([\d.]+) \|", doc)}
     assert table == {m: str(t).replace(".0 ", " ") for m, t in THRESHOLDS.items()}
