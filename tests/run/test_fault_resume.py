@@ -14,10 +14,10 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from places import TESTS
 from support import wait_for_run
 from test_fault_run import ATTEMPTS, PLANTED, RATES, fault_cases
 from tracegrade.testing.fault_server import FaultServer
@@ -38,7 +38,7 @@ def test_kill_9_mid_run_then_resume_loses_and_redoes_no_finished_case(tmp_path):
             **os.environ, "OPENAI_API_KEY": PLANTED, "TRACEGRADE_AGENT_MODEL": "openai:fault-agent",
             "TRACEGRADE_AGENT_BASE_URL": server.base_url, "TRACEGRADE_JUDGE_BASE_URL": server.base_url,
             "TRACEGRADE_MODEL_TIMEOUT_S": "1", "TRACEGRADE_MODEL_RETRIES": str(ATTEMPTS - 1),
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
         }
         log = tmp_path / "first.log"
         with log.open("w") as stderr:

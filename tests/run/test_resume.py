@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from places import TESTS
 from runs_support import GOLDEN_PATH
 from tracegrade.cli import main
 from tracegrade.store.runstore import open_store
 
-TESTS = Path(__file__).resolve().parent
 CASES = 12
 
 

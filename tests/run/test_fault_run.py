@@ -22,11 +22,11 @@ import re
 import secrets
 import subprocess
 import sys
-from pathlib import Path
 from statistics import mean
 
 import pytest
 
+from places import TESTS
 from shopnest.orders import ORDERS
 from judge_rubrics import SHIPPED_METRICS as METRICS
 from tracegrade.judge import json_scores
@@ -117,7 +117,7 @@ def fault_run(tmp_path_factory):
             **os.environ,
             "HOME": str(work / "home"), "XDG_CACHE_HOME": str(work / "home" / ".cache"),
             "OPENAI_API_KEY": PLANTED, "TRACEGRADE_AGENT_MODEL": "openai:fault-agent",
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
             "TRACEGRADE_AGENT_BASE_URL": server.base_url, "TRACEGRADE_JUDGE_BASE_URL": server.base_url,
             # WHY 3 s: every timeout must be a hang the server chose; at 1 s a loaded
             # machine timed out a normal answer too, a retry the server never caused.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from places import TESTS
 from support import serving
 from tracegrade.cli import main
 from tracegrade.core.results import CheckResult
@@ -284,7 +285,8 @@ def test_a_hostile_run_killed_mid_way_resumes_and_reports(tmp_path, monkeypatch,
     dataset = tmp_path / "d.json"
     dataset.write_text(json.dumps({"name": "d", "cases": [{"id": k, "question": "q"} for k in KINDS]}))
     db = tmp_path / "runs.db"
-    tests = str(Path(__file__).resolve().parent)
+    # this file's folder (the target, test_storable) and tests/ (support.py, which it imports)
+    tests = os.pathsep.join([str(Path(__file__).resolve().parent), str(TESTS)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
            "TG_SLOW_S": "0.3", "HOSTILE_API_TOKEN": SECRET, "TRACEGRADE_DB": f"sqlite:///{db}"}
     process = subprocess.Popen([sys.executable, "-m", "tracegrade.cli", "run", str(dataset), "--target",
