@@ -118,7 +118,7 @@ def test_history_lists_runs_and_puts_latest_next_to_previous(tmp_path, monkeypat
 
 
 def test_compare_reports_match_their_snapshots():
-    from test_report_console import assert_matches_snapshot  # one snapshot helper for every report
+    from snapshot_support import assert_matches_snapshot  # one snapshot helper for every report
     from tracegrade.compare.comparison import compare_runs
     from tracegrade.compare.gate import decide
     from tracegrade.report import compare_console, compare_markdown
