@@ -1,15 +1,12 @@
 """The console report, compared with a stored snapshot.
 
 After a deliberate change to the report, review the new text and store it:
-``UPDATE_SNAPSHOTS=1 python -m pytest tests/test_report_console.py``.
+``UPDATE_SNAPSHOTS=1 python -m pytest tests/report/test_report_console.py``.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-from pathlib import Path
-
+from snapshot_support import assert_matches_snapshot
 from support import GOLDEN, golden_reply, scores_by_case
 from judge_rubrics import SCALE_RUBRIC
 from tracegrade.judge.scoring import Judge
@@ -17,8 +14,6 @@ from tracegrade.models.scripted import ScriptedModel
 from tracegrade.report import console
 from tracegrade.core.results import CaseResult, Manifest, Run
 from tracegrade.run.runner import RunSettings, run_cases
-
-SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 # The issue's example: one answer that lost a point, one failure, one unusable judge reply.
 JUDGE_TABLE = {
@@ -48,20 +43,6 @@ async def example_run() -> Run:
                         case_count=len(results), target="shopnest", agent_model="qwen2.5-agent",
                         judge_model="qwen2.5-judge", rubric_hash="0123456789ab")
     return Run(manifest, tuple(results))
-
-
-def assert_matches_snapshot(text: str, name: str) -> None:
-    path = SNAPSHOTS / name
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    stored = path.read_text(encoding="utf-8") if path.exists() else ""
-    if text != stored:
-        diff = "".join(difflib.unified_diff(stored.splitlines(True), text.splitlines(True),
-                                            f"{name} (stored)", f"{name} (now)"))
-        raise AssertionError(
-            f"the report differs from tests/snapshots/{name}; if the change is intended, review it and run "
-            f"UPDATE_SNAPSHOTS=1 python -m pytest {Path(__file__).name}\n{diff}")
 
 
 async def test_console_report_matches_the_snapshot():
