@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from test_browser import browser, new_page, screenshot, serve  # noqa: F401  (browser: the shared fixture)
+from places import ROOT
 from tracegrade.store.runstore import open_store
 from tracegrade.view.app import create_view_app
 from tracegrade.view.shell import run_url
@@ -152,7 +153,7 @@ def test_a_foreign_host_is_refused_on_a_real_socket(view):
 
 
 def test_images_are_where_the_readme_says():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     for name in ("view-runs.png", "view-run.png", "view-case.png", "view-compare.png"):
         assert f"docs/img/{name}" in readme
 
