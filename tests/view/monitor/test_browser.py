@@ -19,6 +19,7 @@ import pytest
 import uvicorn
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from places import ROOT
 from tracegrade.case.dataset import load_dataset
 from tracegrade.judge.scoring import Judge
 from judge_rubrics import SCALE_RUBRIC, SEED_METRICS as METRICS
@@ -36,7 +37,6 @@ from view_support import BROKEN, reply_for, scores_for, in_thread as run_async
 
 pytestmark = pytest.mark.slow  # a real browser
 
-ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "img"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
