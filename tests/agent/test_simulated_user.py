@@ -18,7 +18,7 @@ from typing import Sequence
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from places import ROOT
 sys.path.insert(0, str(ROOT))  # the example agent lives in examples/, beside src/, as a user's agent would
 
 from examples.travel.desk import answer, desk  # noqa: E402
