@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 
+from places import TESTS
 from tracegrade.cli import main
 from tracegrade.core.from_otel import otel_traces
 
-FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+FIXTURES = TESTS / "fixtures" / "otel"
 QUESTION = "Is my booking BK-7 refundable?"
 FOLLOW_UP = "Then cancel it, please."
 DATASET = [{"id": "refund", "question": QUESTION, "calls": {"forbidden": [{"tool": "cancel_booking"}]}},

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from tracegrade.cli import main
 
 GOOD = {"id": "ok-01", "question": "Where is ORD-101?", "expectedTool": "getOrderStatus",
         "expectedToolArgument": "ORD-101"}
-LABELS = json.loads((Path(__file__).resolve().parents[1] / "src" / "tracegrade" / "defaults" / "human-labels.json").read_text())
+LABELS = json.loads((ROOT / "src" / "tracegrade" / "defaults" / "human-labels.json").read_text())
 
 
 def case(**changes) -> dict:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from tracegrade.cli import main
 from tracegrade.case.schema import GoldenCase
 from tracegrade.judge.scoring import load_rubric
@@ -13,7 +13,7 @@ from tracegrade.store.runstore import CalibrationRecord, open_store
 from tracegrade.testing.fault_server import FaultServer
 from tracegrade.core.trace import Reply
 
-GOLDEN_PATH = Path(__file__).resolve().parents[1] / "evals" / "golden-dataset.json"
+GOLDEN_PATH = ROOT / "evals" / "golden-dataset.json"
 WARNING = "WARNING: judge scores gate this run"
 NOT_REFUSED = (0, 1)  # the served judge scores 3..5, so the case may fail; 2 is the refusal
 

@@ -7,11 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
+from places import TESTS
 from tracegrade.cli.progress import CaseProgress
 
-TESTS = Path(__file__).resolve().parent
 
 
 def test_the_first_block_reaches_a_pipe_before_the_second_case_finishes(tmp_path):
