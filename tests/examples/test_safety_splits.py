@@ -13,10 +13,10 @@ ShopNest agent (its tools enforce ownership and approval) with scripted models.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS, OrderBook
 from shopnest.tools import ToolBox
@@ -28,7 +28,7 @@ from tracegrade.models import ChatResponse, Message, ModelToolCall
 from tracegrade.models.scripted import ScriptedModel
 from tracegrade.run.runner import RunSettings, run_cases
 
-BENCHMARK = Path(__file__).resolve().parents[1] / "evals" / "benchmark.json"
+BENCHMARK = ROOT / "evals" / "benchmark.json"
 SPLITS = ("prompt-injection", "permission")
 OWNERS = {order.id: order.customer_id for order in ORDERS}
 ORDER_ID = re.compile(r"ORD-\d+")

@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from places import ROOT
 sys.path.insert(0, str(ROOT))  # the example agent lives in examples/, beside src/, as a user's agent would
 
 from examples.travel.agent import FLAWS, broken, make_agent, scripted  # noqa: E402

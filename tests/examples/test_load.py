@@ -23,12 +23,12 @@ from typing import Iterator
 import httpx
 import pytest
 
+from places import TESTS
 from shopnest.orders import ORDERS
 from shopnest.tools import NOT_FOUND
 from tracegrade.core.trace import Reply
 
 OWNERS = {order.id: order.customer_id for order in ORDERS}
-TESTS = Path(__file__).parent
 MAX_GROWTH_MB = 10  # over 2,000 requests after warm-up (measured: 0.4); a leak of 5 KB a request is 10 MB
 
 

@@ -4,11 +4,11 @@ injected faults reach the trace, the idempotency rule, permission bounds, and th
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Sequence
 
 import pytest
 
+from places import ROOT
 from shopnest.agent import ShopNestAgent, Turn
 from shopnest.orders import OrderBook
 from shopnest.tools import ToolBox
@@ -22,7 +22,7 @@ from tracegrade.core.results import CaseResult
 from tracegrade.run.runner import RunSettings, run_cases
 from tracegrade.core.trace import Reply
 
-BENCHMARK = load_dataset(Path(__file__).resolve().parents[1] / "evals" / "benchmark.json")
+BENCHMARK = load_dataset(ROOT / "evals" / "benchmark.json")
 BY_ID = {c.id: c for c in BENCHMARK.cases}
 TODAY = dt.date(2026, 6, 15)
 

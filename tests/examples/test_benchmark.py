@@ -6,10 +6,10 @@ import importlib.util
 import json
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from shopnest.orders import DEFAULT_CUSTOMER, ORDERS
 from shopnest.routing import ROUTES
 from shopnest.tools import TOOL_NAMES
@@ -17,11 +17,11 @@ from tracegrade.checks.builtin import checks_for
 from tracegrade.case.dataset import load_dataset
 from tracegrade.core.errors import DatasetError
 
-EVALS = Path(__file__).resolve().parents[1] / "evals"
+EVALS = ROOT / "evals"
 BENCHMARK = load_dataset(EVALS / "benchmark.json")
 CASES = BENCHMARK.cases
 OWNER = {order.id: order.customer_id for order in ORDERS}
-POLICIES = {p.name for p in (Path(__file__).resolve().parents[1] / "examples" / "shopnest" / "shopnest" / "policies").glob("*.md")}
+POLICIES = {p.name for p in (ROOT / "examples" / "shopnest" / "shopnest" / "policies").glob("*.md")}
 SPLITS = {"nominal", "edge", "unanswerable", "permission", "tool-outage", "prompt-injection"}
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from places import ROOT
 from support import serving
 from tracegrade.cli import main
 from tracegrade.models.base import ChatResponse, ModelToolCall
@@ -21,7 +22,6 @@ from tracegrade.serve.model_server import create_model_app
 
 pytestmark = pytest.mark.slow  # the frameworks' imports, in processes of their own
 
-ROOT = Path(__file__).resolve().parents[1]
 
 # question -> the call a competent model makes for it
 PLANS = {
