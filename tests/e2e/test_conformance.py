@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from conformance_server import desk_app
+from places import ROOT
 from support import serving
 
 pytestmark = pytest.mark.slow  # a process per framework and mode: the frameworks' imports are their own
 
-ROOT = Path(__file__).resolve().parents[1]
 TOOLS = [{"name": "get_booking"}, {"name": "cancel_booking", "writes": True}]
 CASES = [
     {"id": "read", "question": "When is BK-1001?", "calls": {
