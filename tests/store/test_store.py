@@ -1,4 +1,5 @@
-"""The run store on SQLite and on a real Postgres server: same schema, same results."""
+"""The run store on SQLite and on a real Postgres server: same schema, same results; and the
+calibration records it keeps, the latest per judge model and rubric."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from tracegrade.store.run_ids import now_iso
 from tracegrade.run.recording import record_run
 from tracegrade.core.results import Manifest
 from tracegrade.run.runner import RunSettings
-from tracegrade.store.runstore import MIGRATIONS, open_store
+from tracegrade.store.runstore import MIGRATIONS, open_store, CalibrationRecord
+
+
+# --- runs on SQLite and Postgres --------------------------------------------------------------------
+# The run store on SQLite and on a real Postgres server: same schema, same results.
+
 
 _databases = itertools.count()
 
@@ -181,3 +187,24 @@ def test_a_service_that_cannot_start_fails_in_ci_and_is_skipped_elsewhere(monkey
         monkeypatch.setenv("CI", value)
         with pytest.raises(pytest.skip.Exception):
             cannot_start("Postgres cannot start here: initdb not found")
+
+
+# --- calibration records (was tests/test_store_calibrations.py) -------------------------------------
+# Calibration records in the run store: the latest per judge model and rubric wins.
+
+
+def _record(cid: str, passed: bool, model: str = "judge-m", rubric: str = "r1") -> CalibrationRecord:
+    return CalibrationRecord(cid, model, rubric, "labels-v", passed, "2026-11-30T10:00:00+00:00", {"id": cid})
+
+
+def test_latest_calibration_is_per_model_and_rubric_and_survives_reopening(tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    with open_store(url) as store:
+        store.save_calibration(_record("c1", True))
+        store.save_calibration(_record("c2", True, rubric="r2"))
+        store.save_calibration(_record("c3", False))
+    with open_store(url) as store:
+        latest = store.latest_calibration("judge-m", "r1")
+        assert (latest.calibration_id, latest.passed, latest.result) == ("c3", False, {"id": "c3"})
+        assert store.latest_calibration("judge-m", "r2").passed is True
+        assert store.latest_calibration("other-model", "r1") is None
