@@ -5,7 +5,7 @@
 #   bash scripts/sdk-range.sh VENV_BIN WORK_DIR
 set -euo pipefail
 bin=$1; work=$2
-tests=(tests/test_capture.py tests/test_capturing.py tests/test_trial_fidelity.py tests/test_frameworks.py)
+tests=(tests/agent/capture/test_capture.py tests/agent/capture/test_trial_fidelity.py tests/core/test_frameworks.py)
 run_at() {  # $1: a label, then pip requirements
   local label=$1; shift
   rm -rf "$work/$label"

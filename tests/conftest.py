@@ -183,7 +183,7 @@ SHARED_MODEL_FILES = {
     "test_next_token.py": "the real weights", "test_runtime_choice.py": "the real weights",
     "test_retrieval.py": "MiniLM", "test_judge_evidence.py": "MiniLM",
     "test_agreement.py": "scipy", "test_pairstats.py": "scipy",
-    "test_capture.py": "anthropic", "test_capture_fidelity.py": "anthropic", "test_models.py": "anthropic",
+    "test_capture.py": "anthropic", "test_models.py": "anthropic",
 }
 
 
