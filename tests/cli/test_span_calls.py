@@ -19,6 +19,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from test_grade import exported  # noqa: F401  (the fixture: a global provider, exported to memory)
 
+from places import TESTS
 import tracegrade
 from tracegrade.cli import main
 from tracegrade.core.from_otel import otel_traces
@@ -513,9 +514,7 @@ def test_a_call_two_instrumentations_recorded_one_without_content_is_graded(tmp_
     installed beside it with content capture off, adds a chat span of the same call holding none.
     The round is read from the span that says it (before: every case unscored, "model spans
     without their messages")."""
-    from pathlib import Path
-
-    recorded = Path(__file__).parent / "fixtures" / "otel" / "openinference-and-genai.jsonl"
+    recorded = TESTS / "fixtures" / "otel" / "openinference-and-genai.jsonl"
     (tmp_path / "ds.json").write_text(json.dumps(DATASET))
     code = main(["grade", str(recorded), "--dataset", str(tmp_path / "ds.json"), "--checks-only", "--quiet",
                  "--db", f"sqlite:///{tmp_path}/r.db", "--out", str(tmp_path / "out")])
