@@ -33,10 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-VALUE_TESTS = ("tests/test_argmatch.py", "tests/test_trajectory_conformance.py", "tests/test_expectations.py",
-               "tests/test_docs_trajectory.py")
-TRAJECTORY_TESTS = (*VALUE_TESTS, "tests/test_checks.py")
-STATS_TESTS = ("tests/test_pairstats.py", "tests/test_compare.py", "tests/test_gate.py")
+VALUE_TESTS = ("tests/case/test_argmatch.py", "tests/checks/test_trajectory_conformance.py",
+               "tests/case/test_expectations.py", "tests/checks/test_docs_trajectory.py")
+TRAJECTORY_TESTS = (*VALUE_TESTS, "tests/checks/test_checks.py")
+STATS_TESTS = ("tests/stats/test_pairstats.py", "tests/compare/test_compare.py", "tests/compare/test_gate.py")
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,9 @@ MUTANTS = (
     # Parsers of model output.
     Mutant("tool-call-never-recognised", "src/tracegrade/models/decisions.py",
            "            if call is not None:\n                return \"\", (call,)",
-           "            if False:\n                return \"\", (call,)", ("tests/test_bad_input.py",)),
+           "            if False:\n                return \"\", (call,)", ("tests/case/test_bad_input.py",)),
     Mutant("judge-scale-to-4", "src/tracegrade/judge/json_scores.py", "not 1 <= value <= 5:", "not 1 <= value <= 4:",
-           ("tests/test_bad_input.py",)),
+           ("tests/case/test_bad_input.py",)),
 )
 
 

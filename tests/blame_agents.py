@@ -1,4 +1,4 @@
-"""Agents for tests/test_simulated_blame.py (issue 47), importable by the CLI as ``blame_agents:NAME``.
+"""Agents for tests/agent/test_simulated_blame.py (issue 47), importable by the CLI as ``blame_agents:NAME``.
 
 Each keeps no memory: the conversation (``case.history``) is its memory, as for the travel desk.
 """

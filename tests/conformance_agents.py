@@ -1,5 +1,5 @@
 """One hotel desk written with each framework the way its users write it, for the
-conformance matrix (tests/test_conformance.py). Each knows nothing of tracegrade
+conformance matrix (tests/e2e/test_conformance.py). Each knows nothing of tracegrade
 beyond the case it is given: it keys its memory (a checkpointer's thread, a
 session, a message history) by ``case.trial``, as docs/agents.md tells users to.
 
@@ -184,7 +184,7 @@ async def pydantic_ai_responses(case: Any) -> str:
 
 
 # -- LlamaIndex: a FunctionAgent with Memory, and an AgentWorkflow that hands off --
-# (it wants openai<3, so it runs in a virtualenv of its own: tests/test_conformance_llamaindex.py)
+# (it wants openai<3, so it runs in a virtualenv of its own: tests/e2e/test_conformance_llamaindex.py)
 
 def _llamaindex_llm() -> Any:
     from llama_index.llms.openai import OpenAI

@@ -104,7 +104,7 @@ def evidence_ranked_by_words(request, monkeypatch):
     it is shown. WHY: the model costs seconds of CPU an answer on a busy machine, and its
     first use in a process ~7 s more (torch's import and the model's load), which each of
     the suite's workers paid in whichever scripted-judge test ranked first.
-    tests/test_judge_evidence.py tests the model's ranking (marked)."""
+    tests/judge/test_judge_evidence.py tests the model's ranking (marked)."""
     if request.node.get_closest_marker("embeddings"):
         return
     from tracegrade.judge import relevant

@@ -5,8 +5,8 @@ torch (its import and the embeddings model cost a run seconds of CPU).
 
 WHY the judge's ranking too: the fault server's judge answers from the case's tag,
 whatever evidence it is shown; conftest's ``evidence_ranked_by_words`` does the same
-for the suite's scripted judges, and tests/test_judge_evidence.py tests the model's
-ranking. tests/test_retrieval.py runs the registered ``shopnest`` target itself."""
+for the suite's scripted judges, and tests/judge/test_judge_evidence.py tests the model's
+ranking. tests/examples/test_retrieval.py runs the registered ``shopnest`` target itself."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What tests/test_executors.py's Ray workers import by name: scripted targets, judges and
+"""What tests/run/test_executors.py's Ray workers import by name: scripted targets, judges and
 recipes. WHY a module of its own: each Ray actor is a process that imports the module its
 recipe and target live in; the test module imports the CLI, the store and pytest besides
 (~0.4 s of CPU more an actor, and the file starts 17 of them)."""

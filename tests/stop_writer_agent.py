@@ -1,5 +1,5 @@
 """A target that stops (SIGSTOP) or kills the run's store writer process when it answers its STOP_AT-th case,
-once ``committed()`` says the writer has stored some cases, for tests/test_store_writer.py
+once ``committed()`` says the writer has stored some cases, for tests/store/test_store_writer.py
 (importable by the CLI as ``stop_writer_agent:answer``)."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_the_registered_shopnest_target_retrieves_with_minilm_and_asks_the_model
     """`tracegrade run --target shopnest --agent-model openai:...`: the entry point builds the real
     agent, MiniLM retrieval included, around the model the flag names. Here, not in a subprocess
     of its own: the model is loaded once a process, and this file loads it anyway
-    (tests/test_fault_run.py runs the same agent on the fault server without torch)."""
+    (tests/run/test_fault_run.py runs the same agent on the fault server without torch)."""
     import json
 
     from shopnest.orders import ORDERS

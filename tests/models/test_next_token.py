@@ -133,7 +133,7 @@ def test_the_setting_turns_it_off(monkeypatch):
     monkeypatch.setenv("TRACEGRADE_NEXT_TOKEN", "xllamacpp")
     assert local.next_token_runtime() is False
     monkeypatch.delenv("TRACEGRADE_NEXT_TOKEN")
-    assert local.next_token_runtime() == "auto"  # the faster here (tests/test_runtime_choice.py)
+    assert local.next_token_runtime() == "auto"  # the faster here (tests/models/test_runtime_choice.py)
 
 
 def test_tool_traffic_reaches_it_flattened_as_xllamacpp_gets_it():

@@ -69,7 +69,7 @@ def expected_scores(case: str, faithfulness: float) -> dict[str, float]:
         expected["faithfulness"] = faithfulness
     return expected
 # Cases whose question forces one fault on every call of one role: (marker, status, exact reason).
-# The last cases of the run, after the first 40 that tests/test_fault_resume.py runs.
+# The last cases of the run, after the first 40 that tests/run/test_fault_resume.py runs.
 FORCED = {
     "f054": ("[[fault:http_503]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: HTTP 503"),
     "f055": ("[[fault:hang]]", "error", f"agent failed: ModelError: fault-agent: gave up after {ATTEMPTS} attempts: timed out"),
