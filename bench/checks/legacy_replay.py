@@ -15,7 +15,7 @@ verdicts to ``bench/results/legacy-replay.json.gz``. The replies are:
 
 ``check`` replays the stored replies through the checks of the current code
 on the current datasets and compares, check by check, the verdict (passed and
-code) of every check the old code ran. ``tests/test_legacy_verdicts.py``
+code) of every check the old code ran. ``tests/checks/test_legacy_verdicts.py``
 asserts that the only moves are the ones listed in ``EXPECTED_MOVES``.
 """
 

@@ -11,7 +11,7 @@
 2. Starts ``tracegrade view`` as a user would: its own process on a real socket,
    with ``TRACEGRADE_VIEW_TOKEN`` set, so the token gate, its login form and the
    CSRF guard are all in the path.
-3. In headless Chromium (Playwright, as tests/test_view_browser.py drives it) logs
+3. In headless Chromium (Playwright, as tests/view/test_view_browser.py drives it) logs
    in, opens the run's label queue (timed: the first open of the queue in a fresh
    server, to the page ready for a key), then labels ``--labels`` answers by
    keyboard, a person's mix of g (good), b (bad) and s (skip), with ``--passes``

@@ -328,7 +328,7 @@ def test_what_a_case_works_out_once_is_forgotten_by_a_copy_with_other_content():
     assert case.model_copy().content_hash() == first_hash
 
 
-# --- the object form's header (was tests/test_dataset_header.py) ------------------------------------
+# --- the object form's header
 # A dataset file's object form (case/dataset.py's DatasetHeader): what its top level may declare.
 
 
@@ -345,7 +345,7 @@ def test_a_top_level_version_is_told_how_a_dataset_is_versioned(tmp_path):
     assert len(load_dataset(path).version) == 12
 
 
-# --- JSONL, a line at a time (was tests/test_dataset_lines.py) --------------------------------------
+# --- JSONL, a line at a time
 # case/dataset.py on JSONL files, read a line at a time: what each line holds, what an error names,
 # what a case read back from the compact dataset holds, and what the dataset keeps in memory.
 
@@ -455,7 +455,7 @@ def _held_by(load: Callable[[Path], Any], path: Path) -> int:
     return after - before
 
 
-# --- the fast paths held to the slow ones (was tests/test_dataset_fidelity.py) ----------------------
+# --- the fast paths held to the slow ones
 # case/dataset.py's fast paths held to the slow ones they replace: the canonical text is the
 # standard encoder's own bytes, so versions and content hashes never change with how they are made.
 

@@ -14,7 +14,7 @@ from fastapi import FastAPI, Request
 from support import serving
 from tracegrade.core.trace import Reply
 from tracegrade.case.schema import GoldenCase
-from tracegrade.checks.verdict import case_status
+from tracegrade.core.verdict import case_status
 from tracegrade.judge.calibrate import calibrate
 from tracegrade.judge.grounding import claims
 from tracegrade.judge.labels import LabelledItem

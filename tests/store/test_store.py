@@ -189,7 +189,7 @@ def test_a_service_that_cannot_start_fails_in_ci_and_is_skipped_elsewhere(monkey
             cannot_start("Postgres cannot start here: initdb not found")
 
 
-# --- calibration records (was tests/test_store_calibrations.py) -------------------------------------
+# --- calibration records
 # Calibration records in the run store: the latest per judge model and rubric wins.
 
 

@@ -1,1 +1,1 @@
-"""The checks: plain code over a case's trace, and the verdict that joins them with the judge."""
+"""The checks: plain code over a case's trace, free, and they never drift."""

@@ -35,7 +35,7 @@ the case's reference answer uses. Other metric fields: ``needsReference`` (not s
 answer), ``evidence`` (which sections the judge sees for this metric, default
 all), ``gate`` (false: reported, never decides pass/fail), ``ifNotScored``
 (skip | fail | unscored, for a metric that does not apply to a case; see
-``checks.verdict``), ``requires`` (other metrics: when one fails, this one fails
+``core.verdict``), ``requires`` (other metrics: when one fails, this one fails
 too, with value 0 and the reason; e.g. an answer that invents a fact is not
 correct), ``weights`` (with ``yesNo`` and ``code: grounding``: the parts combined by a
 fitted monotone logistic model, ``judge.combine``; ``with_weights`` writes them into a

@@ -204,7 +204,7 @@ def _chatml_template(lib: Any, model: Any, path: Path) -> bytes:
 
     WHY ChatML only: this runtime renders a template from its own short list and adds no
     BOS token, where xllamacpp runs the template's Jinja; on ChatML (no BOS) the two give
-    the same tokens, which tests/test_next_token.py checks. Any other model stays on xllamacpp."""
+    the same tokens, which tests/models/test_next_token.py checks. Any other model stays on xllamacpp."""
     template = _bind(lib, "llama_model_chat_template", [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_char_p)(model, None)
     if not template or b"<|im_start|>" not in template:
         raise ModelError(f"{path.name}'s chat template is not ChatML")

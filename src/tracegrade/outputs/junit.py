@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracegrade.core.results import CaseResult, Manifest, Run
-from tracegrade.checks.verdict import failing_metrics
+from tracegrade.core.verdict import failing_metrics
 from tracegrade.outputs import streamed
 from tracegrade.stats.tally import RunTally
 

@@ -24,7 +24,7 @@ from tracegrade.report import svg
 from tracegrade.report.htmlpage import card, page
 from tracegrade.outputs.labels import dataset_label
 from tracegrade.core.results import CaseResult, MetricScore, Run
-from tracegrade.checks.verdict import failing_metrics
+from tracegrade.core.verdict import failing_metrics
 from tracegrade.stats.aggregate import latency
 from tracegrade.stats.summary import metric_names, pass_rate, score_averages, status_counts
 from tracegrade.core.trace import Reply

@@ -37,7 +37,7 @@ from tracegrade.observe.destinations import tracer_possible
 from tracegrade.engine.deadline import deadline
 from tracegrade.engine.offload import in_thread
 from tracegrade.core.trace import Reply
-from tracegrade.checks.verdict import case_status
+from tracegrade.core.verdict import case_status
 
 if TYPE_CHECKING:  # WHY: the judge (and the model layer under it) is not needed to run checks
     from tracegrade.judge.scoring import Judge
@@ -358,7 +358,7 @@ def _unscored_reason(outcome: Scores | Unscored | None, status: str) -> str:
     """The case's error when the judge left it unscored, else ""."""
     if isinstance(outcome, Unscored):
         return outcome.reason
-    # WHY no None case: without a judge's outcome a case is never unscored (checks.verdict.case_status).
+    # WHY no None case: without a judge's outcome a case is never unscored (core.verdict.case_status).
     return _not_scored(outcome) if isinstance(outcome, Scores) and status == "unscored" else ""
 
 

@@ -618,7 +618,7 @@ def test_an_anthropic_agents_memory_is_context_and_a_shared_one_is_named(tmp_pat
     assert second.status == "unscored" and "share the agent's memory" in second.error and "toolu_1" in second.error
 
 
-# --- a verdict only on the agent's own, whole trace (was tests/test_capture_fidelity.py) ------------
+# --- a verdict only on the agent's own, whole trace
 # A verdict only on the agent's own, whole trace: capture never loses, mixes or doubles
 # a call silently (issue 33). The agent is a clinic's booking desk written with the openai
 # SDK, as a user would write it; its model is a scripted HTTP endpoint behind the SDK's
@@ -1005,7 +1005,7 @@ def test_a_case_with_thousands_of_spans_does_not_starve_the_others(tmp_path, ote
     assert len(woke) == 6 and max(woke) < 2.0, [round(w, 2) for w in woke]
 
 
-# --- capture_reply and the tracegrade_captured fixture (was tests/test_capturing.py) ----------------
+# --- capture_reply and the tracegrade_captured fixture
 # capture_reply and the tracegrade_captured fixture: a test that calls the agent
 # itself grades the agent's own openai SDK calls (a real client over an
 # httpx.MockTransport), with no change to the agent.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tracegrade.core.results import CheckResult, MetricScore, Scores, Unscored
-from tracegrade.checks.verdict import case_status, failing_metrics
+from tracegrade.core.verdict import case_status, failing_metrics
 
 PASSING = (CheckResult("answerPresent", True), CheckResult("toolChoice", True))
 FAILING = (CheckResult("answerPresent", True), CheckResult("toolArgument", False, "wrong_argument", "ORD-102"))
