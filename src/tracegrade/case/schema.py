@@ -296,6 +296,5 @@ def write_golden_case_schema(path: Path = SCHEMA_PATH) -> Path:
     return path
 
 
-
 if __name__ == "__main__":
     print(f"wrote {write_golden_case_schema()}")

@@ -30,7 +30,11 @@ _LENGTH = struct.Struct("<Q")
 
 
 class ChildFailed(Exception):
-    """The child gave no answer in time, or ended; the message says which, for the caller's error."""
+    """The child gave no answer in time (``silent``), or ended; the message says which."""
+
+    def __init__(self, message: str, silent: bool = False) -> None:
+        super().__init__(message)
+        self.silent = silent
 
 
 class ChildProcess:
@@ -68,7 +72,7 @@ class ChildProcess:
                 return pickle.loads(await self._child.stdout.readexactly(size))
         except TimeoutError:
             self._given_up = True
-            raise ChildFailed(f"gave no answer in {deadline_s:g} s{process_state(self._child.pid)}") from None
+            raise ChildFailed(f"gave no answer in {deadline_s:g} s{process_state(self._child.pid)}", silent=True) from None
         except (OSError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
             self._given_up = True
             with contextlib.suppress(TimeoutError):  # WHY: its pipe may close before it is reaped; say how it ended

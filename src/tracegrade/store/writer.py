@@ -126,11 +126,10 @@ class StoreWriter:
 
 
 def _failed(child: ChildProcess, exc: ChildFailed) -> StoreError:
-    why = str(exc)
-    if why.startswith("gave no answer"):
-        return StoreError(f"the store's writer process (pid {child.pid}) {why}: the run stops with the cases "
+    if exc.silent:
+        return StoreError(f"the store's writer process (pid {child.pid}) {exc}: the run stops with the cases "
                           f"it committed (resume it to run the rest)")
-    return StoreError(f"the store's writer process {why}")
+    return StoreError(f"the store's writer process {exc}")
 
 
 def deadline() -> float:
